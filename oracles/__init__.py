@@ -1,0 +1,47 @@
+"""Failure families. Each oracle turns a run into a signature; `auto` recognises the family.
+
+To add a family: one module with an `Oracle` subclass, and one line in `FAMILIES`.
+"""
+from __future__ import annotations
+
+from oracles.activity_mismatch import ActivityMismatch
+from oracles.adjoint_missing import AdjointMissing
+from oracles.base import Oracle, Signature
+from oracles.crash import Crash
+from oracles.generic import Regex, Script
+from reducer.sandbox import RunResult
+
+#: the families `--oracle auto` tries, in this order
+FAMILIES = {
+    "adjoint-missing": AdjointMissing,
+    "activity-mismatch": ActivityMismatch,
+    "crash": Crash,
+}
+
+__all__ = ["Oracle", "Signature", "FAMILIES", "make_oracle", "detect", "Regex", "Script", "Crash"]
+
+
+def make_oracle(spec: str, platform: str = "cpu", hangs: bool = False) -> Oracle | None:
+    """The oracle named by `--oracle` (None for `auto`). Raises ValueError on a bad spec."""
+    if spec == "auto":
+        return None
+    if spec.startswith("regex:"):
+        return Regex(spec[len("regex:"):])
+    if spec.startswith("script:"):
+        return Script(spec[len("script:"):])
+    if spec == "crash":
+        return Crash(platform, hangs)
+    if spec in FAMILIES:
+        return FAMILIES[spec]()
+    known = ", ".join(["auto", *FAMILIES, "regex:PATTERN", "script:COMMAND"])
+    raise ValueError(f"unknown oracle {spec!r} (known: {known})")
+
+
+def detect(run: RunResult, platform: str = "cpu", hangs: bool = False) -> tuple[Oracle, Signature] | None:
+    """The first family that recognises the failure in `run`, with its signature."""
+    for name, cls in FAMILIES.items():
+        oracle = Crash(platform, hangs) if cls is Crash else cls()
+        sig = oracle.classify(run)
+        if sig is not None:
+            return oracle, sig
+    return None

@@ -1,0 +1,72 @@
+"""Activity mismatch: tangents, cotangents or activities that do not fit, and wrong gradients.
+
+Covers Enzyme's `Constant memory is stored (or returned) to a differentiable variable` and
+`Mismatched activity`; JAX's custom_vjp / custom_jvp structure, shape and dtype mismatches and
+gradients of integer inputs; and the silent kind, a gradient that is numerically wrong. For that
+one the verdict comes from the harness (`reducer.harness`), which compares every Enzyme-JAX
+gradient the program takes with JAX's own AD of the same function: the program's prints or exit
+message are never evidence on their own. When the original program itself computed both gradients
+and stopped with a message, the candidate must still do both, so the reproducer keeps showing the
+comparison the user saw.
+"""
+from __future__ import annotations
+
+import re
+
+from oracles.base import Oracle, Signature, excerpt, final_exception
+from reducer.sandbox import RunResult
+
+PATTERNS = [
+    (re.compile(r"Constant memory is stored \(or returned\) to a differentiable variable"), "enzyme", "constant-stored-to-active"),
+    (re.compile(r"Mismatched activity for"), "enzyme", "mismatched-activity"),
+    (re.compile(r"Custom VJP bwd rule must produce an output with the same container \(pytree\) structure"), "jax", "custom_vjp-structure"),
+    (re.compile(r"Custom VJP bwd rule must produce an output with the same shape/dtypes"), "jax", "custom_vjp-shape-dtype"),
+    (re.compile(r"Custom VJP bwd rule (?:must|should) produce"), "jax", "custom_vjp-output"),
+    (re.compile(r"Custom JVP rule must produce primal and tangent outputs with equal container \(pytree\) structures"), "jax", "custom_jvp-structure"),
+    (re.compile(r"Custom JVP rule must produce primal and tangent outputs with (?:corresponding|equal) shapes and dtypes"), "jax", "custom_jvp-shape-dtype"),
+    (re.compile(r"Custom JVP rule must produce"), "jax", "custom_jvp-output"),
+    (re.compile(r"Custom VJP fwd rule must produce"), "jax", "custom_vjp-fwd-output"),
+    (re.compile(r"requires real- or complex-valued inputs \(input dtype that is a sub-dtype of np\.inexact\)"), "jax", "integer-input"),
+    (re.compile(r"primal and tangent arguments to jax\.jvp do not match"), "jax", "jvp-structure"),
+    (re.compile(r"primal and tangent arguments to jax\.jvp must have equal types"), "jax", "jvp-dtype"),
+    (re.compile(r"Type of cotangent input to vjp pullback function \(.*\) is not the expected tangent type"), "jax", "vjp-cotangent-type"),
+]
+
+
+class ActivityMismatch(Oracle):
+    name = "activity-mismatch"
+    needs_gradient_checks = True
+
+    def classify(self, run: RunResult) -> Signature | None:
+        text = run.output
+        for pattern, source, kind in PATTERNS:
+            m = pattern.search(text)
+            if m:
+                return Signature(self.name, (("source", source), ("kind", kind)),
+                                 f"{'Enzyme-JAX' if source == 'enzyme' else 'JAX'}: {kind.replace('-', ' ')}",
+                                 excerpt(text, m.group(0), 2, 4))
+        return self._numeric(run)
+
+    def _numeric(self, run: RunResult) -> Signature | None:
+        checks = [c for c in run.harness.get("checks", []) if c.get("mismatch")]
+        if not checks:
+            return None
+        counts = run.harness.get("gradients", {})
+        fields = [("source", "enzyme"), ("kind", "numeric"), ("reference", "jax-ad")]
+        if counts.get("enzyme") and counts.get("plain"):
+            fields.append(("program-compares", "yes"))
+        if run.returncode not in (0, None):
+            ended = final_exception(run.output)
+            last = ended[1] if ended and ended[1] else _last_line(run.output)
+            fields.append(("program-exit", last))
+        worst = max(checks, key=lambda c: c.get("max_abs_err", 0.0))
+        detail = (f"harness: Enzyme-JAX gradient of `{worst['function']}` = {worst.get('enzyme')}, "
+                  f"JAX AD = {worst.get('reference')} (max abs error {worst.get('max_abs_err'):.3g}, "
+                  f"rtol={worst.get('rtol')}, atol={worst.get('atol')})")
+        return Signature(self.name, tuple(fields), "Enzyme-JAX: gradient disagrees with JAX's AD",
+                         detail + "\n" + "\n".join(run.output.strip().splitlines()[-4:]))
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""

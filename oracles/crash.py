@@ -1,0 +1,71 @@
+"""Crash: the process dies by a signal, XLA returns an error status, CUDA fails, JAX breaks inside.
+
+Signature: the platform, how it died (`signal`, `xla-status`, `cuda`, `internal-error`, `hang`) and
+a normalised detail: the signal name and the innermost library frame that faulthandler printed, the
+XLA status code and its message with numbers and shapes taken out, the CUDA error name, or the
+exception type and the innermost jax / jaxlib / enzyme_ad frame of its traceback. Hangs count only
+when asked for (`Crash(hangs=True)`), since any candidate can loop forever.
+"""
+from __future__ import annotations
+
+import re
+import signal as signals
+
+from oracles.base import (FAULT_FRAME, Oracle, Signature, excerpt, final_exception, innermost_library_frame,
+                          normalize_message)
+from reducer.sandbox import RunResult
+
+FATAL_SIGNALS = {signals.SIGSEGV, signals.SIGABRT, signals.SIGBUS, signals.SIGILL, signals.SIGFPE}
+XLA_STATUS = re.compile(
+    r"(?:XlaRuntimeError|JaxRuntimeError|RuntimeError|ValueError)?:?\s*(?P<code>INTERNAL|RESOURCE_EXHAUSTED|UNKNOWN|"
+    r"FAILED_PRECONDITION|UNIMPLEMENTED|ABORTED|DATA_LOSS|UNAVAILABLE|OUT_OF_RANGE|INVALID_ARGUMENT|"
+    r"DEADLINE_EXCEEDED|NOT_FOUND|PERMISSION_DENIED|CANCELLED):\s*(?P<msg>.*)$", re.M)
+CUDA_ERROR = re.compile(r"\b(?P<err>CUDA_ERROR_[A-Z_]+|cudaError[A-Za-z]+|CUDNN_STATUS_[A-Z_]+|CUBLAS_STATUS_[A-Z_]+"
+                        r"|CUSOLVER_STATUS_[A-Z_]+|ptxas (?:fatal|error)|NCCL error)")
+#: exception types that signal a bug inside the library, not a message written for the user
+INTERNAL = {"AssertionError", "AttributeError", "IndexError", "KeyError", "NameError", "UnboundLocalError",
+            "RecursionError", "ZeroDivisionError", "SystemError", "StopIteration", "UnicodeError", "OverflowError"}
+RAISED = re.compile(r"^(?:[\w.]+\.)?(?:XlaRuntimeError|JaxRuntimeError)\b", re.M)
+
+
+class Crash(Oracle):
+    name = "crash"
+
+    def __init__(self, platform: str = "cpu", hangs: bool = False):
+        self.platform = platform
+        self.hangs = hangs
+
+    def _sig(self, how: str, detail: str, title: str, text_excerpt: str) -> Signature:
+        return Signature(self.name, (("platform", self.platform), ("how", how), ("detail", detail)),
+                         title, text_excerpt)
+
+    def classify(self, run: RunResult) -> Signature | None:
+        text = run.output
+        if run.timed_out:
+            if not self.hangs:
+                return None
+            return self._sig("hang", "timeout", f"Hang on {self.platform}", "\n".join(text.splitlines()[-8:]))
+        if run.signal in FATAL_SIGNALS:
+            name = signals.Signals(run.signal).name
+            frame = innermost_library_frame(text, FAULT_FRAME) or "unknown"
+            return self._sig("signal", f"{name} in {frame}", f"{name} on {self.platform} in `{frame}`",
+                             excerpt(text, "Fatal Python error", 1, 6))
+        if run.returncode in (0, None):
+            return None
+        cuda = CUDA_ERROR.search(text)
+        if cuda:
+            err = cuda.group("err")
+            return self._sig("cuda", err, f"CUDA error `{err}` on {self.platform}", excerpt(text, err, 2, 3))
+        ended = final_exception(text)
+        for m in XLA_STATUS.finditer(text):
+            if RAISED.search(text) or (ended and ended[1].startswith(m.group("code"))):
+                msg = normalize_message(m.group("msg"))
+                return self._sig("xla-status", f"{m.group('code')}: {msg}",
+                                 f"XLA error `{m.group('code')}` on {self.platform}", excerpt(text, m.group(0), 2, 3))
+        if ended and ended[0] in INTERNAL:
+            frame = innermost_library_frame(text)
+            if frame:
+                kind, msg = ended
+                return self._sig("internal-error", f"{kind} in {frame}",
+                                 f"JAX internal error: `{kind}` in `{frame}`", excerpt(text, f"{kind}:", 4, 2))
+        return None

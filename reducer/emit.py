@@ -1,0 +1,120 @@
+"""Writers for what a reduction leaves behind: the reproducer with its header, and the bug report.
+
+The report follows what JAX's bug template asks for (a self-contained reproducer and the
+`jax.print_environment_info()` output) and adds what Enzyme-JAX's maintainers need: the operation,
+the excerpt of the diagnostic, and how the reproducer was obtained.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from oracles.base import Signature
+from reducer import env as envmod
+from reducer.files import scrub
+
+GRADIENT_CHECK_NOTE = ("the verdict comes from reducer's harness, which compares each Enzyme-JAX gradient "
+                       "with JAX's own AD of the same function")
+
+
+@dataclass
+class ReductionSummary:
+    script_name: str
+    original_tokens: int
+    final_tokens: int
+    seconds: float
+    tested: int
+    accepted: int
+    cache_hits: int
+    verified: str  # "yes (3/3 runs)", "no: …", "not run (interrupted)"
+    levels: list[str] = field(default_factory=lambda: ["source"])
+    interrupted: bool = False
+    failure_rate: str = ""
+
+
+def run_command(sig: Signature, script: str = "repro.py") -> str:
+    if sig.family == "activity-mismatch" and sig.get("kind") == "numeric":
+        return f"REDUCER_CHECK_GRADIENTS=1 python -m reducer.harness {script}   # or: python {script}"
+    return f"python {script}"
+
+
+def reproducer(code: str, sig: Signature, info: dict, summary: ReductionSummary) -> str:
+    header = [
+        f"# Reproducer for: {sig.title or sig}",
+        f"# Signature: {sig}",
+        f"# Run: {run_command(sig)}" + ("  (JAX_PLATFORMS=cuda, on a GPU)" if sig.get("platform") == "gpu" else ""),
+        f"# Versions: {envmod.versions_line(info)}",
+        f"# Reduced by reducer from {summary.script_name}: {summary.original_tokens} -> {summary.final_tokens} tokens"
+        f" in {summary.seconds:.0f} s ({summary.tested} candidates tested).",
+    ]
+    return "\n".join(header) + "\n" + code
+
+
+def _what_happens(sig: Signature) -> str:
+    f = sig.family
+    if f == "adjoint-missing" and sig.get("source") == "enzyme":
+        target = f" (custom call target `{sig.get('target')}`)" if sig.get("target") else ""
+        return (f"Differentiating the program in reverse mode through Enzyme-JAX (`enzyme_jax_ir`) fails while "
+                f"running the Enzyme MLIR pass pipeline: Enzyme reports `could not compute the adjoint for this "
+                f"operation` for `{sig.get('op')}`{target}, and JAX raises the pipeline error.")
+    if f == "adjoint-missing":
+        return (f"JAX has no {sig.get('rule')} rule for `{sig.get('op')}`, so the transformation the program "
+                f"applies fails before anything runs.")
+    if f == "activity-mismatch" and sig.get("kind") == "numeric":
+        return ("The program computes the same gradient with Enzyme-JAX and with JAX's own AD, and the two "
+                "disagree beyond the tolerance; " + GRADIENT_CHECK_NOTE + ".")
+    if f == "activity-mismatch":
+        return (f"Differentiation fails with a {sig.get('kind').replace('-', ' ')} error "
+                f"({'Enzyme-JAX' if sig.get('source') == 'enzyme' else 'JAX'}).")
+    if f == "crash":
+        how = sig.get("how")
+        detail = sig.get("detail")
+        if how == "signal":
+            return f"The process is killed by a signal on {sig.get('platform')}: {detail}."
+        if how == "xla-status":
+            return f"XLA returns an error status on {sig.get('platform')}: `{detail}`."
+        if how == "cuda":
+            return f"The CUDA runtime reports `{detail}`."
+        if how == "hang":
+            return "The program does not finish within the time limit."
+        return f"JAX fails with an internal error: {detail}."
+    return f"The program fails: {sig}."
+
+
+def _expected(sig: Signature) -> str:
+    f = sig.family
+    if f == "adjoint-missing" and sig.get("source") == "enzyme":
+        return (f"The gradient is computed, as JAX's own AD computes it: `{sig.get('op')}` needs an adjoint rule "
+                "in Enzyme-JAX (or a clear \"not supported\" error naming the JAX function).")
+    if f == "adjoint-missing":
+        return "The derivative is computed, or JAX documents the transformation as unsupported with a clear error."
+    if f == "activity-mismatch" and sig.get("kind") == "numeric":
+        return "Enzyme-JAX's gradient agrees with JAX's AD (and with finite differences) within the stated tolerance."
+    if f == "activity-mismatch":
+        return "Either the gradient is computed, or the error points at the user's rule with a clear message."
+    if f == "crash":
+        return "The program runs to completion, or fails with a Python exception that explains what is wrong; " \
+               "it must not crash the process or fail inside JAX."
+    return "The program runs without this failure."
+
+
+def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: ReductionSummary,
+           mlir: str | None = None, private_paths: tuple[str, ...] = ()) -> str:
+    out = [f"# {sig.title or sig}", "", _what_happens(sig), "", "## Reproducer", "",
+           f"Run with `{run_command(sig)}`:", "", "```python", code.rstrip(), "```", ""]
+    out += ["## What happens", "", "```", scrub(run_excerpt.strip(), *private_paths) or "(no output)", "```", ""]
+    out += ["## What was expected", "", _expected(sig), ""]
+    if mlir:
+        out += ["## Module before AD", "", "```mlir", mlir.rstrip(), "```", ""]
+    out += ["## Environment", "", "```", envmod.render(info), "```", ""]
+    verified = summary.verified
+    out += ["## How this reproducer was made", "",
+            f"Reduced automatically by `reducer` ({', '.join(summary.levels)} level) from `{summary.script_name}`: "
+            f"{summary.original_tokens} → {summary.final_tokens} Python tokens in {summary.seconds:.0f} s, "
+            f"{summary.tested} candidates tested, {summary.accepted} accepted, {summary.cache_hits} cache hits. "
+            f"Every accepted candidate showed the same failure signature:", "",
+            "```", str(sig), "```", "", f"Verified in a fresh interpreter: {verified}."]
+    if summary.failure_rate:
+        out += ["", f"Failure rate: {summary.failure_rate}."]
+    if summary.interrupted:
+        out += ["", "The reduction was interrupted; this is the smallest program found until then."]
+    return "\n".join(out) + "\n"

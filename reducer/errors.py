@@ -1,0 +1,21 @@
+"""User-facing errors: each has one line of text and its own exit status, never a traceback."""
+from __future__ import annotations
+
+#: exit statuses, once for the whole tool
+USAGE = 2          # a bad option or oracle spec
+NOT_FOUND = 3      # the input file is missing or unreadable
+NOT_TEXT = 4       # the input is empty, binary or not UTF-8
+SYNTAX = 5         # the script does not parse
+NO_FAILURE = 6     # the script runs cleanly: nothing to reduce
+OTHER_FAILURE = 7  # the script fails, but not in the way --oracle asks for
+NEEDS_INPUT = 8    # the script needs command-line arguments or standard input
+BAD_MLIR = 9       # a malformed .mlir module
+BAD_CASE = 10      # a corpus case folder that cannot be read
+NO_BACKEND = 11    # JAX cannot start the requested platform (no GPU for --platform gpu)
+INTERRUPTED = 130
+
+
+class ReducerError(Exception):
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status

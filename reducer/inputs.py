@@ -1,0 +1,55 @@
+"""Reading the user's script: checks that give one clear line for each kind of bad input."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from reducer.errors import NOT_FOUND, NOT_TEXT, SYNTAX, ReducerError
+
+
+def read_script(path: Path) -> str:
+    path = Path(path)
+    if not path.exists():
+        raise ReducerError(f"{path}: no such file", NOT_FOUND)
+    if path.is_dir():
+        raise ReducerError(f"{path}: is a directory, not a script", NOT_FOUND)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ReducerError(f"{path}: cannot read: {exc.strerror}", NOT_FOUND) from None
+    if not data.strip():
+        raise ReducerError(f"{path}: the file is empty", NOT_TEXT)
+    if b"\0" in data:
+        raise ReducerError(f"{path}: binary file, not a Python script", NOT_TEXT)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReducerError(f"{path}: not UTF-8 text (byte {exc.start})", NOT_TEXT) from None
+    try:
+        ast.parse(text, filename=str(path))
+    except SyntaxError as exc:
+        raise ReducerError(f"{path}:{exc.lineno}: syntax error: {exc.msg}", SYNTAX) from None
+    return text
+
+
+def data_files(script: Path, source: str, limit_bytes: int = 200 * 1024 * 1024) -> tuple[Path, ...]:
+    """Files next to the script that it names, copied next to every candidate so it can read them."""
+    folder = Path(script).resolve().parent
+    picked, total = [], 0
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return ()
+    for entry in entries:
+        if entry.name == Path(script).name or entry.name.startswith(".") or entry.name not in source:
+            continue
+        try:
+            size = entry.stat().st_size if entry.is_file() else sum(
+                p.stat().st_size for p in entry.rglob("*") if p.is_file())
+        except OSError:
+            continue
+        if total + size > limit_bytes:
+            continue
+        total += size
+        picked.append(entry)
+    return tuple(picked)

@@ -1,0 +1,45 @@
+"""Reduction passes, grouped by level. A pass only proposes candidates; it never runs anything.
+
+Contract (after Hypothesis' "designing shrink passes"): `candidates(program)` yields variants of
+`program` lazily, in a fixed, deterministic order, largest cuts first; it keeps no state between
+calls and has no fixpoint loop of its own; the engine decides what is tried, kept and repeated.
+To add a pass: one module with a class that has `name` and `candidates`, and one line below.
+"""
+from __future__ import annotations
+
+from reducer.passes.source.config_defaults import ConfigDefaults
+from reducer.passes.source.def_to_lambda import DefToLambda
+from reducer.passes.source.delete_statements import DeleteStatements
+from reducer.passes.source.drop_arguments import DropArguments
+from reducer.passes.source.drop_decorators import DropDecorators
+from reducer.passes.source.drop_elements import DropElements
+from reducer.passes.source.hoist_subexpressions import HoistSubexpressions
+from reducer.passes.source.inline_calls import InlineCalls
+from reducer.passes.source.inline_imports import InlineImports
+from reducer.passes.source.inline_variables import InlineVariables
+from reducer.passes.source.remove_unused import RemoveUnused
+from reducer.passes.source.replace_with_constants import ReplaceWithConstants
+from reducer.passes.source.simplify_literals import SimplifyLiterals
+from reducer.passes.source.unwrap_blocks import UnwrapBlocks
+
+#: source-level passes, in the order a round runs them: big structural cuts first
+SOURCE_PASSES = [
+    RemoveUnused,
+    UnwrapBlocks,
+    DeleteStatements,
+    InlineCalls,
+    ConfigDefaults,
+    InlineVariables,
+    HoistSubexpressions,
+    ReplaceWithConstants,
+    DropDecorators,
+    DefToLambda,
+    DropArguments,
+    DropElements,
+    InlineImports,
+    SimplifyLiterals,
+]
+
+
+def source_passes() -> list:
+    return [cls() for cls in SOURCE_PASSES]

@@ -1,0 +1,158 @@
+"""Helpers the source passes share: numbering nodes, editing a fresh copy, and name lookups.
+
+A pass addresses a node by its position in `ast.walk` order of a freshly parsed tree (outer nodes
+first), edits a new parse for each candidate and prints it with `ast.unparse`, so a failed try
+costs nothing to undo (the overlay idea of pysource-minimize, by re-parsing).
+"""
+from __future__ import annotations
+
+import ast
+import copy
+from typing import Callable, Iterator
+
+STMT_FIELDS = ("body", "orelse", "finalbody")
+
+
+def parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def dump(tree: ast.AST) -> str:
+    ast.fix_missing_locations(tree)
+    return ast.unparse(tree) + "\n"
+
+
+def nodes(tree: ast.AST, kind: type | tuple = ast.AST) -> list[ast.AST]:
+    return [n for n in ast.walk(tree) if isinstance(n, kind)]
+
+
+def edits(source: str, kind, make: Callable[[ast.AST, ast.Module], Iterator[Callable[[], bool]]]) -> Iterator[str]:
+    """For each node of `kind`, the candidates produced by the edit functions `make` yields.
+
+    `make(node, tree)` yields zero-argument functions; each one, called on a fresh parse where
+    `node` is the same-numbered node, mutates the tree and returns False when it does not apply.
+    """
+    tree = parse(source)
+    if tree is None:
+        return
+    count = len(nodes(tree, kind))
+    for i in range(count):
+        probe = parse(source)
+        n_edits = sum(1 for _ in make(nodes(probe, kind)[i], probe))
+        for j in range(n_edits):
+            fresh = parse(source)
+            target = nodes(fresh, kind)[i]
+            edit = next(e for k, e in enumerate(make(target, fresh)) if k == j)
+            try:
+                if edit() is False:
+                    continue
+                yield dump(fresh)
+            except (ValueError, TypeError, AttributeError, IndexError, RecursionError):
+                continue
+
+
+def statement_lists(tree: ast.AST) -> list[tuple[ast.AST, str]]:
+    """Every list of statements in the tree, outermost first."""
+    out = []
+    for node in ast.walk(tree):
+        for name in STMT_FIELDS:
+            body = getattr(node, name, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                out.append((node, name))
+    return out
+
+
+def needs_body(owner: ast.AST, field: str) -> bool:
+    return not isinstance(owner, ast.Module) and not (field in ("orelse", "finalbody"))
+
+
+def set_body(owner: ast.AST, field: str, stmts: list[ast.stmt]) -> None:
+    if not stmts and needs_body(owner, field):
+        stmts = [ast.Pass()]
+    setattr(owner, field, stmts)
+
+
+def parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def replace_node(tree: ast.AST, old: ast.AST, new: ast.AST) -> bool:
+    """Put `new` where `old` is in its parent; False when `old` is not found."""
+    for node in ast.walk(tree):
+        for name, value in ast.iter_fields(node):
+            if value is old:
+                setattr(node, name, new)
+                return True
+            if isinstance(value, list):
+                for k, item in enumerate(value):
+                    if item is old:
+                        value[k] = new
+                        return True
+    return False
+
+
+def loaded_names(tree: ast.AST) -> set[str]:
+    """Names read anywhere (plain names, and the roots of attribute chains)."""
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+    for n in ast.walk(tree):  # names listed in __all__ or used in strings are not tracked
+        if isinstance(n, ast.Global | ast.Nonlocal):
+            used.update(n.names)
+    return used
+
+
+def name_uses(tree: ast.AST, name: str) -> int:
+    return sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+               and not isinstance(n.ctx, ast.Store))
+
+
+def substitute(tree: ast.AST, mapping: dict[str, ast.expr]) -> ast.AST:
+    """Replace loaded names by copies of expressions (does not look into nested scopes' shadowing)."""
+
+    class Sub(ast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in mapping and isinstance(node.ctx, ast.Load):
+                return copy.deepcopy(mapping[node.id])
+            return node
+
+        def visit_Lambda(self, node):
+            shadow = {a.arg for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs}
+            if shadow & mapping.keys():
+                inner = {k: v for k, v in mapping.items() if k not in shadow}
+                node.body = substitute(node.body, inner) if inner else node.body
+                return node
+            self.generic_visit(node)
+            return node
+
+    return Sub().visit(tree)
+
+
+def bindings(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]] | None:
+    """What each name in an assignment target is bound to, or None when it cannot be told."""
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if isinstance(target, ast.Tuple | ast.List):
+        if any(isinstance(e, ast.Starred) for e in target.elts):
+            return None
+        if isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts):
+            pairs = [bindings(t, v) for t, v in zip(target.elts, value.elts)]
+        else:
+            pairs = [bindings(t, ast.Subscript(value=copy.deepcopy(value), slice=ast.Constant(k), ctx=ast.Load()))
+                     for k, t in enumerate(target.elts)]
+        if any(p is None for p in pairs):
+            return None
+        return [b for p in pairs for b in p]
+    return None
+
+
+def chunks(n: int) -> Iterator[tuple[int, int]]:
+    """(start, stop) of every chunk from the whole down to single items, largest first."""
+    size = n
+    while size >= 1:
+        for start in range(0, n, size):
+            yield start, min(n, start + size)
+        if size == 1:
+            break
+        size = max(1, size // 2)

@@ -1,0 +1,34 @@
+"""Replace an expression by a plain constant (`1.0`, then `None`): whole sub-computations such as
+`jax.random.normal(key, (16, 6))` or `params["enc"]` often matter only as "some number"."""
+from __future__ import annotations
+
+import ast
+
+from reducer.passes.source import _ast_tools as t
+
+SIMPLE = (ast.Constant, ast.Name, ast.Starred, ast.Slice, ast.FormattedValue, ast.JoinedStr, ast.Lambda)
+VALUES = (1.0, None)
+
+
+def _applies(n: ast.AST) -> bool:
+    return (isinstance(n, ast.expr) and not isinstance(n, SIMPLE)
+            and not isinstance(getattr(n, "ctx", None), ast.Store | ast.Del))
+
+
+class ReplaceWithConstants:
+    name = "replace-with-constants"
+
+    def candidates(self, source: str):
+        tree = t.parse(source)
+        if tree is None:
+            return
+        parents = t.parents(tree)
+        targets = [n for n in t.nodes(tree) if _applies(n)]
+        for i, node in enumerate(targets):
+            if isinstance(parents.get(node), ast.Call) and parents[node].func is node:
+                continue  # `f(...)` with f replaced by a constant is never callable
+            for value in VALUES:
+                fresh = t.parse(source)
+                old = [n for n in t.nodes(fresh) if _applies(n)][i]
+                if t.replace_node(fresh, old, ast.Constant(value)):
+                    yield t.dump(fresh)

@@ -1,0 +1,3 @@
+import jax.numpy as jnp
+
+print(jnp.ones(3).sum())

@@ -1,0 +1,4 @@
+import jax.numpy as jnp
+
+n = int(input("size? "))
+print(jnp.ones(n))

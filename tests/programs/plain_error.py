@@ -1,0 +1,2 @@
+x = 1
+raise KeyError("no such thing")

@@ -1,0 +1,89 @@
+"""The generic driver, with in-process predicates instead of processes."""
+import threading
+
+from reducer.engine import Engine
+from reducer.passes import source_passes
+from reducer.passes.source.delete_statements import DeleteStatements
+from reducer.python_source import PythonSource
+
+
+def reduce(src, pred, jobs=1, passes=None):
+    rep = PythonSource()
+    calls = []
+
+    def test(cand, cancel):
+        calls.append(cand)
+        return pred(cand)
+
+    engine = Engine(rep, passes or source_passes(), test, jobs=jobs)
+    return engine.reduce(rep.normalize(src)), engine, calls
+
+
+PROGRAM = '''
+import jax
+import jax.numpy as jnp
+
+def helper(a, b):
+    return a * b + 1
+
+def loss(params, x):
+    h = jnp.tanh(x @ params["w"])
+    h = jax.lax.top_k(h, 2)[0]
+    return jnp.mean(helper(h, 3.0) ** 2)
+
+if __name__ == "__main__":
+    params = {"w": jnp.ones((4, 5)), "b": jnp.zeros(5)}
+    x = jnp.ones((3, 4))
+    for step in range(10):
+        print(step, jax.grad(loss)(params, x))
+'''
+
+
+def test_reduces_to_what_the_predicate_needs():
+    best, engine, _ = reduce(PROGRAM, lambda c: "top_k" in c and "grad" in c)
+    assert "top_k" in best and "grad" in best
+    assert PythonSource().size(best) <= 12, best
+    assert engine.stats.accepted > 0
+
+
+def test_parallel_jobs_reach_the_same_result():
+    pred = lambda c: "top_k" in c and "tanh" in c
+    one, _, _ = reduce(PROGRAM, pred, jobs=1)
+    four, _, _ = reduce(PROGRAM, pred, jobs=4)
+    assert one == four
+
+
+def test_cache_avoids_retesting_the_same_candidate():
+    _, engine, calls = reduce(PROGRAM, lambda c: "top_k" in c)
+    assert len(calls) == len(set(calls))
+    assert engine.stats.cache_hits >= 0 and engine.stats.tested == len(calls)
+
+
+def test_only_smaller_candidates_are_tested():
+    rep = PythonSource()
+    sizes = []
+    best, _, calls = reduce(PROGRAM, lambda c: sizes.append(rep.size(c)) or "jnp.mean" in c)
+    assert all(s < rep.size(rep.normalize(PROGRAM)) for s in sizes)
+
+
+def test_stop_returns_best_so_far():
+    stop = threading.Event()
+    rep = PythonSource()
+    seen = []
+
+    def test(cand, cancel):
+        seen.append(cand)
+        if len(seen) == 3:
+            stop.set()
+        return True
+
+    engine = Engine(rep, [DeleteStatements()], test, stop=stop)
+    src = rep.normalize(PROGRAM)
+    best = engine.reduce(src)
+    assert len(seen) <= 3 and rep.size(best) <= rep.size(src)
+
+
+def test_uninteresting_everything_keeps_the_original():
+    src = PythonSource().normalize(PROGRAM)
+    best, engine, _ = reduce(PROGRAM, lambda c: False)
+    assert best == src and engine.stats.accepted == 0

@@ -1,0 +1,146 @@
+"""Per-pass tests: the candidates each source pass proposes on small inputs."""
+import ast
+
+import pytest
+
+from reducer.passes import SOURCE_PASSES, source_passes
+from reducer.passes.source.config_defaults import ConfigDefaults
+from reducer.passes.source.def_to_lambda import DefToLambda
+from reducer.passes.source.delete_statements import DeleteStatements
+from reducer.passes.source.drop_arguments import DropArguments
+from reducer.passes.source.drop_decorators import DropDecorators
+from reducer.passes.source.drop_elements import DropElements
+from reducer.passes.source.hoist_subexpressions import HoistSubexpressions
+from reducer.passes.source.inline_calls import InlineCalls
+from reducer.passes.source.inline_imports import InlineImports
+from reducer.passes.source.inline_variables import InlineVariables
+from reducer.passes.source.remove_unused import RemoveUnused
+from reducer.passes.source.replace_with_constants import ReplaceWithConstants
+from reducer.passes.source.simplify_literals import SimplifyLiterals
+from reducer.passes.source.unwrap_blocks import UnwrapBlocks
+
+
+def norm(src: str) -> str:
+    return ast.unparse(ast.parse(src)) + "\n"
+
+
+def proposals(p, src):
+    return list(p.candidates(norm(src)))
+
+
+def test_every_pass_is_registered_once_and_named():
+    names = [p.name for p in source_passes()]
+    assert len(names) == len(set(names)) == len(SOURCE_PASSES)
+
+
+@pytest.mark.parametrize("p", source_passes(), ids=lambda p: p.name)
+def test_every_candidate_parses_and_differs(p):
+    src = norm(open(__file__.replace("test_passes.py", "programs/top_k_enzyme.py")).read())
+    for cand in p.candidates(src):
+        ast.parse(cand)
+        assert cand != src
+
+
+def test_delete_statements_largest_cuts_first():
+    got = proposals(DeleteStatements(), "a = 1\nb = 2\nc = 3\nd = 4\n")
+    assert got[0] == "\n"  # the whole module first
+    assert norm("c = 3\nd = 4") in got[:3]
+    assert norm("a = 1\nb = 2\nc = 3") in got
+
+
+def test_delete_statements_keeps_blocks_valid():
+    got = proposals(DeleteStatements(), "def f():\n    return 1\n")
+    assert norm("def f():\n    pass") in got
+
+
+def test_unwrap_blocks_flattens_main_guard_and_loops():
+    got = proposals(UnwrapBlocks(), "if __name__ == '__main__':\n    main()\nfor i in range(3):\n    f(i)\n")
+    assert norm("main()\nfor i in range(3):\n    f(i)") in got
+    assert norm("if __name__ == '__main__':\n    main()\ni = next(iter(range(3)))\nf(i)") in got
+
+
+def test_remove_unused_all_at_once_then_each():
+    got = proposals(RemoveUnused(), "import os\nimport jax\ndef f(): pass\nx = g()\nprint(jax)\n")
+    assert got[0] == norm("import jax\nprint(jax)")
+    assert norm("import os\nimport jax\ndef f(): pass\ng()\nprint(jax)") in got
+
+
+def test_hoist_replaces_expression_by_subexpression():
+    got = proposals(HoistSubexpressions(), "y = jnp.mean((f(x) - t) ** 2)\n")
+    assert norm("y = (f(x) - t) ** 2") in got
+    assert norm("y = jnp.mean(f(x) - t)") in got
+    assert norm("y = jnp.mean((f(x)) ** 2)") in got
+
+
+def test_replace_with_constants_never_replaces_a_callee():
+    got = proposals(ReplaceWithConstants(), "y = a.b(c[0])\n")
+    assert norm("y = 1.0") in got and norm("y = a.b(1.0)") in got
+    assert all("1.0(" not in g for g in got)
+
+
+def test_inline_variables_including_tuple_targets():
+    got = proposals(InlineVariables(), "(x,), (t,) = p, q\ny = x * t\nprint(y)\n")
+    assert norm("y = p[0] * q[0]\nprint(y)") in got
+    assert norm("(x,), (t,) = p, q\nprint(x * t)") in got
+
+
+def test_inline_variables_stops_at_rebinding():
+    got = proposals(InlineVariables(), "x = 1\nx = x + 1\nprint(x)\n")
+    assert norm("x = 1 + 1\nprint(x)") in got
+
+
+def test_inline_calls_expression_and_statement_and_lambda():
+    src = "def sq(a, b=2):\n    return a ** b\ndef main():\n    print(sq(3))\nmain()\ny = (lambda u: u + 1)(5)\n"
+    got = proposals(InlineCalls(), src)
+    assert any("print(3 ** 2)" in g for g in got)
+    assert any(g.rstrip().endswith("print(sq(3))\ny = (lambda u: u + 1)(5)") and "main()" not in g.split("\n")[-3]
+               for g in got)
+    assert any("y = 5 + 1" in g for g in got)
+
+
+def test_def_to_lambda_keeps_decorators_as_calls():
+    got = proposals(DefToLambda(), "@jax.custom_jvp\ndef f(x: float):\n    return x\n")
+    assert got == [norm("f = jax.custom_jvp(lambda x: x)")]
+
+
+def test_drop_decorators():
+    assert proposals(DropDecorators(), "@a\n@b\ndef f(): pass\n") == [norm("@b\ndef f(): pass"), norm("@a\ndef f(): pass")]
+
+
+def test_drop_arguments_keywords_positionals_and_unused_parameters():
+    got = proposals(DropArguments(), "def f(a, b):\n    return a\nf(1, 2, k=3)\n")
+    assert norm("def f(a, b):\n    return a\nf(1, 2)") in got
+    assert norm("def f(a, b):\n    return a\nf(1, k=3)") in got
+    assert norm("def f(a):\n    return a\nf(1, k=3)") in got
+
+
+def test_drop_elements_of_displays():
+    got = proposals(DropElements(), "s = (2, 8, 8, 1)\n")
+    assert got[0] == norm("s = ()")
+    assert norm("s = (8, 1)") in got and norm("s = (2, 8, 8)") in got
+
+
+def test_simplify_literals_numbers_strings_negatives():
+    got = proposals(SimplifyLiterals(), "f(64, 'name', -1.5, 1e-3)\n")
+    for expected in ("f(1, 'name', -1.5, 1e-3)", "f(64, '', -1.5, 1e-3)", "f(64, 'name', 1.5, 1e-3)",
+                     "f(64, 'name', -1.5, 0.0)"):
+        assert norm(expected) in got
+
+
+def test_inline_imports_spells_out_aliases():
+    got = proposals(InlineImports(), "import jax\nimport jax.numpy as jnp\nfrom jax.scipy.special import gammaln\n"
+                                     "y = jnp.ones(2) + gammaln(1.0)\n")
+    assert norm("import jax\nfrom jax.scipy.special import gammaln\ny = jax.numpy.ones(2) + gammaln(1.0)") in got
+    assert norm("import jax\nimport jax.numpy as jnp\ny = jnp.ones(2) + jax.scipy.special.gammaln(1.0)") in got
+
+
+def test_config_defaults_argparse_and_class_fields():
+    src = ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr', type=float, default=0.1)\n"
+           "args = p.parse_args()\nclass Config:\n    steps: int = 3\ncfg = Config()\nrun(args.lr, cfg.steps)\n")
+    got = proposals(ConfigDefaults(), src)
+    assert got[0].rstrip().endswith("run(0.1, 3)")
+
+
+def test_simplify_literals_changes_a_shared_dimension_everywhere_first():
+    got = proposals(SimplifyLiterals(), "a = normal(k, (6, 3))\nb = normal(k, (16, 6))\n")
+    assert got[0] == norm("a = normal(k, (1, 3))\nb = normal(k, (16, 1))")
