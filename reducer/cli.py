@@ -93,6 +93,7 @@ def reduce(
     memory_mb: Optional[int] = typer.Option(None, "--memory-mb", help="address-space limit per candidate"),
     hangs: bool = typer.Option(False, "--hangs", help="with the crash oracle, count a timeout as the failure"),
     cold: bool = typer.Option(False, "--cold", help="run every candidate in a fresh interpreter (no warm workers)"),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="continue the interrupted reduction in this output folder"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress display"),
     json_out: bool = typer.Option(False, "--json", help="machine-readable: JSON progress on stderr, summary on stdout"),
 ):
@@ -102,11 +103,15 @@ def reduce(
     if jobs < 1 or runs < 1:
         fail("--jobs and --runs must be at least 1", USAGE)
     if script.suffix == ".mlir":
-        fail(f"{script}: MLIR modules are not supported yet; give the Python script", USAGE)
+        from reducer.mlir_reduce import cli_reduce
+
+        raise typer.Exit(cli_reduce(script, out, oracle, timeout, jobs, max_time, platform.value, quiet, json_out, fail))
     options = Options(oracle=oracle, timeout=timeout, platform=platform.value, jobs=jobs, runs=runs,
                       max_time=max_time, memory_mb=memory_mb, hangs=hangs, warm=not cold)
     try:
-        job = Reduction(script, out, options)
+        if resume is not None and out is not None and out != resume:
+            fail("give either --out or --resume, not both", USAGE)
+        job = Reduction(script, resume or out, options, resume=resume is not None)
     except ReducerError as exc:
         fail(str(exc), exc.status)
     except ValueError as exc:
@@ -188,6 +193,11 @@ def env_command(
     """Print the environment report that goes into bug reports."""
     info = envmod.collect(platform=platform.value)
     print(json.dumps(info, indent=2) if json_out else envmod.render(info))
+
+
+from reducer.cli_corpus import corpus_app, report_command  # noqa: E402
+app.add_typer(corpus_app, name="corpus")
+app.command("report")(report_command)
 
 
 def main() -> None:  # pragma: no cover

@@ -77,6 +77,8 @@ def _what_happens(sig: Signature) -> str:
         if how == "hang":
             return "The program does not finish within the time limit."
         return f"JAX fails with an internal error: {detail}."
+    if f == "regex":
+        return f"The program fails with a diagnostic matching `{sig.get('pattern')}` (shown below)."
     return f"The program fails: {sig}."
 
 
@@ -98,13 +100,21 @@ def _expected(sig: Signature) -> str:
 
 
 def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: ReductionSummary,
-           mlir: str | None = None, private_paths: tuple[str, ...] = ()) -> str:
+           mlir: str | None = None, private_paths: tuple[str, ...] = (), pipeline: str | None = None,
+           mlir_runner: str | None = None) -> str:
     out = [f"# {sig.title or sig}", "", _what_happens(sig), "", "## Reproducer", "",
            f"Run with `{run_command(sig)}`:", "", "```python", code.rstrip(), "```", ""]
     out += ["## What happens", "", "```", scrub(run_excerpt.strip(), *private_paths) or "(no output)", "```", ""]
     out += ["## What was expected", "", _expected(sig), ""]
     if mlir:
         out += ["## Module before AD", "", "```mlir", mlir.rstrip(), "```", ""]
+        if pipeline:
+            from reducer.pipeline import opt_command
+
+            out += ["The shortest Enzyme-JAX pipeline that still fails on it (`repro.mlir`, `pipeline.txt`):", "",
+                    "```", pipeline, "```", "", "With Enzyme-JAX's opt tool:", "", "```", opt_command(pipeline), "```", ""]
+        if mlir_runner:
+            out += [f"Or from Python: `python {mlir_runner}`.", ""]
     out += ["## Environment", "", "```", envmod.render(info), "```", ""]
     verified = summary.verified
     out += ["## How this reproducer was made", "",

@@ -12,6 +12,8 @@ NEEDS_INPUT = 8    # the script needs command-line arguments or standard input
 BAD_MLIR = 9       # a malformed .mlir module
 BAD_CASE = 10      # a corpus case folder that cannot be read
 NO_BACKEND = 11    # JAX cannot start the requested platform (no GPU for --platform gpu)
+NO_RESUME = 12     # --resume DIR holds no interrupted run of this script
+DUPLICATE_CASE = 13  # `corpus add`: the corpus already has a case with this signature (--force adds it)
 INTERRUPTED = 130
 
 

@@ -29,7 +29,7 @@ def scrub(text: str, *private: str) -> str:
         text = text.replace(path, "<scratch>")
     import re
 
-    text = re.sub(r"\S*/(?:site|dist)-packages/", "<site-packages>/", text)
+    text = re.sub(r"[^\s\"']*/(?:site|dist)-packages/", "<site-packages>/", text)
     text = re.sub(r"/tmp/[\w./-]*?/cand-\w+/", "", text)
     if home and home != "/":
         text = text.replace(home, "~")

@@ -41,7 +41,8 @@ def data_files(script: Path, source: str, limit_bytes: int = 200 * 1024 * 1024) 
     except OSError:
         return ()
     for entry in entries:
-        if entry.name == Path(script).name or entry.name.startswith(".") or entry.name not in source:
+        named = entry.name in source or (entry.suffix == ".py" and entry.stem in source)
+        if entry.name == Path(script).name or entry.name.startswith(".") or not named:
             continue
         try:
             size = entry.stat().st_size if entry.is_file() else sum(

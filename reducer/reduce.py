@@ -7,6 +7,7 @@ and writes `repro.py`, `report.md`, `signature.json`, `env.json` and `reduce.log
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -22,7 +23,7 @@ from oracles.base import Oracle, Signature, final_exception
 from oracles.generic import Script
 from reducer import emit, env as envmod
 from reducer.engine import Engine, Event
-from reducer.errors import NEEDS_INPUT, NO_BACKEND, NO_FAILURE, OTHER_FAILURE, ReducerError
+from reducer.errors import NEEDS_INPUT, NO_BACKEND, NO_FAILURE, NO_RESUME, OTHER_FAILURE, ReducerError
 from reducer.files import write_atomic
 from reducer.inputs import data_files, read_script
 from reducer.passes import source_passes
@@ -118,11 +119,13 @@ def preload_modules(source: str) -> tuple[str, ...]:
 
 
 class Reduction:
-    def __init__(self, script: Path, out: Path | None, options: Options, on_event=None, log=None):
+    def __init__(self, script: Path, out: Path | None, options: Options, on_event=None, log=None,
+                 resume: bool = False):
         self.script = Path(script)
         self.source = read_script(self.script)
         self.options = options
         self.out = Path(out) if out else Path.cwd() / f"reduced-{self.script.stem}"
+        self.resume = resume
         self.on_event = on_event or (lambda e: None)
         self.log_lines: list[str] = []
         self._log_cb = log or (lambda line: None)
@@ -138,6 +141,7 @@ class Reduction:
         self.memory_mb = options.memory_mb or default_memory_mb(options.jobs)
         self.limits = Limits(timeout=options.timeout or 300.0, memory_mb=self.memory_mb)
         self.aside: dict[Signature, int] = {}
+        self.runaway = {"timed out": 0, "killed by a signal": 0, "out of memory": 0, "output cut": 0}
         self.aside_lock = threading.Lock()
         self.votes = 1
 
@@ -211,6 +215,13 @@ class Reduction:
                      f"# Also fails, differently: {seen}\n" + source)
         self.log(f"kept aside another failure: {seen}")
 
+    def _count_runaway(self, run: RunResult) -> None:
+        kinds = [("timed out", run.timed_out), ("killed by a signal", run.signal is not None),
+                 ("out of memory", "MemoryError" in run.stderr[-2000:]), ("output cut", run.truncated)]
+        with self.aside_lock:
+            for kind, hit in kinds:
+                self.runaway[kind] += bool(hit)
+
     def make_test(self, est: Established):
         oracle, wanted = est.oracle, est.signature
 
@@ -221,6 +232,7 @@ class Reduction:
                 if self.stop.is_set() or cancel.is_set():
                     return False
                 run = self.sandbox.run(source, self.limits, cancel)
+                self._count_runaway(run)
                 ok, seen = oracle.judge(wanted, run)
                 if ok:
                     return True
@@ -252,14 +264,55 @@ class Reduction:
             return f"only {good}/{n} runs show the signature (nondeterministic); others: {', '.join(seen)}", last_ok
         return f"no: 0/{n} runs show the signature; saw {', '.join(seen) or 'no failure'}", last_ok
 
+    # -- resuming ---------------------------------------------------------------------------
+    def _state(self, est: Established, stats, previous: dict) -> dict:
+        return {"script": str(self.script.resolve()), "script_sha1": hashlib.sha1(self.source.encode()).hexdigest(),
+                "oracle": self.options.oracle if self.oracle_spec is not None else est.oracle.name,
+                "platform": self.options.platform, "signature": est.signature.to_dict(),
+                "timeout": self.limits.timeout, "votes": self.votes, "rate": est.rate,
+                "tested": previous.get("tested", 0) + stats.tested, "accepted": previous.get("accepted", 0) + stats.accepted,
+                "seconds": previous.get("seconds", 0.0) + stats.seconds}
+
+    def load_resume(self) -> tuple[Established, str, dict]:
+        """The interrupted run's oracle, signature and best program, checked to still fail."""
+        try:
+            state = json.loads((self.out / "state.json").read_text())
+            best = (self.out / "best.py").read_text()
+            wanted = Signature.from_dict(state["signature"])
+        except (OSError, ValueError, KeyError) as exc:
+            raise ReducerError(f"{self.out}: nothing to resume ({exc.__class__.__name__}: no readable state.json "
+                               f"and best.py)", NO_RESUME) from None
+        if state.get("script_sha1") != hashlib.sha1(self.source.encode()).hexdigest():
+            raise ReducerError(f"{self.out}: was made from another version of {self.script.name}", NO_RESUME)
+        oracle = oracles.make_oracle(state["oracle"], state.get("platform", "cpu"), self.options.hangs)
+        self.limits = Limits(timeout=self.options.timeout or state.get("timeout", 120.0), memory_mb=self.memory_mb)
+        self.votes = state.get("votes", 1)
+        if not oracle.needs_gradient_checks:
+            self.sandbox.check_gradients = False
+        est = Established(oracle, wanted, None, state.get("rate", 1.0), 0.0)
+        if not isinstance(oracle, Script):
+            run = self.sandbox.run(best, self.limits)
+            ok, seen = oracle.judge(wanted, run)
+            if not ok:
+                raise ReducerError(f"{self.out}/best.py no longer shows {wanted} (saw {seen or _last_words(run)})",
+                                   NO_RESUME)
+            est.run = run
+        return est, best, state
+
     # -- the whole job ----------------------------------------------------------------------
     def run(self) -> dict:
         start = time.monotonic()
-        est = self.establish()
-        self.log(f"reducing {self.script} ({self.rep.size(self.source)} tokens), output in {self.out}")
-        self.log(f"failure: {est.signature} (seen in {est.rate:.0%} of {self.options.runs} runs, "
-                 f"slowest {est.seconds:.1f} s; candidate timeout {self.limits.timeout:.0f} s)")
-        original = self.rep.normalize(self.source)
+        previous: dict = {}
+        if self.resume:
+            est, original, previous = self.load_resume()
+            self.log(f"resuming {self.out}: {self.rep.size(original)} tokens, {previous.get('tested', 0)} "
+                     f"candidates tested before")
+        else:
+            est = self.establish()
+            original = self.rep.normalize(self.source)
+            self.log(f"reducing {self.script} ({self.rep.size(self.source)} tokens), output in {self.out}")
+            self.log(f"failure: {est.signature} (seen in {est.rate:.0%} of {self.options.runs} runs, "
+                     f"slowest {est.seconds:.1f} s; candidate timeout {self.limits.timeout:.0f} s)")
         info_box: dict = {}
         info_thread = threading.Thread(target=lambda: info_box.update(envmod.collect(platform=self.options.platform)),
                                        daemon=True)
@@ -268,16 +321,25 @@ class Reduction:
         write_atomic(self.out / "signature.json", est.signature.to_json() + "\n")
         deadline = start + self.options.max_time if self.options.max_time else None
         engine = Engine(self.rep, source_passes(), self.make_test(est), jobs=self.options.jobs,
-                        on_event=self.on_event, on_accept=lambda best: write_atomic(self.out / "best.py", best),
-                        stop=self.stop, deadline=deadline)
-        engine.cache[__import__("hashlib").sha1(original.encode()).hexdigest()] = True
-        write_atomic(self.out / "best.py", original)
+                        on_event=self.on_event, stop=self.stop, deadline=deadline)
+
+        def save(best: str) -> None:
+            write_atomic(self.out / "best.py", best)
+            write_atomic(self.out / "state.json", json.dumps(self._state(est, engine.stats, previous), indent=1))
+
+        engine.on_accept = save
+        engine.cache[hashlib.sha1(original.encode()).hexdigest()] = True
+        save(original)
         best = engine.reduce(original)
         interrupted = self.stop.is_set()
         stats = engine.stats
+        if interrupted:
+            save(best)
         self.log(f"reduced to {self.rep.size(best)} tokens: {stats.tested} tested, {stats.accepted} accepted, "
                  f"{stats.cache_hits} cache hits ({stats.hit_rate():.0%}), {stats.invalid} invalid, "
                  f"{stats.rounds} rounds")
+        if any(self.runaway.values()):
+            self.log("runaway candidates stopped: " + ", ".join(f"{n} {k}" for k, n in self.runaway.items() if n))
         for name, counts in stats.per_pass.items():
             self.log(f"  pass {name}: {counts['tested']} tested, {counts['accepted']} accepted")
         if interrupted:
@@ -285,31 +347,56 @@ class Reduction:
         else:
             verified, vrun = self.verify(best, est)
         self.log(f"verified: {verified}")
+        self.ir_level = None if interrupted else self.reduce_module(best, est)
         info_thread.join(timeout=150)
         info = info_box or {"error": "environment probe did not finish"}
         summary = emit.ReductionSummary(
             script_name=self.script.name, original_tokens=self.rep.size(self.source),
-            final_tokens=self.rep.size(best), seconds=time.monotonic() - start, tested=stats.tested,
-            accepted=stats.accepted, cache_hits=stats.cache_hits, verified=verified, interrupted=interrupted,
+            final_tokens=self.rep.size(best), seconds=time.monotonic() - start + previous.get("seconds", 0.0),
+            tested=stats.tested + previous.get("tested", 0), accepted=stats.accepted + previous.get("accepted", 0),
+            cache_hits=stats.cache_hits, verified=verified, interrupted=interrupted,
             failure_rate=(f"{est.rate:.0%} of {self.options.runs} runs of the original; candidates accepted on "
                           f"any of {self.votes} runs" if est.rate < 1.0 else ""))
+        if self.ir_level:
+            summary.levels.append("IR")
         excerpt = est.signature.excerpt
         if vrun is not None:
             seen = est.oracle.classify(vrun)
             excerpt = seen.excerpt if seen and seen.excerpt else excerpt
-        self.write_outputs(best, est.signature, excerpt, info, summary)
+        self.write_outputs(best, est.signature, excerpt, info, summary, keep_state=interrupted)
         return {"out": str(self.out), "signature": est.signature.to_dict(), "original_tokens": summary.original_tokens,
                 "final_tokens": summary.final_tokens, "seconds": round(summary.seconds, 1),
-                "tested": stats.tested, "accepted": stats.accepted, "cache_hits": stats.cache_hits,
+                "tested": summary.tested, "accepted": summary.accepted, "cache_hits": stats.cache_hits,
                 "verified": verified, "interrupted": interrupted}
 
-    def write_outputs(self, best: str, sig: Signature, excerpt: str, info: dict, summary) -> None:
+    def reduce_module(self, best: str, est: Established) -> dict | None:
+        """After an Enzyme pipeline failure, reduce the module Enzyme dumps for the reduced script
+        into the same folder (repro.mlir, pipeline.txt, repro_mlir.py); a failure there is only logged."""
+        sig = est.signature
+        if sig.family != "adjoint-missing" or sig.get("source") != "enzyme":
+            return None
+        try:
+            from reducer.mlir_reduce import reduce_after_script
+
+            return reduce_after_script(best, self.sandbox, self.limits, self.out, self.log, budget=120.0,
+                                       platform=self.options.platform, stop=self.stop)
+        except Exception as exc:  # the script result must never be lost to the IR level
+            self.log(f"IR level: not reduced ({type(exc).__name__}: {str(exc)[:200]})")
+            return None
+
+    def write_outputs(self, best: str, sig: Signature, excerpt: str, info: dict, summary,
+                      keep_state: bool = False) -> None:
         private = (str(self.scratch), str(self.script.resolve().parent))
         write_atomic(self.out / "repro.py", emit.reproducer(best, sig, info, summary))
-        write_atomic(self.out / "report.md", emit.report(best, sig, excerpt, info, summary, private_paths=private))
+        ir = getattr(self, "ir_level", None)
+        ir_args = {"mlir": ir["module"], "pipeline": ir["pipeline"], "mlir_runner": ir["runner"]} if ir else {}
+        write_atomic(self.out / "report.md", emit.report(best, sig, excerpt, info, summary, private_paths=private,
+                                                         **ir_args))
         write_atomic(self.out / "env.json", json.dumps(info, indent=2) + "\n")
         write_atomic(self.out / "reduce.log", "\n".join(self.log_lines) + "\n")
-        try:
-            (self.out / "best.py").unlink()
-        except FileNotFoundError:
-            pass
+        if not keep_state:  # an interrupted run keeps what --resume needs
+            for name in ("best.py", "state.json"):
+                try:
+                    (self.out / name).unlink()
+                except FileNotFoundError:
+                    pass

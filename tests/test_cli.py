@@ -109,7 +109,7 @@ def test_reduce_while_loop_end_to_end(tmp_path):
     out = tmp_path / "reduced-newton"
     files = read_outputs(out)
     assert script.read_text() == before, "the input was modified"
-    assert result["final_tokens"] < result["original_tokens"] / 2
+    assert result["final_tokens"] <= 0.7 * result["original_tokens"]
     assert "# Signature: adjoint-missing: source=jax op=while_loop rule=reverse" in files["repro.py"]
     assert files["report.md"].startswith("# JAX: no reverse rule for `while_loop`")
     assert "## Environment" in files["report.md"] and "jaxlib: 0.10.2" in files["report.md"]
@@ -158,5 +158,21 @@ def test_ctrl_c_writes_best_so_far_and_exits_130(tmp_path):
     repro = (tmp_path / "out" / "repro.py").read_text()
     assert "custom_vjp" in repro
     assert "interrupted" in (tmp_path / "out" / "report.md").read_text()
-    leftover = subprocess.run(["pgrep", "-f", "reducer.harness custom_vjp_wrong_arity.py"], capture_output=True)
+    leftover = subprocess.run(["pgrep", "-f", "custom_vjp_wrong_arity.py"], capture_output=True)
     assert leftover.returncode == 1, "a candidate outlived the reduction"
+    assert (tmp_path / "out" / "state.json").exists() and (tmp_path / "out" / "best.py").exists()
+    interrupted_at = len((tmp_path / "out" / "best.py").read_text())
+
+    done = reducer_cli("reduce", PROGRAMS / "custom_vjp_wrong_arity.py", "--resume", tmp_path / "out", "--json",
+                       "--jobs", "2")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["verified"].startswith("yes")
+    assert not (tmp_path / "out" / "state.json").exists() and not (tmp_path / "out" / "best.py").exists()
+    assert len((tmp_path / "out" / "repro.py").read_text().split("\n", 5)[-1]) <= interrupted_at
+    assert "resuming" in (tmp_path / "out" / "reduce.log").read_text()
+
+
+def test_resume_needs_an_interrupted_run(tmp_path):
+    done = reducer_cli("reduce", PROGRAMS / "while_loop_grad.py", "--resume", tmp_path)
+    assert done.returncode == errors.NO_RESUME and "nothing to resume" in done.stderr

@@ -144,3 +144,26 @@ def test_config_defaults_argparse_and_class_fields():
 def test_simplify_literals_changes_a_shared_dimension_everywhere_first():
     got = proposals(SimplifyLiterals(), "a = normal(k, (6, 3))\nb = normal(k, (16, 6))\n")
     assert got[0] == norm("a = normal(k, (1, 3))\nb = normal(k, (16, 1))")
+
+
+def test_drop_arguments_through_a_transformation():
+    got = proposals(DropArguments(), "jax.grad(lambda p, x, y: f(p))(1.0, 2.0, 3.0)\n")
+    assert norm("jax.grad(lambda p, x: f(p))(1.0, 2.0)") in got
+    assert norm("jax.grad(lambda p, y: f(p))(1.0, 3.0)") in got
+
+
+def test_def_to_lambda_of_an_empty_function():
+    assert proposals(DefToLambda(), "@d\ndef f(x):\n    pass\n") == [norm("f = d(lambda x: None)")]
+
+
+def test_scalarize_arrays_all_at_once_with_products():
+    from reducer.passes.source.scalarize_arrays import ScalarizeArrays
+    src = "y = f(jax.random.normal(k, (6, 3)) @ jnp.ones((3, jnp.size(z))), np.zeros(2))\n"
+    got = proposals(ScalarizeArrays(), src)
+    assert got == [norm("y = f(1.0 * 1.0, 1.0)"), norm("y = f(1.0 @ 1.0, 1.0)")]
+
+
+def test_eta_reduce():
+    from reducer.passes.source.eta_reduce import EtaReduce
+    got = proposals(EtaReduce(), "g = jax.grad(lambda p, x: loss(p, x))\nh = lambda p: p(p)\n")
+    assert got == [norm("g = jax.grad(loss)\nh = lambda p: p(p)")]

@@ -13,12 +13,14 @@ from reducer.passes.source.delete_statements import DeleteStatements
 from reducer.passes.source.drop_arguments import DropArguments
 from reducer.passes.source.drop_decorators import DropDecorators
 from reducer.passes.source.drop_elements import DropElements
+from reducer.passes.source.eta_reduce import EtaReduce
 from reducer.passes.source.hoist_subexpressions import HoistSubexpressions
 from reducer.passes.source.inline_calls import InlineCalls
 from reducer.passes.source.inline_imports import InlineImports
 from reducer.passes.source.inline_variables import InlineVariables
 from reducer.passes.source.remove_unused import RemoveUnused
 from reducer.passes.source.replace_with_constants import ReplaceWithConstants
+from reducer.passes.source.scalarize_arrays import ScalarizeArrays
 from reducer.passes.source.simplify_literals import SimplifyLiterals
 from reducer.passes.source.unwrap_blocks import UnwrapBlocks
 
@@ -30,10 +32,12 @@ SOURCE_PASSES = [
     InlineCalls,
     ConfigDefaults,
     InlineVariables,
+    ScalarizeArrays,
     HoistSubexpressions,
     ReplaceWithConstants,
     DropDecorators,
     DefToLambda,
+    EtaReduce,
     DropArguments,
     DropElements,
     InlineImports,

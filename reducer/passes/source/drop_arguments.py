@@ -18,6 +18,11 @@ def _unused_params(fn) -> list[int]:
 
 
 def _callers(tree: ast.AST, fn) -> list[ast.Call]:
+    """Calls that pass arguments to `fn`: by its name, or `transform(fn)(…)` as in `jax.grad(f)(x, y)`."""
+    direct = [c for c in t.nodes(tree, ast.Call) if isinstance(c.func, ast.Call) and c.func.args
+              and c.func.args[0] is fn]
+    if direct:
+        return direct
     name = fn.name if isinstance(fn, ast.FunctionDef) else None
     if name is None:
         for n in ast.walk(tree):

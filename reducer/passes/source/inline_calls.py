@@ -48,6 +48,28 @@ def _parameters(fn: ast.FunctionDef, call: ast.Call) -> dict[str, ast.expr] | No
     return values
 
 
+def _drop_if_unused(tree: ast.AST, fn: ast.FunctionDef) -> None:
+    """Remove the definition once its last call has been inlined."""
+    if t.name_uses(tree, fn.name):
+        return
+    for owner, field in t.statement_lists(tree):
+        stmts = getattr(owner, field)
+        if fn in stmts:
+            t.set_body(owner, field, [s for s in stmts if s is not fn])
+            return
+
+
+def _splice(tree: ast.AST, anchor: ast.stmt, before: list[ast.stmt], replacement: list[ast.stmt]) -> bool:
+    """Replace statement `anchor` by `before + replacement` in whatever list holds it."""
+    for owner, field in t.statement_lists(tree):
+        stmts = getattr(owner, field)
+        if anchor in stmts:
+            at = stmts.index(anchor)
+            t.set_body(owner, field, stmts[:at] + before + replacement + stmts[at + 1:])
+            return True
+    return False
+
+
 def _lambda_calls(tree: ast.AST) -> list[ast.Call]:
     return [n for n in t.nodes(tree, ast.Call) if isinstance(n.func, ast.Lambda)]
 
@@ -80,20 +102,28 @@ class InlineCalls:
             if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
                 expr = t.substitute(copy.deepcopy(body[0].value), params)
                 if t.replace_node(fresh, call, expr):
+                    _drop_if_unused(fresh, fn)
                     yield t.dump(fresh)
                 continue
-            # a call used as a statement: splice the body in, bound parameters first
+            # a call standing alone (`main()`) or assigned (`x, y = load()`): splice the body in,
+            # parameters bound first, the final `return e` becoming the assignment of `e`
             parent = t.parents(fresh).get(call)
-            if not isinstance(parent, ast.Expr) or any(isinstance(n, ast.Return) and n.value is not None
-                                                      for n in ast.walk(fn)):
+            returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+            last = body[-1] if body else None
+            if isinstance(parent, ast.Expr):
+                if any(r.value is not None for r in returns):
+                    continue
+                tail: list[ast.stmt] = []
+                spliced = copy.deepcopy(body)
+            elif isinstance(parent, ast.Assign) and parent.value is call and isinstance(last, ast.Return) \
+                    and last.value is not None and len(returns) == 1:
+                spliced = copy.deepcopy(body[:-1])
+                tail = [ast.Assign(targets=parent.targets, value=copy.deepcopy(last.value), lineno=0)]
+            else:
                 continue
-            for k, (owner, field) in enumerate(t.statement_lists(fresh)):
-                stmts = getattr(owner, field)
-                if parent in stmts:
-                    at = stmts.index(parent)
-                    binds = [ast.Assign(targets=[ast.Name(n, ast.Store())], value=v, lineno=0)
-                             for n, v in params.items() if not (isinstance(v, ast.Name) and v.id == n)]
-                    spliced = [s for s in copy.deepcopy(body) if not isinstance(s, ast.Return)]
-                    t.set_body(owner, field, stmts[:at] + binds + spliced + stmts[at + 1:])
-                    yield t.dump(fresh)
-                    break
+            binds = [ast.Assign(targets=[ast.Name(n, ast.Store())], value=v, lineno=0)
+                     for n, v in params.items() if not (isinstance(v, ast.Name) and v.id == n)]
+            spliced = [x for x in spliced if not isinstance(x, ast.Return)]
+            if _splice(fresh, parent, binds, spliced + tail):
+                _drop_if_unused(fresh, fn)
+                yield t.dump(fresh)

@@ -1,0 +1,232 @@
+"""The regression corpus: every case still shows its expected status (one test per case), and the
+corpus commands (`corpus check`, `corpus add`, `report`) behave as documented, bad cases included."""
+import json
+import shutil
+import tomllib
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conftest import HAS_ENZYME, reducer_cli
+from oracles.base import Signature
+from reducer import corpus, errors
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+CASES = corpus.load_corpus(CORPUS) if CORPUS.is_dir() else []
+
+
+def uses_enzyme(case: corpus.Case) -> bool:
+    return "enzyme_ad" in case.repro.read_text()
+
+
+def runnable(case: corpus.Case) -> bool:
+    return HAS_ENZYME or not uses_enzyme(case)
+
+
+def case_param(case):
+    return pytest.param(case, id=case.folder.name,
+                        marks=pytest.mark.skipif(not runnable(case), reason="enzyme-ad is not installed"))
+
+
+@pytest.fixture(scope="session")
+def corpus_outcomes(request):
+    """Check the selected cases two at a time, once for the session; each test waits for its own."""
+    selected = [item.callspec.params["case"] for item in request.session.items
+                if getattr(item, "originalname", "") == "test_case_shows_its_expected_status"
+                and runnable(item.callspec.params["case"])]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        yield {case.folder.name: pool.submit(corpus.check_case, case) for case in selected}
+
+
+@pytest.mark.parametrize("case", [case_param(c) for c in CASES])
+def test_case_shows_its_expected_status(case, corpus_outcomes):
+    outcome = corpus_outcomes[case.folder.name].result()
+    assert outcome.status == case.expected, (
+        f"{case.id}: expected {corpus.LABELS[case.expected]}, now {outcome.label}: {outcome.detail}")
+
+
+def test_corpus_holds_at_least_20_distinct_real_bugs():
+    signatures = {(c.signature.family, c.signature.fields) for c in CASES}
+    assert len(CASES) >= 20 and len(signatures) == len(CASES)
+    for case in CASES:
+        assert case.folder.name == case.id == corpus.case_id(case.signature)
+        assert case.versions.get("jax") and case.versions.get("jaxlib") and case.date
+        assert case.origin.get("script") and case.origin.get("original_tokens", 0) > case.origin["reduced_tokens"]
+        if case.origin.get("original"):
+            assert (case.folder / case.origin["original"]).is_file()
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.folder.name) for c in CASES])
+def test_report_is_ready_for_the_tracker(case):
+    report = (case.folder / "report.md").read_text()
+    code = corpus.strip_header(case.repro.read_text()).strip()
+    assert report.startswith(f"# {case.title}\n")
+    assert f"```python\n{code}\n```" in report, "the report's reproducer is not the case's repro.py"
+    happens = report.split("## What happens", 1)[1].split("## What was expected", 1)[0]
+    assert len(happens.strip().strip("`").strip()) > 20 and "(no output)" not in happens
+    env = report.split("## Environment", 1)[1]
+    assert "jax:    " in env and "jaxlib: " in env and "python: " in env  # jax.print_environment_info()
+    assert str(case.signature) in report
+    assert "/tmp/" not in report and str(Path.home()) + "/" not in report
+
+
+# -- check: fixed, changed, JUnit --------------------------------------------------------------------
+
+def while_loop_case() -> corpus.Case:
+    for case in CASES:
+        if case.signature.get("op") == "while_loop" and case.signature.get("source") == "jax":
+            return case
+    pytest.skip("the corpus has no JAX while_loop case")
+
+
+def copy_case(case: corpus.Case, dest: Path, edit=None, expected=None) -> Path:
+    shutil.copytree(case.folder, dest)
+    if edit:
+        old, new = edit
+        text = (dest / "repro.py").read_text()
+        assert old in text
+        (dest / "repro.py").write_text(text.replace(old, new))
+    if expected:
+        moved = corpus.load_case(dest)
+        moved.expected = expected
+        moved.save()
+    return dest
+
+
+def test_check_reports_fixed_and_changed(tmp_path):
+    case = while_loop_case()
+    root = tmp_path / "corpus"
+    # fixed: the gradient is no longer taken, so the program runs cleanly
+    copy_case(case, root / "a-fixed", ("jax.grad(", "("))
+    # changed: vmap instead of grad, so the program fails, with another error
+    copy_case(case, root / "b-changed", ("jax.grad(", "jax.vmap("))
+    # a case kept after its fix: expected fixed, and fixed
+    copy_case(case, root / "c-expected-fixed", ("jax.grad(", "("), expected=corpus.FIXED)
+    junit = tmp_path / "junit.xml"
+    done = reducer_cli("corpus", "check", "--corpus", root, "--junit", junit)
+    assert done.returncode == 1, done.stderr
+    rows = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith(("a-", "b-", "c-"))}
+    assert "fixed  <-- differs" in rows["a-fixed"] and "runs cleanly" in rows["a-fixed"]
+    assert "changed  <-- differs" in rows["b-changed"] and "fails differently: ValueError: vmap" in rows["b-changed"]
+    assert "<-- differs" not in rows["c-expected-fixed"]
+    assert "3 cases: 0 still reproduce, 2 fixed, 1 changed; 2 differ from the expected status" in done.stdout
+    suite = ET.parse(junit).getroot()
+    assert suite.get("tests") == "3" and suite.get("failures") == "2"
+    failures = {tc.get("name"): tc.find("failure") for tc in suite.iter("testcase")}
+    assert failures["a-fixed"].get("message") == "expected still reproduces, got fixed: runs cleanly"
+    assert failures["b-changed"].get("message").startswith("expected still reproduces, got changed: fails differently")
+    assert failures["c-expected-fixed"] is None
+
+
+def test_check_named_case_that_still_reproduces_exits_0(tmp_path):
+    case = while_loop_case()
+    copy_case(case, tmp_path / "corpus" / case.id)
+    done = reducer_cli("corpus", "check", case.id, "--corpus", tmp_path / "corpus")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 cases: 1 still reproduce, 0 fixed, 0 changed; 0 differ" in done.stdout
+
+
+def good_toml(root: Path) -> str:
+    return (root / "good" / "case.toml").read_text()
+
+
+@pytest.mark.parametrize("breakage, words", [
+    ("missing", "not a corpus case: no case.toml"),
+    ('id = "unterminated\n', "broken case.toml"),
+    ('id = "x"\n', "missing key 'signature'"),
+    ('id = "x"\nexpected = "gone"\n[signature]\nfamily = "crash"\n', "expected must be one of"),
+    ("bad-oracle", "bad regular expression"),
+    ("empty-repro", "unusable repro.py: the file is empty"),
+])
+def test_broken_case_one_line_and_bad_case_status(tmp_path, breakage, words):
+    root = tmp_path / "corpus"
+    copy_case(while_loop_case(), root / "good")
+    (root / "broken").mkdir()
+    shutil.copy(root / "good" / "repro.py", root / "broken" / "repro.py")
+    if breakage == "bad-oracle":
+        (root / "broken" / "case.toml").write_text(good_toml(root).replace('oracle = "adjoint-missing"',
+                                                                           'oracle = "regex:("'))
+    elif breakage == "empty-repro":
+        (root / "broken" / "case.toml").write_text(good_toml(root))
+        (root / "broken" / "repro.py").write_text("")
+    elif breakage != "missing":
+        (root / "broken" / "case.toml").write_text(breakage)
+    done = reducer_cli("corpus", "check", "--corpus", root)
+    assert done.returncode == errors.BAD_CASE
+    assert words in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not done.stdout, "a case was checked before the corpus was found broken"
+
+
+# -- add ---------------------------------------------------------------------------------------------
+
+def reduce_output_from(case: corpus.Case, out: Path) -> Path:
+    """A `reducer reduce` output folder holding what the case was made from."""
+    out.mkdir(parents=True)
+    for name in ("repro.py", "report.md"):
+        shutil.copy(case.folder / name, out / name)
+    (out / "signature.json").write_text(case.signature.to_json() + "\n")
+    (out / "env.json").write_text(json.dumps({"packages": {"jax": "0.10.2", "jaxlib": "0.10.2"}, "python": "3.11.7"}))
+    return out
+
+
+def test_add_refuses_a_duplicate_signature_unless_forced(tmp_path):
+    case = while_loop_case()
+    out = reduce_output_from(case, tmp_path / "reduced")
+    original = case.folder / "original.py"
+    root = tmp_path / "corpus"
+    done = reducer_cli("corpus", "add", out, "--corpus", root, "--original", original, "--title", "While loops")
+    assert done.returncode == 0, done.stderr
+    added = corpus.load_case(root / case.id)
+    assert added.signature == case.signature and added.title == "While loops"
+    assert added.oracle == "adjoint-missing" and added.expected == corpus.REPRODUCES
+    assert added.versions == {"jax": "0.10.2", "jaxlib": "0.10.2", "python": "3.11.7"}
+    assert (root / case.id / "original.py").read_text() == original.read_text()
+    assert (root / case.id / "report.md").read_text().startswith("# While loops\n")
+    again = reducer_cli("corpus", "add", out, "--corpus", root)
+    assert again.returncode == errors.DUPLICATE_CASE
+    assert "already has a case with this signature" in again.stderr and "--force" in again.stderr
+    assert len(again.stderr.strip().splitlines()) == 1 and "Traceback" not in again.stderr
+    forced = reducer_cli("corpus", "add", out, "--corpus", root, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert corpus.load_case(root / f"{case.id}-2").signature == case.signature
+
+
+def test_add_needs_a_reduce_output_folder(tmp_path):
+    (tmp_path / "empty").mkdir()
+    done = reducer_cli("corpus", "add", tmp_path / "empty", "--corpus", tmp_path / "corpus")
+    assert done.returncode == errors.NOT_FOUND and "not a `reducer reduce` output folder" in done.stderr
+
+
+# -- report ------------------------------------------------------------------------------------------
+
+def test_report_rewrites_the_report_from_a_fresh_run(tmp_path):
+    case = while_loop_case()
+    folder = copy_case(case, tmp_path / case.id)
+    (folder / "report.md").unlink()
+    done = reducer_cli("report", folder)
+    assert done.returncode == 0, done.stderr
+    assert "still reproduces" in done.stdout
+    report = (folder / "report.md").read_text()
+    assert report.startswith(f"# {case.title}\n")
+    assert "Reverse-mode differentiation does not work for lax.while_loop" in report
+    assert "re-run by `reducer report`" in report and "jaxlib: 0.10.2" in report
+    assert str(tmp_path) not in report
+
+
+# -- the pieces ----------------------------------------------------------------------------------------
+
+def test_toml_writer_round_trips():
+    data = {"id": "a", "n": 3, "x": 1.5, "ok": True, "levels": ["source", "mlir"],
+            "signature": {"family": "regex", "fields": {"pattern": 'a "quoted" \\d+\tand\nnewline é',
+                                                        "program-exit": "x", "with.dot": "y"}}}
+    assert tomllib.loads(corpus.dump_toml(data)) == data
+
+
+def test_case_id_is_stable_and_readable():
+    a = Signature("adjoint-missing", (("source", "enzyme"), ("op", "chlo.top_k")), "t")
+    b = Signature("adjoint-missing", (("source", "enzyme"), ("op", "chlo.next_after")), "t")
+    assert corpus.case_id(a) == corpus.case_id(Signature(a.family, a.fields, "another title"))
+    assert corpus.case_id(a).startswith("adjoint-missing-enzyme-chlo-top-k-") and corpus.case_id(a) != corpus.case_id(b)

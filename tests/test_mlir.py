@@ -1,0 +1,337 @@
+"""The IR level: pipelines, the MLIR representation, the dataflow graph, every IR pass, the oracles
+that run Enzyme-JAX's pipeline or XLA, and `reducer reduce FILE.mlir` end to end.
+
+Modules come from real programs: `jax.jit(f).lower(...).as_text()` below, and the files under
+tests/data/mlir/ (made by tests/data/mlir/make_fixtures.py, which runs real failing programs).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import needs_enzyme, reducer_cli
+
+DATA = Path(__file__).resolve().parent / "data" / "mlir"
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    """A real module with a call, a case, a while loop, two results and constants, under the
+    enzyme-wrap pipeline enzyme_jax_ir would use for it."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    from reducer import mlir_module as mm
+    from reducer.mlir_reduce import default_pipeline
+
+    @jax.jit
+    def g(v):
+        return jnp.tanh(v) * 3.0
+
+    def f(x, y):
+        a = g(x) + jnp.sin(y)
+        b = lax.cond(x[0] > 0, lambda t: t * 2.0, lambda t: t - 1.0, a)
+        c = lax.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] * 1.5), (0, b))[1]
+        return jnp.sum(c), jnp.max(y)
+
+    text = jax.jit(f).lower(jnp.ones(4), jnp.ones(4)).as_text()
+    return mm.MlirModule().normalize(mm.join(default_pipeline(text), text))
+
+
+def candidates(pass_, program, limit=400):
+    out = []
+    for c in pass_.candidates(program):
+        out.append(c)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def valid_smaller(program, cands):
+    """The candidates the engine would run: they pass the verifier and are smaller."""
+    from reducer.mlir_module import MlirModule
+
+    rep = MlirModule()
+    return [c for c in cands if rep.verify(c) and rep.key(c) < rep.key(program)]
+
+
+# -- pipelines ----------------------------------------------------------------------------------------
+def test_pipeline_parse_render_and_activities():
+    from reducer import mlir_module as mm, pipeline as pl
+
+    header, _ = mm.split((DATA / "topk_enzyme.mlir").read_text())
+    passes = pl.parse(header)
+    assert pl.parse(pl.render(passes)) == passes
+    assert pl.count_passes(passes) > 50 and "enzyme-wrap" in [p.name for p in passes]
+    assert pl.entry_function(header) == "main"
+    nested = pl.parse('a{x="b,c" y=1},func.func(cse,canonicalize{max-iterations=2})')
+    assert nested[0].options == ['x="b,c"', "y=1"] and [p.name for p in nested[1].nested] == ["cse", "canonicalize"]
+    with pytest.raises(ValueError):
+        pl.parse("canonicalize{unclosed")
+    wrap = pl.wrap_pipeline("main", ["enzyme_active", "enzyme_const"], ["enzyme_active"])
+    moved = pl.remap_activities(wrap, "main", [1, None], ["", "enzyme_active"], None, [])
+    assert pl.parse(moved)[0].option("argTys") == "enzyme_const,enzyme_active"
+    assert pl.opt_command("canonicalize,cse") == "enzymexlamlir-opt --pass-pipeline='builtin.module(canonicalize,cse)' repro.mlir"
+
+
+def test_pipeline_passes_cut_largest_first_and_keep_what_enzyme_wrap_needs():
+    from reducer import pipeline as pl
+    from reducer.passes.pipeline import pipeline_passes
+
+    drop_passes, drop_options = pipeline_passes()
+    program = "inline{default-pipeline=canonicalize max-iterations=4},canonicalize,cse," + pl.wrap_pipeline(
+        "main", ["enzyme_active"], ["enzyme_active"])
+    first = next(drop_passes.candidates(program))
+    assert first == ""  # the whole list first (the representation rejects it as no pipeline)
+    halves = candidates(drop_passes, program)[1:3]
+    assert [pl.count_passes(pl.parse(h)) for h in halves] == [2, 2]
+    options = candidates(drop_options, program)
+    assert "inline,canonicalize" in options[0]
+    assert all(pl.parse(c)[-1].option("infn") == "main" for c in options)
+    assert all(pl.parse(c)[-1].option("argTys") in (None, "enzyme_active") for c in options)
+    rep = pl.PipelineText()
+    assert all(rep.key(c) < rep.key(program) for c in options if rep.verify(c))
+
+
+# -- representation and graph -----------------------------------------------------------------------------
+def test_representation_drops_locations_and_measures(mixed):
+    from reducer import mlir_module as mm
+
+    rep = mm.MlirModule()
+    raw = (DATA / "topk_enzyme.mlir").read_text()
+    assert "loc(" in raw
+    normal = rep.normalize(raw)
+    assert "loc(" not in normal and normal.startswith("// ") and mm.split(normal)[0] == mm.split(raw)[0]
+    assert "chlo.top_k" in rep.ops(normal) and "func.return" not in rep.ops(normal)
+    assert rep.size(normal) == len(rep.ops(normal))
+    assert rep.key(mixed)[0] == rep.size(mixed) and rep.verify(mixed)
+    broken = mixed.replace("stablehlo.sine %arg1", "stablehlo.sine %arg7")
+    assert not rep.verify(broken) and rep.key(broken) > rep.key(mixed)
+    assert mm.parse_error(mm.split(broken)[1]) == "line 4, column 25: use of undeclared SSA value name"
+
+
+def test_dataflow_graph_feeding_and_dead(mixed):
+    from reducer import mlir_graph, mlir_module as mm
+
+    module = mm.parse_module(mm.split(mixed)[1])
+    flow = mlir_graph.Dataflow(module)
+    assert flow.dead() == []
+    names = [op.name for op in flow.ops]
+    sine = flow.ops[names.index("stablehlo.sine")]
+    case = flow.ops[names.index("stablehlo.case")]
+    assert flow.index[sine] in flow.feeding(case)
+    assert flow.dies_with(flow.ops[names.index("stablehlo.while")]) >= 3
+    # cut what the second result computes: its reduce dies, and the graph says so
+    ret = [op for op in flow.ops if op.name == "func.return"][0]
+    ret.operands[1] = ret.operands[0]
+    assert [flow.ops[i].name for i in mlir_graph.Dataflow(module).dead()] == [
+        "stablehlo.constant", "stablehlo.reduce", "stablehlo.maximum", "stablehlo.return"][:len(
+            mlir_graph.Dataflow(module).dead())]
+    assert mlir_graph.remove_dead(module) >= 2 and module.operation.verify()
+
+
+# -- IR passes ------------------------------------------------------------------------------------------------
+def test_every_ir_pass_proposes_valid_smaller_programs(mixed):
+    from reducer.passes.mlir import MLIR_PASSES, mlir_passes
+
+    assert len(MLIR_PASSES) == 12
+    proposing = set()
+    for p in mlir_passes(("stablehlo.sine", "")):
+        good = valid_smaller(mixed, candidates(p, mixed))
+        if good:
+            proposing.add(p.name)
+    assert proposing >= {"isolate-culprit", "erase-ops", "operands-to-arguments", "return-earlier-value",
+                         "unwrap-regions", "inline-calls", "drop-results", "drop-attributes", "shrink-tensors",
+                         "canonicalize"}
+
+
+def test_isolate_culprit_keeps_the_operation_alone(mixed):
+    from reducer import mlir_module as mm, pipeline as pl
+    from reducer.passes.mlir.isolate_culprit import IsolateCulprit
+
+    alone = next(IsolateCulprit(("stablehlo.case", "")).candidates(mixed))
+    rep = mm.MlirModule()
+    assert rep.verify(alone) and rep.ops(alone)[0] == "stablehlo.case"
+    assert "@g" not in alone  # the other functions went
+    wrap = [p for p in pl.parse(mm.split(alone)[0]) if p.name == "enzyme-wrap"][0]
+    assert wrap.option("argTys") == "enzyme_const,enzyme_active" and wrap.option("retTys") == "enzyme_active"
+
+
+def test_erase_ops_bypasses_replaces_and_kills_what_fed_it(mixed):
+    from reducer import mlir_module as mm
+    from reducer.passes.mlir.erase_ops import EraseOps
+
+    rep = mm.MlirModule()
+    good = valid_smaller(mixed, candidates(EraseOps(), mixed))
+    assert any("stablehlo.sine" not in c and rep.size(c) == rep.size(mixed) - 1 for c in good)
+    assert any("%arg2: tensor" in c for c in good)  # a new argument stands in for a result
+    assert any(rep.size(c) < rep.size(mixed) - 3 for c in good)  # what fed it died too
+
+
+def test_operands_to_arguments_update_the_activity_list(mixed):
+    from reducer import mlir_module as mm, pipeline as pl
+    from reducer.passes.mlir.operands_to_arguments import OperandsToArguments
+
+    good = valid_smaller(mixed, candidates(OperandsToArguments(), mixed))
+    assert good
+    for c in good[:5]:
+        pipeline, module_text = mm.split(c)
+        n_args = len(module_text.split("func.func public @main(")[1].split(")")[0].split("%arg")) - 1
+        assert len(pl.parse(pipeline)[0].option("argTys").split(",")) == n_args
+
+
+def test_unwrap_inline_drop_results_and_unused_functions(mixed):
+    from reducer import mlir_module as mm
+    from reducer.passes.mlir.drop_arguments import DropArguments
+    from reducer.passes.mlir.drop_results import DropResults
+    from reducer.passes.mlir.drop_unused_functions import DropUnusedFunctions
+    from reducer.passes.mlir.inline_calls import InlineCalls
+    from reducer.passes.mlir.unwrap_regions import UnwrapRegions
+
+    rep = mm.MlirModule()
+    unwrapped = valid_smaller(mixed, candidates(UnwrapRegions(), mixed))
+    assert any("stablehlo.case" not in c for c in unwrapped) and any("stablehlo.while" not in c for c in unwrapped)
+    inlined = valid_smaller(mixed, candidates(InlineCalls(), mixed))
+    assert inlined and "call @g" not in inlined[0] and "func.func private @g" not in inlined[0]
+    dropped = valid_smaller(mixed, candidates(DropResults(), mixed))
+    # the first result dropped: the while loop, the case, the call and the sine die with it ...
+    only_max = [c for c in dropped if "stablehlo.maximum" in c and "stablehlo.while" not in c][0]
+    assert "retTys=enzyme_active " in only_max and "call @g" not in only_max and "stablehlo.sine" not in only_max
+    # ... which leaves @g unused and the first argument unused
+    no_g = candidates(DropUnusedFunctions(), only_max)
+    assert no_g and "@g" not in no_g[0] and rep.key(no_g[0]) < rep.key(only_max)
+    no_arg = valid_smaller(only_max, candidates(DropArguments(), only_max))
+    assert no_arg and "argTys=enzyme_active " in no_arg[0] and "%arg1" not in no_arg[0]
+
+
+def test_shrink_tensors_shrinks_types_and_constants():
+    import jax
+    import jax.numpy as jnp
+
+    from reducer import mlir_module as mm
+    from reducer.passes.mlir.shrink_tensors import ShrinkTensors
+
+    import numpy as np
+
+    text = jax.jit(lambda x: x * np.arange(6, dtype=np.float32)).lower(jnp.ones(6)).as_text()
+    program = mm.MlirModule().normalize(text)
+    good = valid_smaller(program, candidates(ShrinkTensors(), program))
+    assert "tensor<1xf32>" in good[0] and "dense<0.000000e+00> : tensor<1xf32>" in good[0]
+    assert any("dense<[0.000000e+00, 1.000000e+00, 2.000000e+00]> : tensor<3xf32>" in c for c in good)
+
+
+def test_drop_attributes_and_canonicalize(mixed):
+    from reducer import mlir_module as mm
+    from reducer.passes.mlir.canonicalize import Canonicalize
+    from reducer.passes.mlir.drop_attributes import DropAttributes
+
+    rep = mm.MlirModule()
+    dropped = valid_smaller(mixed, candidates(DropAttributes(), mixed))
+    assert any("jax.result_info" not in c for c in dropped)
+    assert all(rep.key(c)[4] < rep.key(mixed)[4] for c in dropped)
+    canon = candidates(Canonicalize(), mixed)
+    assert canon and all(rep.verify(c) for c in canon)
+
+
+# -- oracles: in process, in a worker, in a subprocess ---------------------------------------------------------
+@needs_enzyme
+def test_in_process_oracle_classifies_the_pipeline_failure():
+    import oracles
+    from reducer import mlir_module as mm, mlir_run
+
+    pipeline, module_text = mm.split((DATA / "topk_enzyme.mlir").read_text())
+    run = mlir_run.run_here(mlir_run.ENZYME, module_text, pipeline)
+    assert run.returncode == 1 and "Traceback" in run.stderr
+    oracle, sig = oracles.detect(run)
+    assert (sig.family, sig.get("source"), sig.get("op")) == ("adjoint-missing", "enzyme", "chlo.top_k")
+    fine = mlir_run.run_here(mlir_run.ENZYME, module_text, "canonicalize")
+    assert fine.returncode == 0 and oracles.detect(fine) is None
+    broken = mlir_run.run_here(mlir_run.ENZYME, module_text, "no-such-pass")
+    sharp = mlir_run.WithDiagnostic(oracles.detect(broken)[0]).classify(broken)
+    assert "does not refer to a registered pass" in sharp.get("diagnostic")
+    times = [mlir_run.run_here(mlir_run.ENZYME, module_text, pipeline).seconds for _ in range(3)]
+    assert min(times) < 0.5
+
+
+@needs_enzyme
+def test_worker_survives_a_crash_and_reports_its_native_frames():
+    import oracles
+    from reducer import mlir_module as mm, mlir_run
+
+    pipeline, module_text = mm.split((DATA / "sort_crash.mlir").read_text())
+    server = mlir_run.Server()
+    try:
+        crashed = server.run(mlir_run.ENZYME, module_text, pipeline, timeout=120)
+        assert crashed.signal == 11
+        again = server.run(mlir_run.ENZYME, *reversed(mm.split((DATA / "topk_enzyme.mlir").read_text())), timeout=120)
+        assert oracles.detect(again)[1].get("op") == "chlo.top_k"
+    finally:
+        server.close()
+    runner = mlir_run.runner_source(mlir_run.ENZYME, module_text, pipeline, native_frames=True)
+    done = subprocess.run([sys.executable, "-c", runner], capture_output=True, text=True, timeout=300)
+    assert done.returncode == -11 and "native frame: enzyme_call" in done.stderr
+
+
+# -- whole reductions -------------------------------------------------------------------------------------------
+@needs_enzyme
+def test_reduce_enzyme_dump_end_to_end(tmp_path):
+    from reducer import mlir_module as mm, pipeline as pl
+
+    out = tmp_path / "out"
+    done = reducer_cli("reduce", DATA / "topk_enzyme.mlir", "--out", out, "--jobs", "1", "--quiet", timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    repro = (out / "repro.mlir").read_text()
+    rep = mm.MlirModule()
+    assert "chlo.top_k" in rep.ops(repro) and rep.size(repro) <= 3 and "loc(" not in repro
+    pipeline = (out / "pipeline.txt").read_text().strip()
+    assert pl.count_passes(pl.parse(pipeline)) <= 3 and mm.split(repro)[0] == pipeline
+    report = (out / "report.md").read_text()
+    assert "enzymexlamlir-opt --pass-pipeline='builtin.module(" in report and "```mlir" in report
+    for name in ("signature.json", "env.json", "reduce.log", "repro.py"):
+        assert (out / name).exists()
+    again = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 1 and "could not compute the adjoint" in again.stderr and "chlo.top_k" in again.stderr
+
+
+@needs_enzyme
+def test_xla_module_reduces_in_process(tmp_path):
+    from reducer import mlir_module as mm
+    from reducer.mlir_reduce import MlirOptions, MlirReduction
+
+    job = MlirReduction.from_file(DATA / "cusolver_plain.mlir", tmp_path / "xla",
+                                  MlirOptions(isolation="here", verify_runs=1, full_outputs=False))
+    try:
+        result = job.run()
+    finally:
+        job.close()
+    assert result["kind"] == "xla" and result["signature"]["family"] == "crash"
+    assert "NOT_FOUND" in result["signature"]["fields"]["detail"]
+    assert result["final_ops"] <= 3 and "stablehlo.custom_call" in result["ops"]
+    assert not mm.split((tmp_path / "xla" / "repro.mlir").read_text())[0]  # no pipeline: XLA's compiler
+    assert result["per_second"] >= 20, result
+
+
+@needs_enzyme
+def test_a_crash_is_established_in_a_subprocess(tmp_path):
+    from reducer.mlir_reduce import MlirOptions, MlirReduction
+
+    job = MlirReduction.from_file(DATA / "sort_crash.mlir", tmp_path / "crash", MlirOptions(full_outputs=False))
+    try:
+        oracle, sig, run = job.establish()
+    finally:
+        job.close()
+    assert job.isolation == "subprocess" and run.signal == 11
+    assert sig.family == "crash" and sig.get("native").startswith("enzyme_call")
+
+
+def test_malformed_mlir_gives_one_line_and_status_9(tmp_path):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text('module {\n  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n    %0 = stablehlo.add %a\n')
+    done = reducer_cli("reduce", bad, "--out", tmp_path / "out", timeout=120)
+    assert done.returncode == 9
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "bad.mlir" in done.stderr and "not a valid MLIR module" in done.stderr
