@@ -99,9 +99,9 @@ def main() -> None:
               f"{r['per_second']}/s, {r['isolation']}; verified: {r['verified']}", file=sys.stderr, flush=True)
     print()
     print(f"| {'input':38} | kind   | ops before | ops after | passes before | passes after | seconds | candidates "
-          f"| cand/s | verified |")
+          f"| cand/s | candidates run in | verified |")
     print(f"|{'-' * 40}|--------|-----------:|----------:|--------------:|-------------:|--------:|-----------:"
-          f"|-------:|----------|")
+          f"|-------:|-------------------|----------|")
     for row in rows:
         if len(row) == 2:
             print(f"| {row[0]:38} | —      | {row[1]} |")
@@ -109,7 +109,7 @@ def main() -> None:
         name, r, seconds = row
         print(f"| {name:38} | {r['kind']:6} | {r['original_ops']:10} | {r['final_ops']:9} | {r['original_passes']:13} "
               f"| {r['final_passes']:12} | {seconds:7.1f} | {r['tested']:10} | {r['per_second']:6.1f} "
-              f"| {r['verified'].split(' (')[0]:8} |")
+              f"| {r['isolation']:17} | {r['verified'].split(' (')[0]:8} |")
     print(f"\noutputs in {out}")
 
 

@@ -62,8 +62,11 @@ class AdjointMissing(Oracle):
             _, op, target = min(ops, key=lambda o: o[0])
             fields = [("source", "enzyme"), ("op", op)] + ([("target", target)] if target else [])
             shown = f"`{op}`" + (f" (`{target}`)" if target else "")
+            wanted = target or op
+            lines = [line for line in text.splitlines() if "could not compute the adjoint" in line and wanted in line]
+            header = [line for line in text.splitlines() if "Failed to parse pipeline" in line or "Pipeline failed" in line]
             return Signature(self.name, tuple(fields), f"Enzyme-JAX: no adjoint for {shown}",
-                             excerpt(text, "could not compute the adjoint", 2, 4))
+                             "\n".join(dict.fromkeys(header[-2:] + lines[-2:])))
         for pattern, mode in JAX_RULES:
             m = pattern.search(text)
             if m:

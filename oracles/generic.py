@@ -37,7 +37,6 @@ class Script(Oracle):
     """Runs `COMMAND FILE` on the candidate source; exit 0 = the candidate is still interesting."""
 
     name = "script"
-    runs_itself = True
 
     def __init__(self, command: str, timeout: float = 300.0):
         self.argv = shlex.split(command)

@@ -119,9 +119,9 @@ def reduce(
     mode = "json" if json_out else ("quiet" if quiet or not err.is_terminal else "rich")
     display = Display(mode, job.rep.size(job.source))
     job.on_event = display.event
-    job._log_cb = display.log if mode == "rich" else (lambda line: None)
+    job.log_sink = display.log if mode == "rich" else (lambda line: None)
     if mode == "quiet" and not quiet:
-        job._log_cb = lambda line: print(line, file=sys.stderr, flush=True)
+        job.log_sink = lambda line: print(line, file=sys.stderr, flush=True)
 
     def interrupt(signum, frame):
         job.stop.set()

@@ -44,7 +44,7 @@ LABELS = {REPRODUCES: "still reproduces", FIXED: "fixed", CHANGED: "changed", SK
 MAX_ORIGINAL_LINES = 300
 MAX_ORIGINAL_CHARS = 20_000
 #: files of a `reducer reduce` output folder that belong in a case, beyond repro.py and report.md
-EXTRA_FILES = ("repro.mlir", "pipeline.txt")
+EXTRA_FILES = ("repro.mlir", "pipeline.txt", "repro_mlir.py")
 
 
 # -- TOML ------------------------------------------------------------------------------------------
@@ -464,7 +464,10 @@ def add(out: Path, root: Path, force: bool = False, original: Path | None = None
             (staging / "report.md").write_text(report)
         for name in EXTRA_FILES:
             if (out / name).is_file():
-                shutil.copyfile(out / name, staging / name)
+                text = (out / name).read_text()
+                if title and name.endswith(".py"):
+                    text = re.sub(r"\A# Reproducer for: .*", lambda _: f"# Reproducer for: {title}", text, count=1)
+                (staging / name).write_text(text)
         if keep_original:
             shutil.copyfile(source, staging / "original.py")
         case.folder = staging
@@ -517,8 +520,14 @@ def refresh_report(folder: Path, timeout: float | None = None) -> tuple[Path, st
         seconds=float(origin.get("seconds", 0) or 0), tested=int(origin.get("tested", 0) or 0),
         accepted=int(origin.get("accepted", 0) or 0), cache_hits=int(origin.get("cache_hits", 0) or 0),
         verified=verified, levels=list(origin.get("levels") or ["source"]))
-    mlir = (folder / "repro.mlir").read_text() if (folder / "repro.mlir").is_file() else None
-    text = emit.report(code, dataclasses.replace(sig, title=title), excerpt, info, summary, mlir=mlir,
-                       private_paths=tuple(private))
+    ir = {}
+    if (folder / "repro.mlir").is_file():
+        ir["mlir"] = (folder / "repro.mlir").read_text()
+        if (folder / "pipeline.txt").is_file():
+            ir["pipeline"] = (folder / "pipeline.txt").read_text().strip()
+        if (folder / "repro_mlir.py").is_file():
+            ir["mlir_runner"] = "repro_mlir.py"
+    text = emit.report(code, dataclasses.replace(sig, title=title), excerpt, info, summary,
+                       private_paths=tuple(private), **ir)
     write_atomic(folder / "report.md", text)
     return folder / "report.md", status, detail

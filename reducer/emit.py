@@ -12,6 +12,15 @@ from oracles.base import Signature
 from reducer import env as envmod
 from reducer.files import scrub
 
+#: what JAX function lowers to a LAPACK custom call, by the routine in its target name
+LAPACK_ROUTINES = {"potrf": "jnp.linalg.cholesky", "trsm": "jax.scipy.linalg.solve_triangular",
+                   "syevd": "jnp.linalg.eigh", "heevd": "jnp.linalg.eigh", "geqrf": "jnp.linalg.qr",
+                   "orgqr": "jnp.linalg.qr", "ungqr": "jnp.linalg.qr", "gesdd": "jnp.linalg.svd",
+                   "gesvd": "jnp.linalg.svd", "getrf": "jnp.linalg.lu", "geev": "jnp.linalg.eig",
+                   "gees": "jax.scipy.linalg.schur", "gehrd": "jax.scipy.linalg.hessenberg",
+                   "sytrd": "jax.lax.linalg.tridiagonal"}
+MAX_LINE = 300
+
 GRADIENT_CHECK_NOTE = ("the verdict comes from reducer's harness, which compares each Enzyme-JAX gradient "
                        "with JAX's own AD of the same function")
 
@@ -49,10 +58,24 @@ def reproducer(code: str, sig: Signature, info: dict, summary: ReductionSummary)
     return "\n".join(header) + "\n" + code
 
 
+def jax_function_for(target: str) -> str | None:
+    """`jnp.linalg.cholesky` for `lapack_spotrf_ffi`, and so on."""
+    for routine, function in LAPACK_ROUTINES.items():
+        if routine in target:
+            return function
+    return None
+
+
+def trim(text: str) -> str:
+    return "\n".join(line if len(line) <= MAX_LINE else line[:MAX_LINE] + " …" for line in text.splitlines())
+
+
 def _what_happens(sig: Signature) -> str:
     f = sig.family
     if f == "adjoint-missing" and sig.get("source") == "enzyme":
-        target = f" (custom call target `{sig.get('target')}`)" if sig.get("target") else ""
+        function = jax_function_for(sig.get("target"))
+        target = (f" (custom call target `{sig.get('target')}`" + (f", what `{function}` lowers to" if function else "")
+                  + ")") if sig.get("target") else ""
         return (f"Differentiating the program in reverse mode through Enzyme-JAX (`enzyme_jax_ir`) fails while "
                 f"running the Enzyme MLIR pass pipeline: Enzyme reports `could not compute the adjoint for this "
                 f"operation` for `{sig.get('op')}`{target}, and JAX raises the pipeline error.")
@@ -104,7 +127,7 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
            mlir_runner: str | None = None) -> str:
     out = [f"# {sig.title or sig}", "", _what_happens(sig), "", "## Reproducer", "",
            f"Run with `{run_command(sig)}`:", "", "```python", code.rstrip(), "```", ""]
-    out += ["## What happens", "", "```", scrub(run_excerpt.strip(), *private_paths) or "(no output)", "```", ""]
+    out += ["## What happens", "", "```", trim(scrub(run_excerpt.strip(), *private_paths)) or "(no output)", "```", ""]
     out += ["## What was expected", "", _expected(sig), ""]
     if mlir:
         out += ["## Module before AD", "", "```mlir", mlir.rstrip(), "```", ""]

@@ -65,6 +65,9 @@ def report(module_text: str, pipeline: str | None, runner_text: str, sig: Signat
     out = [f"# {sig.title or sig}", "", emit._what_happens(sig), "", "## Reproducer", ""]
     out += reproduce_section(module_text, pipeline, runner_text, summary.kind, runner_name=runner_name)
     out += ["## What happens", "", "```", scrub(run_excerpt.strip(), *private_paths) or "(no output)", "```", ""]
+    if sig.family == "crash" and sig.get("native"):
+        out += ["The native frames (shared object + offset, innermost first) come from a signal handler reducer "
+                f"adds to every candidate; with symbols: `gdb -batch -ex run -ex bt --args python {runner_name}`.", ""]
     out += ["## What was expected", "", emit._expected(sig), ""]
     out += ["## Environment", "", "```", envmod.render(info), "```", ""]
     passes = (f", pipeline {summary.original_passes} → {summary.final_passes} passes"

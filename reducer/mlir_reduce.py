@@ -15,6 +15,7 @@ interpreters and written as `repro.mlir`, `pipeline.txt`, the runner `repro.py`,
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import queue
 import re
@@ -36,7 +37,7 @@ from reducer.errors import BAD_MLIR, NO_FAILURE, NOT_FOUND, NOT_TEXT, OTHER_FAIL
 from reducer.files import write_atomic
 from reducer.mlir_run import ENZYME, XLA
 from reducer.passes.mlir import _ir, mlir_passes
-from reducer.passes.pipeline import pipeline_passes
+from reducer.passes.pipeline import PIPELINE_PASSES, pipeline_passes
 from reducer.sandbox import Limits, RunResult, Sandbox
 
 DUMPED = re.compile(r"Enzyme MLIR dumped to (?P<path>\S+\.mlir)")
@@ -97,16 +98,16 @@ def culprit_of(sig: Signature) -> tuple[str, str] | None:
 class _Servers:
     """Warm workers, one per job, lent to one candidate at a time."""
 
-    def __init__(self, n: int):
-        self.all = [mlir_run.Server() for _ in range(max(1, n))]
+    def __init__(self, n: int, platform: str = "cpu"):
+        self.all = [mlir_run.Server(platform=platform) for _ in range(max(1, n))]
         self.free: queue.Queue = queue.Queue()
         for s in self.all:
             self.free.put(s)
 
-    def run(self, kind, module_text, pipeline, timeout, cancel) -> RunResult:
+    def run(self, kind, module_text, pipeline, timeout) -> RunResult:
         server = self.free.get()
         try:
-            return server.run(kind, module_text, pipeline, timeout, cancel)
+            return server.run(kind, module_text, pipeline, timeout)
         finally:
             self.free.put(server)
 
@@ -173,7 +174,7 @@ class MlirReduction:
     def run_candidate(self, program: str, cancel: threading.Event | None = None, fresh: bool = False) -> RunResult:
         pipeline, module_text = mm.split(program)
         if self.isolation == "worker" and not fresh:
-            return self.servers.run(self.kind, module_text, pipeline, self.limits.timeout, cancel)
+            return self.servers.run(self.kind, module_text, pipeline, self.limits.timeout)
         if self.isolation == "here" and not fresh:
             return mlir_run.run_here(self.kind, module_text, pipeline)
         return self.sandbox.run(mlir_run.runner_source(self.kind, module_text, pipeline, native_frames=True),
@@ -194,6 +195,11 @@ class MlirReduction:
                                    OTHER_FAILURE)
             self.isolation = "script"
             return self.oracle_spec, self.oracle_spec.signature(), RunResult(0, "", "", 0.0)
+        if importlib.util.find_spec("enzyme_ad") is None:
+            if self.header:
+                raise ReducerError(f"{self.source_name}: running its Enzyme-JAX pipeline needs enzyme-ad "
+                                   f"(pip install enzyme-ad)", OTHER_FAILURE)
+            attempts = [a for a in attempts if a[0] != ENZYME]
         seen = []
         for kind, pipeline in attempts:
             self.kind = kind
@@ -207,8 +213,9 @@ class MlirReduction:
         else:
             run = seen[-1][1]
             if all(r.returncode == 0 for _, r in seen):
-                tried = " nor ".join("Enzyme-JAX's pipeline" if k == ENZYME else "XLA's compiler" for k, _ in seen)
-                raise ReducerError(f"{self.source_name}: does not fail ({tried}): nothing to reduce", NO_FAILURE)
+                tried = ["Enzyme-JAX's pipeline" if k == ENZYME else "XLA's compiler" for k, _ in seen]
+                who = f"neither {tried[0]} nor {tried[1]} fails" if len(tried) == 2 else f"{tried[0]} does not fail"
+                raise ReducerError(f"{self.source_name}: does not fail ({who} on it): nothing to reduce", NO_FAILURE)
             other = oracles.detect(run, self.options.platform)
             what = str(other[1]) if other else (run.output.strip().splitlines() or ["no output"])[-1][:200]
             raise ReducerError(f"{self.source_name}: fails, but not as --oracle {self.options.oracle} expects; "
@@ -220,7 +227,7 @@ class MlirReduction:
         else:
             self.isolation = self.options.isolation or "worker"
             if self.isolation == "worker":
-                self.servers = _Servers(self.options.jobs)
+                self.servers = _Servers(self.options.jobs, self.options.platform)
             again = self.run_candidate(self.original)
             if not oracle.judge(sig, again)[0]:
                 self.log(f"in-process run differs from the subprocess run; candidates run in subprocesses")
@@ -289,9 +296,12 @@ class MlirReduction:
                 engine = self._engine(pipe_rep, pipeline_passes(), pipeline_test, stats,
                                       lambda best, m=module_text: write_atomic(best_file, mm.join(best, m)), deadline)
                 program = mm.join(engine.reduce(pipeline), module_text)
-            engine = self._engine(self.rep, mlir_passes(culprit), test, stats,
-                                  lambda best: write_atomic(best_file, best), deadline)
+            passes = mlir_passes(culprit)
+            engine = self._engine(self.rep, passes, test, stats, lambda best: write_atomic(best_file, best), deadline)
             program = engine.reduce(program)
+            for p in passes:
+                if p.errors:
+                    self.log(f"pass {p.name} stopped early {len(p.errors)} time(s): {p.errors[0][:200]}")
             pipeline = mm.split(program)[0]
             self.log(f"round: {self.rep.size(program)} operations, {pipe_rep.size(pipeline) if pipeline else 0} "
                      f"passes, {stats.tested} tested")
@@ -436,9 +446,12 @@ def cli_reduce(path: Path, out: Path | None, oracle: str, timeout: float | None,
         if not quiet and not json_out:
             print(line, file=sys.stderr, flush=True)
 
+    pipeline_pass_names = {cls.name for cls in PIPELINE_PASSES}
+
     def event(e: Event) -> None:
         if json_out and e.kind == "accept":
-            print(json.dumps({"event": "accept", "pass": e.pass_name, "operations": e.size,
+            what = "passes" if e.pass_name in pipeline_pass_names else "operations"
+            print(json.dumps({"event": "accept", "pass": e.pass_name, what: e.size,
                               "tested": e.stats.tested, "seconds": round(e.stats.seconds, 1)}),
                   file=sys.stderr, flush=True)
 

@@ -89,12 +89,12 @@ def run_here(kind: str, module_text: str, pipeline: str | None) -> RunResult:
 class Server:
     """A warm worker that runs candidates in its own process, one at a time."""
 
-    def __init__(self, python: str = sys.executable, env: dict | None = None):
+    def __init__(self, python: str = sys.executable, env: dict | None = None, platform: str = "cpu"):
         self.python = python
         self.env = dict(env or os.environ)
+        self.env["JAX_PLATFORMS"] = "cuda" if platform == "gpu" else "cpu"
         self.env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + ([self.env["PYTHONPATH"]]
                                                                      if self.env.get("PYTHONPATH") else []))
-        self.env.setdefault("JAX_PLATFORMS", "cpu")
         self.env["PYTHONFAULTHANDLER"] = "1"
         self.proc: subprocess.Popen | None = None
         self.scratch = Path(tempfile.mkdtemp(prefix="reducer-mlir-worker-"))
@@ -125,8 +125,9 @@ class Server:
         line, self.buffer = self.buffer.split(b"\n", 1)
         return line
 
-    def run(self, kind: str, module_text: str, pipeline: str | None, timeout: float = 120.0,
-            cancel: threading.Event | None = None) -> RunResult:
+    def run(self, kind: str, module_text: str, pipeline: str | None, timeout: float = 120.0) -> RunResult:
+        """Run one candidate; a candidate that outlives `timeout` stops the worker (started again
+        for the next one)."""
         warming = 0.0
         if self.proc is None or self.proc.poll() is not None:
             self._start()

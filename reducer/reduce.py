@@ -128,7 +128,7 @@ class Reduction:
         self.resume = resume
         self.on_event = on_event or (lambda e: None)
         self.log_lines: list[str] = []
-        self._log_cb = log or (lambda line: None)
+        self.log_sink = log or (lambda line: None)
         self.stop = threading.Event()
         self.rep = PythonSource()
         self.scratch = Path(tempfile.mkdtemp(prefix="reducer-"))
@@ -149,7 +149,7 @@ class Reduction:
     def log(self, line: str) -> None:
         stamped = f"[{time.strftime('%H:%M:%S')}] {line}"
         self.log_lines.append(stamped)
-        self._log_cb(line)
+        self.log_sink(line)
 
     def close(self) -> None:
         self.sandbox.close()
@@ -259,10 +259,16 @@ class Reduction:
         last_ok = next((r for r, (ok, _) in zip(runs, verdicts) if ok), runs[-1])
         if good == n:
             return f"yes ({good}/{n} runs show the same signature)", last_ok
-        seen = {str(s) for ok, s in verdicts if not ok}
+        seen = {str(s) for ok, s in verdicts if not ok and s is not None} or {"no failure"}
         if good:
             return f"only {good}/{n} runs show the signature (nondeterministic); others: {', '.join(seen)}", last_ok
-        return f"no: 0/{n} runs show the signature; saw {', '.join(seen) or 'no failure'}", last_ok
+        # before concluding, ask whether the original still fails: lost by reduction, or gone for both
+        again = self.sandbox.run(self.source, self.limits, fresh=True)
+        if est.oracle.judge(est.signature, again)[0]:
+            return (f"no: the failure was lost (0/{n} runs of the result show it, the original still does; "
+                    f"saw {', '.join(seen)})"), last_ok
+        return (f"no: nondeterministic (0/{n} runs of the result and a new run of the original show it; "
+                f"saw {', '.join(seen)})"), last_ok
 
     # -- resuming ---------------------------------------------------------------------------
     def _state(self, est: Established, stats, previous: dict) -> dict:

@@ -167,3 +167,9 @@ def test_eta_reduce():
     from reducer.passes.source.eta_reduce import EtaReduce
     got = proposals(EtaReduce(), "g = jax.grad(lambda p, x: loss(p, x))\nh = lambda p: p(p)\n")
     assert got == [norm("g = jax.grad(loss)\nh = lambda p: p(p)")]
+
+
+def test_drop_arguments_of_a_named_function_through_transformations():
+    src = "f = lambda a, b: g(a)\njax.jit(jax.grad(f))(1.0, 2.0)\njax.grad(f)(1.0, 2.0)\n"
+    got = proposals(DropArguments(), src)
+    assert norm("f = lambda a: g(a)\njax.jit(jax.grad(f))(1.0)\njax.grad(f)(1.0)") in got

@@ -28,11 +28,11 @@ from reducer.passes.source.unwrap_blocks import UnwrapBlocks
 SOURCE_PASSES = [
     RemoveUnused,
     UnwrapBlocks,
+    ScalarizeArrays,
     DeleteStatements,
     InlineCalls,
     ConfigDefaults,
     InlineVariables,
-    ScalarizeArrays,
     HoistSubexpressions,
     ReplaceWithConstants,
     DropDecorators,

@@ -36,7 +36,23 @@ MLIR_PASSES = [
 ]
 
 
+class Guarded:
+    """A pass that stops proposing, instead of ending the reduction, when it meets a module it
+    cannot handle (an exception while building a candidate); `errors` keeps what happened."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.name = inner.name
+        self.errors: list[str] = []
+
+    def candidates(self, program: str):
+        try:
+            yield from self.inner.candidates(program)
+        except Exception as exc:
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+
+
 def mlir_passes(culprit: tuple[str, str] | None = None) -> list:
     """The IR passes; `culprit` (operation name, custom-call target) is the operation the failure
     names, when it names one."""
-    return [cls(culprit) if cls is IsolateCulprit else cls() for cls in MLIR_PASSES]
+    return [Guarded(cls(culprit) if cls is IsolateCulprit else cls()) for cls in MLIR_PASSES]

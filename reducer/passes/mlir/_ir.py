@@ -37,11 +37,13 @@ class Edit:
         self.context.__exit__(*exc)
 
     # -- functions ------------------------------------------------------------------------------
-    def functions(self) -> list:
-        return [op for op in self.module.body.operations if op.operation.name == "func.func"]
+    def functions(self, declarations: bool = False) -> list:
+        """The module's functions with a body (and, when asked, the bodiless declarations too)."""
+        return [op for op in self.module.body.operations if op.operation.name == "func.func"
+                and (declarations or len(op.operation.regions[0].blocks) > 0)]
 
     def function(self, name: str):
-        for f in self.functions():
+        for f in self.functions(declarations=True):
             if func_name(f) == name:
                 return operation(f)
         return None
@@ -50,7 +52,7 @@ class Edit:
         named = pl.entry_function(self.pipeline)
         if named:
             return named
-        names = [func_name(f) for f in self.functions()]
+        names = [func_name(f) for f in self.functions(declarations=True)]
         if "main" in names:
             return "main"
         public = [func_name(f) for f in self.functions() if visibility(f) == "public"]

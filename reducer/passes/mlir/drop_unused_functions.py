@@ -1,5 +1,5 @@
-"""Drop functions nothing refers to (all at once, then one at a time); the function the pipeline
-differentiates, or the module's entry point, stays."""
+"""Drop functions (and declarations) nothing refers to, all at once, then one at a time; the
+function the pipeline differentiates, or the module's entry point, stays."""
 from __future__ import annotations
 
 from reducer.mlir_graph import operation
@@ -9,7 +9,8 @@ from reducer.passes.mlir import _ir
 def unused(e: _ir.Edit) -> list[int]:
     used = _ir.used_symbols(e.module)
     entry = e.entry_name()
-    return [fi for fi, f in enumerate(e.functions()) if _ir.func_name(f) not in used and _ir.func_name(f) != entry]
+    return [fi for fi, f in enumerate(e.functions(declarations=True))
+            if _ir.func_name(f) not in used and _ir.func_name(f) != entry]
 
 
 class DropUnusedFunctions:
@@ -23,7 +24,7 @@ class DropUnusedFunctions:
         groups = ([positions] if len(positions) > 1 else []) + [[fi] for fi in positions]
         for group in groups:
             with _ir.Edit(program) as e:
-                functions = e.functions()
+                functions = e.functions(declarations=True)
                 for fi in group:
                     operation(functions[fi]).erase()
                 out = e.text()

@@ -13,7 +13,7 @@ def inline(e: _ir.Edit, call) -> bool:
     name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
     callee = e.function(name)
     caller = _ir.function_of(call)
-    if callee is None or caller is None or not callee.regions[0].blocks or caller == callee:
+    if callee is None or caller is None or len(callee.regions[0].blocks) == 0 or caller == callee:
         return False
     copy = callee.clone(ip=False)
     block = copy.regions[0].blocks[0]

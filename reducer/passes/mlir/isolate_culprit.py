@@ -81,7 +81,7 @@ def alone(e: _ir.Edit, op) -> None:
     for nested, k, v in captured(copy):
         nested.operands[k] = block.arguments[n + next(i for i, w in enumerate(outside) if w == v)]
     func_d.ReturnOp(list(copy.results), ip=ir.InsertionPoint(block))
-    for f in e.functions():
+    for f in e.functions(declarations=True):
         if operation(f) != operation(new):
             operation(f).erase()
     make_entry(e, new, entry, fresh_arguments=False)
@@ -123,7 +123,7 @@ class IsolateCulprit:
                     if how(e, e.ops[i]) is False:
                         continue
                     mlir_graph.remove_dead(e.module)
-                    for f in e.functions():  # functions the slice no longer calls
+                    for f in e.functions(declarations=True):  # functions the slice no longer calls
                         if _ir.func_name(f) != e.entry_name() and _ir.func_name(f) not in _ir.used_symbols(e.module):
                             operation(f).erase()
                     out = e.text()

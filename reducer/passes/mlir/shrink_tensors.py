@@ -4,7 +4,6 @@ elements. Largest sizes first, smallest replacement first; candidates the verifi
 slice bound that no longer fits, say) never run."""
 from __future__ import annotations
 
-from reducer.mlir_graph import operation
 from reducer.passes.mlir import _ir
 
 

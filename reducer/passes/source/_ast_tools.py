@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from typing import Callable, Iterator
+from typing import Iterator
 
 STMT_FIELDS = ("body", "orelse", "finalbody")
 
@@ -27,31 +27,6 @@ def dump(tree: ast.AST) -> str:
 
 def nodes(tree: ast.AST, kind: type | tuple = ast.AST) -> list[ast.AST]:
     return [n for n in ast.walk(tree) if isinstance(n, kind)]
-
-
-def edits(source: str, kind, make: Callable[[ast.AST, ast.Module], Iterator[Callable[[], bool]]]) -> Iterator[str]:
-    """For each node of `kind`, the candidates produced by the edit functions `make` yields.
-
-    `make(node, tree)` yields zero-argument functions; each one, called on a fresh parse where
-    `node` is the same-numbered node, mutates the tree and returns False when it does not apply.
-    """
-    tree = parse(source)
-    if tree is None:
-        return
-    count = len(nodes(tree, kind))
-    for i in range(count):
-        probe = parse(source)
-        n_edits = sum(1 for _ in make(nodes(probe, kind)[i], probe))
-        for j in range(n_edits):
-            fresh = parse(source)
-            target = nodes(fresh, kind)[i]
-            edit = next(e for k, e in enumerate(make(target, fresh)) if k == j)
-            try:
-                if edit() is False:
-                    continue
-                yield dump(fresh)
-            except (ValueError, TypeError, AttributeError, IndexError, RecursionError):
-                continue
 
 
 def statement_lists(tree: ast.AST) -> list[tuple[ast.AST, str]]:

@@ -30,7 +30,18 @@ def _callers(tree: ast.AST, fn) -> list[ast.Call]:
                 name = n.targets[0].id
     if name is None:
         return []
-    return [c for c in t.nodes(tree, ast.Call) if isinstance(c.func, ast.Name) and c.func.id == name]
+
+    def named(node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id == name
+
+    def transformed(node: ast.expr) -> bool:  # jax.jit(jax.grad(enzyme_jax_ir()(f)))
+        while isinstance(node, ast.Call) and node.args:
+            node = node.args[0]
+            if named(node):
+                return True
+        return False
+
+    return [c for c in t.nodes(tree, ast.Call) if named(c.func) or transformed(c.func)]
 
 
 class DropArguments:

@@ -18,9 +18,26 @@ def _children(node: ast.expr) -> list[ast.expr]:
     return [k for k in kids if not isinstance(getattr(k, "ctx", None), ast.Store)]
 
 
-def _applies(node: ast.AST) -> bool:
-    return (isinstance(node, ast.expr) and not isinstance(node, SKIP)
-            and not isinstance(getattr(node, "ctx", None), ast.Store | ast.Del))
+def _module_names(tree: ast.AST) -> set[str]:
+    names = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            names |= {(a.asname or a.name).split(".")[0] for a in n.names}
+    return names
+
+
+def _root(node: ast.expr) -> ast.expr:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node
+
+
+def _targets(tree: ast.AST) -> list[ast.expr]:
+    """Expressions worth replacing; `jax.numpy.linalg` style module paths are left alone."""
+    modules = _module_names(tree)
+    return [n for n in t.nodes(tree) if isinstance(n, ast.expr) and not isinstance(n, SKIP)
+            and not isinstance(getattr(n, "ctx", None), ast.Store | ast.Del)
+            and not (isinstance(n, ast.Attribute) and isinstance(_root(n), ast.Name) and _root(n).id in modules)]
 
 
 class HoistSubexpressions:
@@ -30,11 +47,11 @@ class HoistSubexpressions:
         tree = t.parse(source)
         if tree is None:
             return
-        count = len([n for n in t.nodes(tree) if _applies(n)])
+        count = len(_targets(tree))
         for i in range(count):
-            probe = [n for n in t.nodes(t.parse(source)) if _applies(n)][i]
+            probe = _targets(t.parse(source))[i]
             for j in range(len(_children(probe))):
                 fresh = t.parse(source)
-                node = [n for n in t.nodes(fresh) if _applies(n)][i]
+                node = _targets(fresh)[i]
                 if t.replace_node(fresh, node, _children(node)[j]):
                     yield t.dump(fresh)

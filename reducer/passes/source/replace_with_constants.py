@@ -1,4 +1,4 @@
-"""Replace an expression by a plain constant (`1.0`, then `None`): whole sub-computations such as
+"""Replace an expression by the constant `1.0`: whole sub-computations such as
 `jax.random.normal(key, (16, 6))` or `params["enc"]` often matter only as "some number"."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import ast
 from reducer.passes.source import _ast_tools as t
 
 SIMPLE = (ast.Constant, ast.Name, ast.Starred, ast.Slice, ast.FormattedValue, ast.JoinedStr, ast.Lambda)
-VALUES = (1.0, None)
+VALUES = (1.0,)
 
 
 def _applies(n: ast.AST) -> bool:
