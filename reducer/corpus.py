@@ -522,7 +522,10 @@ def refresh_report(folder: Path, timeout: float | None = None) -> tuple[Path, st
         verified=verified, levels=list(origin.get("levels") or ["source"]))
     ir = {}
     if (folder / "repro.mlir").is_file():
-        ir["mlir"] = (folder / "repro.mlir").read_text()
+        lines = (folder / "repro.mlir").read_text().splitlines()
+        while lines and lines[0].startswith("//"):  # the pipeline, shown on its own below
+            lines.pop(0)
+        ir["mlir"] = "\n".join(lines) + "\n"
         if (folder / "pipeline.txt").is_file():
             ir["pipeline"] = (folder / "pipeline.txt").read_text().strip()
         if (folder / "repro_mlir.py").is_file():

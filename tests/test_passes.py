@@ -173,3 +173,31 @@ def test_drop_arguments_of_a_named_function_through_transformations():
     src = "f = lambda a, b: g(a)\njax.jit(jax.grad(f))(1.0, 2.0)\njax.grad(f)(1.0, 2.0)\n"
     got = proposals(DropArguments(), src)
     assert norm("f = lambda a: g(a)\njax.jit(jax.grad(f))(1.0)\njax.grad(f)(1.0)") in got
+
+
+def test_remove_unused_sees_through_lambda_parameters():
+    got = proposals(RemoveUnused(), "theta = g(lambda theta: theta)\n")
+    assert norm("g(lambda theta: theta)") in got
+
+
+def test_hoist_reaches_into_tuple_arguments():
+    got = proposals(HoistSubexpressions(), "z = solve((chol(a), True), y)\n")
+    assert norm("z = chol(a)") in got
+
+
+def test_sizes_become_the_integer_one():
+    got = proposals(ReplaceWithConstants(), "e = eye(x.shape[0])\n")
+    assert norm("e = eye(1)") in got and norm("e = eye(1.0)") not in got
+
+
+def test_unwrap_loop_by_its_first_iteration():
+    got = proposals(UnwrapBlocks(), "for layer in params:\n    x = f(layer['b'])\n")
+    assert norm("x = f(params[0]['b'])") in got
+
+
+def test_eta_reduce_through_bound_names_and_nested_transformations():
+    from reducer.passes.source.eta_reduce import EtaReduce
+    src = "jax.jit(lambda p, x: jax.grad(e(lambda p, x: f(p)))(p, x))(1.0, 2.0)\n"
+    assert norm("jax.jit(jax.grad(e(lambda p, x: f(p))))(1.0, 2.0)") in proposals(EtaReduce(), src)
+    got = proposals(DropArguments(), "jax.jit(jax.grad(e(lambda p, x: f(p))))(1.0, 2.0)\n")
+    assert norm("jax.jit(jax.grad(e(lambda p: f(p))))(1.0)") in got

@@ -78,6 +78,36 @@ def loaded_names(tree: ast.AST) -> set[str]:
     return used
 
 
+def free_loads(tree: ast.AST) -> set[str]:
+    """Names read where they are not a parameter of an enclosing lambda or function (so that
+    `lambda theta: theta` does not count as a use of a module-level `theta`)."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST, bound: frozenset) -> None:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store) and node.id not in bound:
+            found.add(node.id)
+        if isinstance(node, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef):
+            a = node.args
+            params = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
+            params |= {p.arg for p in (a.vararg, a.kwarg) if p is not None}
+            for d in a.defaults + [d for d in a.kw_defaults if d is not None]:
+                visit(d, bound)
+            for d in getattr(node, "decorator_list", []):
+                visit(d, bound)
+            inner = bound | params
+            for child in (node.body if isinstance(node.body, list) else [node.body]):
+                visit(child, inner)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, bound)
+
+    visit(tree, frozenset())
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Global | ast.Nonlocal):
+            found.update(n.names)
+    return found
+
+
 def name_uses(tree: ast.AST, name: str) -> int:
     return sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
                and not isinstance(n.ctx, ast.Store))

@@ -19,8 +19,14 @@ def _unused_params(fn) -> list[int]:
 
 def _callers(tree: ast.AST, fn) -> list[ast.Call]:
     """Calls that pass arguments to `fn`: by its name, or `transform(fn)(…)` as in `jax.grad(f)(x, y)`."""
-    direct = [c for c in t.nodes(tree, ast.Call) if isinstance(c.func, ast.Call) and c.func.args
-              and c.func.args[0] is fn]
+    def wraps_fn(node: ast.expr) -> bool:  # jax.jit(jax.grad(enzyme_jax_ir()(lambda ...)))
+        while isinstance(node, ast.Call) and node.args:
+            node = node.args[0]
+            if node is fn:
+                return True
+        return False
+
+    direct = [c for c in t.nodes(tree, ast.Call) if wraps_fn(c.func)]
     if direct:
         return direct
     name = fn.name if isinstance(fn, ast.FunctionDef) else None

@@ -14,7 +14,7 @@ def _reducible(n: ast.AST) -> bool:
         return False
     params = [p.arg for p in a.args]
     passed = [x.id if isinstance(x, ast.Name) else None for x in n.body.args]
-    return passed == params and not (t.loaded_names(n.body.func) & set(params))
+    return passed == params and not (t.free_loads(n.body.func) & set(params))
 
 
 class EtaReduce:

@@ -1,5 +1,6 @@
 """Replace an expression by one of its sub-expressions (`jnp.mean((f(x) - y) ** 2)` becomes
-`(f(x) - y) ** 2`, then `f(x) - y`, then `f(x)`), outer expressions first."""
+`(f(x) - y) ** 2`, then `f(x) - y`, then `f(x)`), outer expressions first, smaller sub-expressions
+first."""
 from __future__ import annotations
 
 import ast
@@ -10,12 +11,16 @@ SKIP = (ast.Name, ast.Constant, ast.Starred, ast.FormattedValue, ast.JoinedStr, 
 
 
 def _children(node: ast.expr) -> list[ast.expr]:
+    """Direct sub-expressions; the elements of a tuple or list argument count as direct too, so
+    that `solve((chol, True), y)` can become `chol` in one step."""
     if isinstance(node, ast.Lambda):
         return [node.body]
     kids = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr) and not isinstance(c, ast.Starred)]
     if isinstance(node, ast.Call):
         kids += [k.value for k in node.keywords]
-    return [k for k in kids if not isinstance(getattr(k, "ctx", None), ast.Store)]
+        kids += [e for a in node.args if isinstance(a, ast.Tuple | ast.List) for e in a.elts]
+    kids = [k for k in kids if not isinstance(getattr(k, "ctx", None), ast.Store) and not isinstance(k, ast.Starred)]
+    return sorted(kids, key=lambda k: len(ast.unparse(k)))  # the biggest cut first
 
 
 def _module_names(tree: ast.AST) -> set[str]:

@@ -23,7 +23,7 @@ def _defined(stmt: ast.stmt) -> set[str] | None:
 
 def _unused(tree: ast.Module) -> list[tuple[int, str, int]]:
     """(statement list number, field, index) of statements that define only unread names."""
-    used = t.loaded_names(tree)
+    used = t.free_loads(tree)
     out = []
     for k, (owner, field) in enumerate(t.statement_lists(tree)):
         if isinstance(owner, ast.ClassDef):

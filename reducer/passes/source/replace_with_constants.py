@@ -1,5 +1,6 @@
-"""Replace an expression by the constant `1.0`: whole sub-computations such as
-`jax.random.normal(key, (16, 6))` or `params["enc"]` often matter only as "some number"."""
+"""Replace an expression by the constant `1.0` (sizes such as `x.shape[0]` by `1`): whole
+sub-computations such as `jax.random.normal(key, (16, 6))` or `params["enc"]` often matter only as
+"some number"."""
 from __future__ import annotations
 
 import ast
@@ -15,6 +16,15 @@ def _applies(n: ast.AST) -> bool:
             and not isinstance(getattr(n, "ctx", None), ast.Store | ast.Del))
 
 
+def _is_size(node: ast.AST) -> bool:
+    """`x.shape[0]`, `x.shape`, `len(x)`, `x.ndim`, `x.size`: sizes, which become the integer 1."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Attribute):
+        return node.attr in ("shape", "ndim", "size")
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
+
+
 class ReplaceWithConstants:
     name = "replace-with-constants"
 
@@ -27,7 +37,7 @@ class ReplaceWithConstants:
         for i, node in enumerate(targets):
             if isinstance(parents.get(node), ast.Call) and parents[node].func is node:
                 continue  # `f(...)` with f replaced by a constant is never callable
-            for value in VALUES:
+            for value in (1,) if _is_size(node) else VALUES:
                 fresh = t.parse(source)
                 old = [n for n in t.nodes(fresh) if _applies(n)][i]
                 if t.replace_node(fresh, old, ast.Constant(value)):

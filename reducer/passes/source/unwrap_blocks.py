@@ -1,5 +1,6 @@
-"""Replace a compound statement (`if`, `for`, `while`, `with`, `try`) by one of its bodies; this
-also flattens `if __name__ == "__main__":`."""
+"""Replace a compound statement (`if`, `for`, `while`, `with`, `try`) by one of its bodies (a loop
+by its first iteration, the loop variable spelled `items[0]`); this also flattens
+`if __name__ == "__main__":`."""
 from __future__ import annotations
 
 import ast
@@ -17,6 +18,9 @@ def _replacements(node: ast.stmt) -> list[list[ast.stmt]]:
                            value=ast.Call(ast.Name("next", ast.Load()), [ast.Call(ast.Name("iter", ast.Load()),
                                           [copy.deepcopy(node.iter)], [])], []), lineno=0)
         options.append([first] + node.body)
+        if isinstance(node.target, ast.Name):  # the first iteration, the loop variable spelled out
+            first_item = ast.Subscript(value=copy.deepcopy(node.iter), slice=ast.Constant(0), ctx=ast.Load())
+            options.insert(1, [t.substitute(copy.deepcopy(s), {node.target.id: first_item}) for s in node.body])
     if isinstance(node, ast.With | ast.AsyncWith):
         binds = [ast.Assign(targets=[i.optional_vars], value=i.context_expr, lineno=0)
                  for i in node.items if i.optional_vars is not None]
