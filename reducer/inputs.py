@@ -7,12 +7,13 @@ from pathlib import Path
 from reducer.errors import NOT_FOUND, NOT_TEXT, SYNTAX, ReducerError
 
 
-def read_script(path: Path) -> str:
+def read_text(path: Path, kind: str) -> str:
+    """The UTF-8 text of an input file (`kind`: "a script", "an MLIR module in text form" …)."""
     path = Path(path)
     if not path.exists():
         raise ReducerError(f"{path}: no such file", NOT_FOUND)
     if path.is_dir():
-        raise ReducerError(f"{path}: is a directory, not a script", NOT_FOUND)
+        raise ReducerError(f"{path}: is a directory, not {kind}", NOT_FOUND)
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -20,11 +21,15 @@ def read_script(path: Path) -> str:
     if not data.strip():
         raise ReducerError(f"{path}: the file is empty", NOT_TEXT)
     if b"\0" in data:
-        raise ReducerError(f"{path}: binary file, not a Python script", NOT_TEXT)
+        raise ReducerError(f"{path}: binary file, not {kind}", NOT_TEXT)
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ReducerError(f"{path}: not UTF-8 text (byte {exc.start})", NOT_TEXT) from None
+
+
+def read_script(path: Path) -> str:
+    text = read_text(path, "a Python script")
     try:
         ast.parse(text, filename=str(path))
     except SyntaxError as exc:

@@ -27,13 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import oracles
+from reducer.inputs import read_text
 from oracles.base import Oracle, Signature
 from oracles.generic import Script
 from reducer import env as envmod
 from reducer import mlir_emit, mlir_module as mm, mlir_run
 from reducer import pipeline as pl
 from reducer.engine import Engine, Event, Stats
-from reducer.errors import BAD_MLIR, NO_FAILURE, NOT_FOUND, NOT_TEXT, OTHER_FAILURE, ReducerError
+from reducer.errors import BAD_MLIR, NO_FAILURE, OTHER_FAILURE, ReducerError
 from reducer.files import write_atomic
 from reducer.mlir_run import ENZYME, XLA
 from reducer.passes.mlir import _ir, mlir_passes
@@ -60,23 +61,7 @@ class MlirOptions:
 
 def read_module(path: Path) -> str:
     """The text of an .mlir file, with one clear line for each kind of bad input."""
-    path = Path(path)
-    if not path.exists():
-        raise ReducerError(f"{path}: no such file", NOT_FOUND)
-    if path.is_dir():
-        raise ReducerError(f"{path}: is a directory, not an MLIR module", NOT_FOUND)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ReducerError(f"{path}: cannot read: {exc.strerror}", NOT_FOUND) from None
-    if not data.strip():
-        raise ReducerError(f"{path}: the file is empty", NOT_TEXT)
-    if b"\0" in data:
-        raise ReducerError(f"{path}: binary file, not an MLIR module in text form", NOT_TEXT)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ReducerError(f"{path}: not UTF-8 text (byte {exc.start})", NOT_TEXT) from None
+    return read_text(path, "an MLIR module in text form")
 
 
 def default_pipeline(module_text: str) -> str:

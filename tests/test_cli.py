@@ -53,7 +53,7 @@ def bad_inputs(tmp_path):
         ("missing.py", errors.NOT_FOUND, "no such file"),
         (".", errors.NOT_FOUND, "is a directory"),
         ("empty.py", errors.NOT_TEXT, "the file is empty"),
-        ("binary.py", errors.NOT_TEXT, "binary file"),
+        ("binary.py", errors.NOT_TEXT, "binary file, not a Python script"),
         ("broken.py", errors.SYNTAX, "syntax error"),
         (PROGRAMS / "clean.py", errors.NO_FAILURE, "does not fail: nothing to reduce"),
         (PROGRAMS / "needs_stdin.py", errors.NEEDS_INPUT, "reads standard input"),

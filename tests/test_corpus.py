@@ -36,8 +36,9 @@ def corpus_outcomes(request):
     selected = [item.callspec.params["case"] for item in request.session.items
                 if getattr(item, "originalname", "") == "test_case_shows_its_expected_status"
                 and runnable(item.callspec.params["case"])]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        yield {case.folder.name: pool.submit(corpus.check_case, case) for case in selected}
+    pool = ThreadPoolExecutor(max_workers=2)
+    yield {case.folder.name: pool.submit(corpus.check_case, case) for case in selected}
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 @pytest.mark.parametrize("case", [case_param(c) for c in CASES])
