@@ -201,3 +201,8 @@ def test_eta_reduce_through_bound_names_and_nested_transformations():
     assert norm("jax.jit(jax.grad(e(lambda p, x: f(p))))(1.0, 2.0)") in proposals(EtaReduce(), src)
     got = proposals(DropArguments(), "jax.jit(jax.grad(e(lambda p, x: f(p))))(1.0, 2.0)\n")
     assert norm("jax.jit(jax.grad(e(lambda p: f(p))))(1.0)") in got
+
+
+def test_constructed_arrays_become_the_smallest_array():
+    got = proposals(ReplaceWithConstants(), "import jax\ny = f(jax.numpy.linspace(0, 0)[None][:, 0])\n")
+    assert norm("import jax\ny = f(jax.numpy.ones(1))") in got and norm("import jax\ny = f(1.0)") in got

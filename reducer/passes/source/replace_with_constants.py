@@ -1,4 +1,5 @@
-"""Replace an expression by the constant `1.0` (sizes such as `x.shape[0]` by `1`): whole
+"""Replace an expression by the constant `1.0` (sizes such as `x.shape[0]` by `1`, arrays built
+by a constructor also by `jax.numpy.ones(1)`): whole
 sub-computations such as `jax.random.normal(key, (16, 6))` or `params["enc"]` often matter only as
 "some number"."""
 from __future__ import annotations
@@ -6,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from reducer.passes.source import _ast_tools as t
+from reducer.passes.source.scalarize_arrays import BUILDERS
 
 SIMPLE = (ast.Constant, ast.Name, ast.Starred, ast.Slice, ast.FormattedValue, ast.JoinedStr, ast.Lambda)
 VALUES = (1.0,)
@@ -14,6 +16,13 @@ VALUES = (1.0,)
 def _applies(n: ast.AST) -> bool:
     return (isinstance(n, ast.expr) and not isinstance(n, SIMPLE)
             and not isinstance(getattr(n, "ctx", None), ast.Store | ast.Del))
+
+
+def _builds_array(node: ast.AST) -> bool:
+    """An array made by a constructor, possibly indexed: `jnp.linspace(0, 1)[None][:, 0]`."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in BUILDERS
 
 
 def _is_size(node: ast.AST) -> bool:
@@ -33,6 +42,8 @@ class ReplaceWithConstants:
         if tree is None:
             return
         parents = t.parents(tree)
+        has_jax = any(isinstance(n, ast.Import) and any(a.name == "jax" and not a.asname for a in n.names)
+                      for n in tree.body)
         targets = [n for n in t.nodes(tree) if _applies(n)]
         for i, node in enumerate(targets):
             if isinstance(parents.get(node), ast.Call) and parents[node].func is node:
@@ -41,4 +52,9 @@ class ReplaceWithConstants:
                 fresh = t.parse(source)
                 old = [n for n in t.nodes(fresh) if _applies(n)][i]
                 if t.replace_node(fresh, old, ast.Constant(value)):
+                    yield t.dump(fresh)
+            if _builds_array(node) and has_jax:  # an array that must stay an array: the smallest one
+                fresh = t.parse(source)
+                old = [n for n in t.nodes(fresh) if _applies(n)][i]
+                if t.replace_node(fresh, old, ast.parse("jax.numpy.ones(1)", mode="eval").body):
                     yield t.dump(fresh)
