@@ -206,3 +206,8 @@ def test_eta_reduce_through_bound_names_and_nested_transformations():
 def test_constructed_arrays_become_the_smallest_array():
     got = proposals(ReplaceWithConstants(), "import jax\ny = f(jax.numpy.linspace(0, 0)[None][:, 0])\n")
     assert norm("import jax\ny = f(jax.numpy.ones(1))") in got and norm("import jax\ny = f(1.0)") in got
+
+
+def test_shapes_never_become_zero_size():
+    got = proposals(SimplifyLiterals(), "x = normal(k, (10, 5))\n")
+    assert norm("x = normal(k, (1, 5))") in got and norm("x = normal(k, (0, 5))") not in got

@@ -1,5 +1,6 @@
 """Simplify literals: numbers to 0, 1 or 2 (this also shrinks array shapes and sizes given to
-constructors), strings to "", negated constants to the constant, floats to short forms."""
+constructors; an integer inside a tuple, a shape, never becomes 0), strings to "", negated
+constants to the constant, floats to short forms."""
 from __future__ import annotations
 
 import ast
@@ -52,9 +53,12 @@ class SimplifyLiterals:
                     if type(n.value) is int and n.value == value:
                         n.value = smaller
                 yield t.dump(fresh)
+        parents = t.parents(tree)
         targets = [n for n in t.nodes(tree) if _applies(n)]
         for i, node in enumerate(targets):
             options = [node.operand.value] if isinstance(node, ast.UnaryOp) else _simpler(node.value)
+            if isinstance(parents.get(node), ast.Tuple) and type(node.value) is int:
+                options = [v for v in options if v != 0]  # a shape: no zero-size arrays
             for value in options:
                 fresh = t.parse(source)
                 old = [n for n in t.nodes(fresh) if _applies(n)][i]
