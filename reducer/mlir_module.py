@@ -92,16 +92,7 @@ def print_module(module) -> str:
 
 def walk(module) -> list:
     """Every operation of the module in pre-order, the module itself left out."""
-    from jaxlib.mlir import ir
-
-    ops = []
-
-    def visit(op):
-        ops.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return ops[1:]
+    return walk_within(module)
 
 
 def walk_within(op) -> list:
