@@ -14,7 +14,9 @@ from reducer.passes.source.hoist_subexpressions import HoistSubexpressions
 from reducer.passes.source.inline_calls import InlineCalls
 from reducer.passes.source.inline_imports import InlineImports
 from reducer.passes.source.inline_variables import InlineVariables
+from reducer.passes.source.peel_transformations import PeelTransformations
 from reducer.passes.source.remove_unused import RemoveUnused
+from reducer.passes.source.reroute_values import RerouteValues
 from reducer.passes.source.replace_with_constants import ReplaceWithConstants
 from reducer.passes.source.simplify_literals import SimplifyLiterals
 from reducer.passes.source.unwrap_blocks import UnwrapBlocks
@@ -211,3 +213,24 @@ def test_constructed_arrays_become_the_smallest_array():
 def test_shapes_never_become_zero_size():
     got = proposals(SimplifyLiterals(), "x = normal(k, (10, 5))\n")
     assert norm("x = normal(k, (1, 5))") in got and norm("x = normal(k, (0, 5))") not in got
+
+
+def test_inline_variables_turns_a_function_left_with_one_return_into_a_lambda():
+    src = "def body(s):\n    step = w @ s\n    return (s - step, step)\n"
+    got = proposals(InlineVariables(), src)
+    assert got[0] == norm("body = lambda s: (s - w @ s, w @ s)")
+    assert norm("def body(s):\n    return (s - w @ s, w @ s)") in got
+
+
+def test_peel_transformations_plain_and_first_item_of_a_batch():
+    got = proposals(PeelTransformations(), "y = jax.vmap(lambda x: f(w, x))(xs)\nz = enzyme_jax_ir()(g)(a)\n")
+    assert norm("y = (lambda x: f(w, x))(xs[0])\nz = enzyme_jax_ir()(g)(a)") == got[0]
+    assert norm("y = (lambda x: f(w, x))(xs)\nz = enzyme_jax_ir()(g)(a)") in got
+    assert norm("y = jax.vmap(lambda x: f(w, x))(xs)\nz = g(a)") in got
+    assert not any("enzyme_jax_ir()(a)" in g for g in got)
+
+
+def test_reroute_values_to_another_parameter_of_the_same_function():
+    got = proposals(RerouteValues(), "g = lambda w, xs: f(w, xs[0] + 1)\n")
+    assert got == [norm("g = lambda w, xs: f(w, w)"), norm("g = lambda w, xs: f(w, w + 1)")]
+    assert not any("lambda w, xs: f(xs," in g for g in got)  # f(w, ...) reads both: no parameter left

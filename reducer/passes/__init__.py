@@ -18,7 +18,9 @@ from reducer.passes.source.hoist_subexpressions import HoistSubexpressions
 from reducer.passes.source.inline_calls import InlineCalls
 from reducer.passes.source.inline_imports import InlineImports
 from reducer.passes.source.inline_variables import InlineVariables
+from reducer.passes.source.peel_transformations import PeelTransformations
 from reducer.passes.source.remove_unused import RemoveUnused
+from reducer.passes.source.reroute_values import RerouteValues
 from reducer.passes.source.replace_with_constants import ReplaceWithConstants
 from reducer.passes.source.scalarize_arrays import ScalarizeArrays
 from reducer.passes.source.simplify_literals import SimplifyLiterals
@@ -36,13 +38,42 @@ SOURCE_PASSES = [
     HoistSubexpressions,
     ReplaceWithConstants,
     DropDecorators,
+    PeelTransformations,
     DefToLambda,
     EtaReduce,
     DropArguments,
     DropElements,
+    RerouteValues,
     InlineImports,
     SimplifyLiterals,
 ]
+
+# -- traced-program (jaxpr) passes, in the order a round runs them --------------------------------
+from reducer.passes.jaxpr.bypass_equations import BypassEquations  # noqa: E402
+from reducer.passes.jaxpr.drop_equations import DropEquations  # noqa: E402
+from reducer.passes.jaxpr.drop_inputs import DropInputs  # noqa: E402
+from reducer.passes.jaxpr.drop_outputs import DropOutputs  # noqa: E402
+from reducer.passes.jaxpr.drop_transforms import DropTransforms  # noqa: E402
+from reducer.passes.jaxpr.inline_calls import InlineCalls as InlineJaxprCalls  # noqa: E402
+from reducer.passes.jaxpr.promote_to_inputs import PromoteToInputs  # noqa: E402
+from reducer.passes.jaxpr.shrink_dims import ShrinkDims  # noqa: E402
+from reducer.passes.jaxpr.unwrap_control_flow import UnwrapControlFlow  # noqa: E402
+
+JAXPR_PASSES = [
+    DropOutputs,
+    PromoteToInputs,
+    DropEquations,
+    InlineJaxprCalls,
+    UnwrapControlFlow,
+    BypassEquations,
+    DropInputs,
+    DropTransforms,
+    ShrinkDims,
+]
+
+
+def jaxpr_passes() -> list:
+    return [cls() for cls in JAXPR_PASSES]
 
 
 def source_passes() -> list:

@@ -152,6 +152,26 @@ def bindings(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]] | 
     return None
 
 
+def one_expression(fn: ast.AST) -> bool:
+    """A `def` whose body is a single `return e` (or `pass`): it can be written as a lambda."""
+    return isinstance(fn, ast.FunctionDef) and len(fn.body) == 1 and isinstance(fn.body[0], ast.Return | ast.Pass)
+
+
+def as_lambda(fn: ast.FunctionDef) -> ast.Assign:
+    """`@d` / `def f(x): return e` as the assignment `f = d(lambda x: e)` (annotations dropped)."""
+    stmt = fn.body[0]
+    result = stmt.value if isinstance(stmt, ast.Return) and stmt.value is not None else ast.Constant(None)
+    value: ast.expr = ast.Lambda(args=fn.args, body=result)
+    for deco in reversed(fn.decorator_list):
+        value = ast.Call(func=deco, args=[value], keywords=[])
+    for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs:
+        a.annotation = None
+    for a in (fn.args.vararg, fn.args.kwarg):
+        if a is not None:
+            a.annotation = None
+    return ast.Assign(targets=[ast.Name(fn.name, ast.Store())], value=value, lineno=fn.lineno)
+
+
 def chunks(n: int) -> Iterator[tuple[int, int]]:
     """(start, stop) of every chunk from the whole down to single items, largest first."""
     size = n

@@ -1,5 +1,7 @@
 """Inline a variable by its value: `y = f(x)` followed by uses of `y` becomes those uses of `f(x)`;
-tuple targets are paired with tuple values element by element (or indexed)."""
+tuple targets are paired with tuple values element by element (or indexed). When that leaves a
+function whose body is a single `return`, the function becomes a lambda in the same step, since a
+value used twice often only pays for itself once the `def` is gone."""
 from __future__ import annotations
 
 import ast
@@ -41,6 +43,13 @@ class InlineVariables:
                 fresh = t.parse(source)
                 o, f = t.statement_lists(fresh)[k]
                 body = getattr(o, f)
-                if _inline(body, i):
-                    t.set_body(o, f, body)
+                if not _inline(body, i):
+                    continue
+                t.set_body(o, f, body)
+                if t.one_expression(o):
+                    plain = t.dump(fresh)
+                    if t.replace_node(fresh, o, t.as_lambda(o)):
+                        yield t.dump(fresh)
+                    yield plain
+                else:
                     yield t.dump(fresh)

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Per-candidate overhead: reducer's warm workers against the program's own work and fresh interpreters.
+
+usage: python benchmarks/overhead.py [--programs FILE ...] [--reps 5] [--keep-caches] [--out FILE]
+
+For each small failing program (default: a few of tests/programs/ and every hand-reduced minimum of
+../shared/bench/minimal/) it measures the median wall time per run of:
+
+- in-process: the program's own JAX work, exec'd `--reps` times in one interpreter that has already
+  imported jax (and what the program imports) and run the program once; the JAX caches are
+  cleared before each run (as for a new candidate) unless --keep-caches;
+- warm: `reducer.sandbox.Sandbox(..., warm=True).run(source, limits)`, the path `reducer reduce`
+  takes per candidate (fork server preloaded with `preload_modules`, as `Reduction` builds it),
+  timed after one untimed run that starts the server;
+- fresh: the same sandbox with `fresh=True`: a new `python -m reducer.harness` per run (`--cold`).
+
+Prints a markdown table with warm/in-process (the overhead factor; target at most 1.3) and
+fresh/warm (the speed-up over fresh interpreters; target at least 3). A program that kills its
+interpreter (a segfault) has no in-process figure. Run it with the project's interpreter
+(.venv/bin/python), on a quiet machine: the figures are medians, but still noisy.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from reducer.reduce import preload_modules  # noqa: E402
+from reducer.sandbox import Limits, Sandbox  # noqa: E402
+
+BENCH = ROOT.parent / "shared" / "bench"
+DEFAULT_PROGRAMS = [ROOT / "tests" / "programs" / f"{name}.py"
+                    for name in ("nonlinear_jvp", "while_loop_grad", "custom_vjp_wrong_arity")]
+LIMITS = Limits(timeout=120.0)
+
+
+def in_process(path: str, reps: int, keep_caches: bool) -> None:
+    """Runs in a child interpreter: exec PATH once, then `reps` timed times; prints the seconds as
+    JSON on the original stdout (the program's own output goes to /dev/null)."""
+    report = os.fdopen(os.dup(1), "w")
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    source = Path(path).read_text()
+    for name in preload_modules(source):
+        try:
+            __import__(name)
+        except BaseException:
+            pass
+    import jax
+
+    code = compile(source, path, "exec")
+
+    def once() -> float:
+        if not keep_caches:
+            jax.clear_caches()
+        start = time.perf_counter()
+        try:
+            exec(code, {"__name__": "__main__", "__file__": path})
+        except BaseException:
+            pass
+        return time.perf_counter() - start
+
+    once()
+    report.write(json.dumps([once() for _ in range(reps)]) + "\n")
+    report.flush()
+
+
+def time_in_process(path: Path, reps: int, keep_caches: bool, scratch: Path) -> float | None:
+    env = dict(os.environ, JAX_PLATFORMS="cpu", JAX_TRACEBACK_FILTERING="off", PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, str(Path(__file__).resolve()), "_inprocess", str(path), str(reps), str(int(keep_caches))]
+    done = subprocess.run(cmd, cwd=scratch, env=env, capture_output=True, text=True, timeout=120 + 60 * reps)
+    try:
+        return statistics.median(json.loads(done.stdout.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        return None
+
+
+def time_sandbox(path: Path, reps: int, scratch: Path) -> tuple[float, float]:
+    """Median seconds per run: (warm worker, fresh interpreter)."""
+    source = path.read_text()
+    box = Sandbox(scratch / "runs", script_name=path.name, warm=True, warm_modules=preload_modules(source))
+    try:
+        box.run(source, LIMITS)  # starts the fork server
+        times = {}
+        for fresh in (False, True):
+            runs = []
+            for _ in range(reps):
+                start = time.monotonic()
+                box.run(source, LIMITS, fresh=fresh)
+                runs.append(time.monotonic() - start)
+            times[fresh] = statistics.median(runs)
+    finally:
+        box.close()
+    return times[False], times[True]
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["_inprocess"]:
+        return in_process(argv[1], int(argv[2]), argv[3] == "1")
+    ap = argparse.ArgumentParser(description="per-candidate time: in-process vs warm workers vs fresh interpreters")
+    ap.add_argument("--programs", nargs="+", type=Path, help="failing programs (default: a few small ones)")
+    ap.add_argument("--reps", type=int, default=5, help="timed runs per program and way (default 5)")
+    ap.add_argument("--keep-caches", action="store_true", help="do not clear JAX's caches between in-process runs")
+    ap.add_argument("--out", type=Path, help="also write the table here")
+    args = ap.parse_args(argv)
+    programs = args.programs or DEFAULT_PROGRAMS + sorted((BENCH / "minimal").glob("*.py"))
+    missing = [p for p in programs if not p.is_file()]
+    if missing:
+        sys.exit(f"overhead.py: no such program: {missing[0]}")
+    if args.reps < 1:
+        sys.exit("overhead.py: --reps must be at least 1")
+    ratios, speedups = [], []
+    rows = ["| program | in-process s | warm s | fresh s | warm/in-process | fresh/warm |",
+            "|---|---|---|---|---|---|"]
+    for path in programs:
+        with tempfile.TemporaryDirectory(prefix="overhead-") as tmp:
+            inproc = time_in_process(path.resolve(), args.reps, args.keep_caches, Path(tmp))
+            warm, fresh = time_sandbox(path.resolve(), args.reps, Path(tmp))
+        name = path.stem if path.parent.name != "minimal" else f"minimal/{path.stem}"
+        ratio = f"{warm / inproc:.2f}" if inproc else "n/a"
+        ratios += [warm / inproc] if inproc else []
+        speedups.append(fresh / warm)
+        rows.append(f"| {name} | {f'{inproc:.3f}' if inproc else 'n/a (crashes)'} | {warm:.3f} | {fresh:.3f} "
+                    f"| {ratio} | {fresh / warm:.1f} |")
+        print(rows[-1], file=sys.stderr, flush=True)
+    table = (f"reps: {args.reps} (medians); JAX caches {'kept' if args.keep_caches else 'cleared'} between "
+             f"in-process runs; {os.cpu_count()} CPUs\n\n" + "\n".join(rows) + "\n\n"
+             f"median over programs: warm/in-process {statistics.median(ratios) if ratios else float('nan'):.2f} "
+             f"(target <= 1.3), fresh/warm {statistics.median(speedups):.1f} (target >= 3)\n")
+    if args.out:
+        args.out.write_text(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
