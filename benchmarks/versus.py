@@ -31,6 +31,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -166,9 +167,21 @@ def counted(folder: Path) -> int:
     return len((folder / "count.txt").read_text().splitlines())
 
 
+def progress(log: Path, started: float) -> list[tuple[float, int]]:
+    """(seconds since `started`, tokens) of every step reducer's reduce.log records."""
+    steps = []
+    if log.exists():
+        for m in re.finditer(r"^\[(\d\d):(\d\d):(\d\d)\] (\d+) tokens after ", log.read_text(), re.M):
+            clock = int(m[1]) * 3600 + int(m[2]) * 60 + int(m[3])
+            steps.append(((clock - started) % 86400, int(m[4])))
+    return steps
+
+
 def run_reducer(folder: Path, work: Path, jobs: int, cap: float, bench: Path, case: str) -> dict:
     out = folder / "out"
     cmd = [sys.executable, "-m", "reducer.cli", "reduce", str(work), "--out", str(out), "--json", "--jobs", str(jobs)]
+    now = time.localtime()
+    started = now.tm_hour * 3600 + now.tm_min * 60 + now.tm_sec
     wall, capped = run_capped(cmd, folder, dict(os.environ), cap)
     try:
         summary = json.loads((folder / "stdout.txt").read_text().strip().splitlines()[-1])
@@ -177,7 +190,26 @@ def run_reducer(folder: Path, work: Path, jobs: int, cap: float, bench: Path, ca
     if "tested" not in summary and (out / "state.json").exists():
         summary = json.loads((out / "state.json").read_text())
     result = next((p for p in (out / "repro.py", out / "best.py") if p.exists()), work)
-    return {"file": result, "wall": wall, "capped": capped, "tested": summary.get("tested")}
+    return {"file": result, "wall": wall, "capped": capped, "tested": summary.get("tested"),
+            "steps": progress(out / "reduce.log", started)}
+
+
+def reach(case: str, results: dict[str, tuple[dict, dict]]) -> str | None:
+    """How soon reducer got down to the best other tool's (unslipped) result, as a table line."""
+    if "reducer" not in results:
+        return None
+    others = [(m["tokens"], r["wall"], tool) for tool, (r, m) in results.items()
+              if tool != "reducer" and m.get("reproduces") == "yes" and isinstance(m.get("tokens"), int)]
+    if not others:
+        return None
+    tokens, wall, tool = min(others)
+    r, m = results["reducer"]
+    times = [t for t, n in r.get("steps", []) if n <= tokens]
+    if isinstance(m.get("tokens"), int) and m["tokens"] <= tokens and not times:
+        times = [r["wall"]]
+    if not times:
+        return f"| {case} | {tool}: {tokens} tokens in {wall:.0f} s | not reached | – |"
+    return f"| {case} | {tool}: {tokens} tokens in {wall:.0f} s | {times[0]:.0f} s | {times[0] / wall:.2f} |"
 
 
 def run_shrinkray(folder: Path, work: Path, jobs: int, cap: float, bench: Path, case: str,
@@ -285,10 +317,11 @@ def main(argv: list[str]) -> None:
             "slipped: `measure.py --check` no longer sees the failure", "",
             "| case | tool | tokens | ratio to minimum | wall s | candidates | candidates/s | slipped | cap hit |",
             "|---|---|---|---|---|---|---|---|---|"]
-    rows = []
+    rows, reached = [], []
     print("\n".join(head), file=sys.stderr, flush=True)
     for case in args.cases:
         source = args.bench / "cases" / f"{case}.py"
+        results = {}
         for tool in args.tools:
             folder = out / case / tool
             if folder.exists():
@@ -302,9 +335,17 @@ def main(argv: list[str]) -> None:
                 r = run_shrinkray(folder, work, args.jobs, args.cap, args.bench, case, exe)
             else:
                 r = run_pysource(folder, work, args.jobs, args.cap, args.bench, case)
-            rows.append(row(case, tool, r, measure(args.bench, case, r["file"])))
+            results[tool] = (r, measure(args.bench, case, r["file"]))
+            rows.append(row(case, tool, *results[tool]))
             print(rows[-1], file=sys.stderr, flush=True)
+        line = reach(case, results)
+        if line:
+            reached.append(line)
     table = "\n".join(head + rows) + "\n"
+    if reached:
+        table += "\n".join(["", "reducer against the best unslipped other result (time from reducer's reduce.log):", "",
+                             "| case | best other tool | reducer reached it after | fraction of that tool's time |",
+                             "|---|---|---|---|", *reached]) + "\n"
     (out / "versus.md").write_text(table)
     print(table)
     print(f"wrote {out / 'versus.md'}", file=sys.stderr)

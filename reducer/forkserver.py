@@ -8,14 +8,24 @@ session of its own (so the client can kill its whole process group), moves into 
 points stdin, stdout and stderr at /dev/null and its output files, applies the limits and runs the
 script under `reducer.harness` as `python -m reducer.harness SCRIPT` would. The XLA backend is never
 initialised in the server, so every child starts clean; a crash kills only the child.
+
+Nothing outlives the client: the server exits when its parent goes away (checked every half
+second), and every child asks the kernel for SIGKILL when the server dies, so that a candidate
+stuck in an endless loop cannot keep running after a reduction was killed.
 """
 from __future__ import annotations
 
+import ctypes
 import importlib
 import json
 import os
+import signal
 import sys
+import threading
+import time
 import traceback
+
+PR_SET_PDEATHSIG = 1
 
 
 def warm_up(modules: list[str]) -> None:
@@ -26,10 +36,34 @@ def warm_up(modules: list[str]) -> None:
             pass
 
 
-def child(request: dict) -> None:
+def die_with_parent(parent: int) -> None:
+    """Ask the kernel to kill this process when its parent ends (Linux), and check that it has
+    not ended already."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def watch_parent() -> None:
+    """Exit the server (and so, through their death signal, its children) once the client is gone."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def child(request: dict, server: int) -> None:
     """Runs in the forked child; never returns."""
     code = 1
     try:
+        die_with_parent(server)
         os.setsid()
         scratch = request["scratch"]
         os.chdir(scratch)
@@ -78,6 +112,7 @@ def child(request: dict) -> None:
 
 
 def serve(modules: list[str]) -> None:
+    watch_parent()
     warm_up(modules)
     reply = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
@@ -86,10 +121,11 @@ def serve(modules: list[str]) -> None:
         request = json.loads(line)
         sys.stdout.flush()
         sys.stderr.flush()
+        server = os.getpid()
         pid = os.fork()
         if pid == 0:
             reply.close()
-            child(request)
+            child(request, server)
         reply.write(json.dumps({"pid": pid}) + "\n")
         _, status = os.waitpid(pid, 0)
         reply.write(json.dumps({"status": status}) + "\n")

@@ -234,3 +234,8 @@ def test_reroute_values_to_another_parameter_of_the_same_function():
     got = proposals(RerouteValues(), "g = lambda w, xs: f(w, xs[0] + 1)\n")
     assert got == [norm("g = lambda w, xs: f(w, w)"), norm("g = lambda w, xs: f(w, w + 1)")]
     assert not any("lambda w, xs: f(xs," in g for g in got)  # f(w, ...) reads both: no parameter left
+
+
+def test_conditions_become_false_or_true():
+    got = proposals(ReplaceWithConstants(), "loop(lambda s: s[1] > tol, body)\n")
+    assert got[1:3] == [norm("loop(lambda s: False, body)"), norm("loop(lambda s: True, body)")]

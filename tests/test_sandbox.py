@@ -74,3 +74,34 @@ def test_home_and_tmpdir_are_private(tmp_path):
     run = box(tmp_path).run("import os, tempfile\nprint(os.environ['HOME'] in tempfile.gettempdir())\n")
     assert run.stdout.strip() == "True"
     assert os.environ.get("HOME") != str(tmp_path / "runs")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def test_no_warm_candidate_outlives_a_killed_reduction(tmp_path):
+    """A reduction killed with SIGKILL leaves neither its fork server nor an endless candidate."""
+    import subprocess
+    import sys
+
+    marker = tmp_path / "candidate.pid"
+    src = f"import os\nopen({str(marker)!r}, 'w').write(str(os.getpid()))\nwhile True:\n    pass\n"
+    client = (f"import sys\nfrom pathlib import Path\nfrom reducer.sandbox import Limits, Sandbox\n"
+              f"Sandbox(Path({str(tmp_path / 'runs')!r}), script_name='prog.py', warm=True)"
+              f".run({src!r}, Limits(timeout=600))\n")
+    proc = subprocess.Popen([sys.executable, "-c", client])
+    deadline = time.monotonic() + 120
+    while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    candidate = int(marker.read_text())
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while not _gone(candidate) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _gone(candidate), "an endless candidate kept running after its reduction was killed"

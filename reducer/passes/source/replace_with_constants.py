@@ -1,5 +1,5 @@
-"""Replace an expression by the constant `1.0` (sizes such as `x.shape[0]` by `1`, arrays built
-by a constructor also by `jax.numpy.ones(1)`): whole
+"""Replace an expression by the constant `1.0` (sizes such as `x.shape[0]` by `1`, conditions such
+as `err > tol` by `False` or `True`, arrays built by a constructor also by `jax.numpy.ones(1)`): whole
 sub-computations such as `jax.random.normal(key, (16, 6))` or `params["enc"]` often matter only as
 "some number"."""
 from __future__ import annotations
@@ -34,6 +34,14 @@ def _is_size(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
 
 
+def _values(node: ast.AST) -> tuple:
+    if _is_size(node):
+        return (1,)
+    if isinstance(node, ast.Compare | ast.BoolOp) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+        return (False, True) + VALUES
+    return VALUES
+
+
 class ReplaceWithConstants:
     name = "replace-with-constants"
 
@@ -48,7 +56,7 @@ class ReplaceWithConstants:
         for i, node in enumerate(targets):
             if isinstance(parents.get(node), ast.Call) and parents[node].func is node:
                 continue  # `f(...)` with f replaced by a constant is never callable
-            for value in (1,) if _is_size(node) else VALUES:
+            for value in _values(node):
                 fresh = t.parse(source)
                 old = [n for n in t.nodes(fresh) if _applies(n)][i]
                 if t.replace_node(fresh, old, ast.Constant(value)):

@@ -1,0 +1,31 @@
+"""Adaptive candidate timeouts: the limit follows how long interesting candidates have taken lately.
+
+The first runs of the original set the starting limit (four times the slowest, at least 20 s). As
+the program shrinks, candidates get faster, and one that loops forever (a `while_loop` whose
+condition became a constant) should not cost the full starting limit: after each interesting run
+the limit becomes `factor` times the slowest of the last `window` interesting runs, never below
+`floor` and never above the starting limit.
+"""
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+
+class AdaptiveTimeout:
+    def __init__(self, initial: float, floor: float = 8.0, factor: float = 4.0, window: int = 16):
+        self.initial, self.floor, self.factor = initial, min(floor, initial), factor
+        self.recent: deque[float] = deque(maxlen=window)
+        self.lock = threading.Lock()
+
+    def record(self, seconds: float) -> None:
+        """An interesting candidate ran for `seconds`."""
+        with self.lock:
+            self.recent.append(seconds)
+
+    @property
+    def value(self) -> float:
+        with self.lock:
+            if not self.recent:
+                return self.initial
+            return min(self.initial, max(self.floor, self.factor * max(self.recent)))
