@@ -47,3 +47,7 @@ SOURCE_PASSES = [
     InlineImports,
     SimplifyLiterals,
 ]
+
+
+def source_passes() -> list:
+    return [cls() for cls in SOURCE_PASSES]
