@@ -7,6 +7,7 @@ and writes `repro.py`, `report.md`, `signature.json`, `env.json` and `reduce.log
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -29,6 +30,7 @@ from reducer.inputs import data_files, read_script
 from reducer.passes import source_passes
 from reducer.python_source import PythonSource
 from reducer.sandbox import Limits, RunResult, Sandbox
+from reducer.timeouts import AdaptiveTimeout
 
 
 def default_memory_mb(jobs: int) -> int:
@@ -144,6 +146,7 @@ class Reduction:
         self.runaway = {"timed out": 0, "killed by a signal": 0, "out of memory": 0, "output cut": 0}
         self.aside_lock = threading.Lock()
         self.votes = 1
+        self.timeout: AdaptiveTimeout | None = None  # set once the first runs are timed
 
     # -- logging ----------------------------------------------------------------------------
     def log(self, line: str) -> None:
@@ -222,8 +225,15 @@ class Reduction:
             for kind, hit in kinds:
                 self.runaway[kind] += bool(hit)
 
+    def candidate_limits(self) -> Limits:
+        if self.timeout is None:
+            return self.limits
+        return dataclasses.replace(self.limits, timeout=self.timeout.value)
+
     def make_test(self, est: Established):
         oracle, wanted = est.oracle, est.signature
+        if self.options.timeout is None and not self.options.hangs and not isinstance(oracle, Script):
+            self.timeout = AdaptiveTimeout(self.limits.timeout)
 
         def test(source: str, cancel: threading.Event) -> bool:
             if isinstance(oracle, Script):
@@ -231,10 +241,12 @@ class Reduction:
             for _ in range(self.votes):
                 if self.stop.is_set() or cancel.is_set():
                     return False
-                run = self.sandbox.run(source, self.limits, cancel)
+                run = self.sandbox.run(source, self.candidate_limits(), cancel)
                 self._count_runaway(run)
                 ok, seen = oracle.judge(wanted, run)
                 if ok:
+                    if self.timeout is not None:
+                        self.timeout.record(run.seconds)
                     return True
                 if run.cancelled:
                     return False
@@ -326,8 +338,14 @@ class Reduction:
         self.out.mkdir(parents=True, exist_ok=True)
         write_atomic(self.out / "signature.json", est.signature.to_json() + "\n")
         deadline = start + self.options.max_time if self.options.max_time else None
+        def on_event(event: Event) -> None:
+            if event.kind == "accept":  # in the log file only: the progress display shows it live
+                self.log_lines.append(f"[{time.strftime('%H:%M:%S')}] {event.size} tokens after "
+                                      f"{event.stats.seconds:.0f} s ({event.pass_name})")
+            self.on_event(event)
+
         engine = Engine(self.rep, source_passes(), self.make_test(est), jobs=self.options.jobs,
-                        on_event=self.on_event, stop=self.stop, deadline=deadline)
+                        on_event=on_event, stop=self.stop, deadline=deadline)
 
         def save(best: str) -> None:
             write_atomic(self.out / "best.py", best)
@@ -346,6 +364,8 @@ class Reduction:
                  f"{stats.rounds} rounds")
         if any(self.runaway.values()):
             self.log("runaway candidates stopped: " + ", ".join(f"{n} {k}" for k, n in self.runaway.items() if n))
+        if self.timeout is not None:
+            self.log(f"candidate timeout at the end: {self.timeout.value:.0f} s (adapted to the interesting runs)")
         for name, counts in stats.per_pass.items():
             self.log(f"  pass {name}: {counts['tested']} tested, {counts['accepted']} accepted")
         if interrupted:
