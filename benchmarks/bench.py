@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Benchmark: reduce every case of the shared benchmark and tabulate size, ratio, time, candidates.
 
-usage: python benchmarks/bench.py [--cases DIR] [--jobs N] [--only NAME ...] [--out FILE]
+usage: python benchmarks/bench.py [--bench DIR] [--jobs N] [--only NAME ...] [--levels L] [--out FILE]
 
-Each case is reduced by `reducer reduce` with default options (plus --jobs), then measured with
+Each case is reduced by `reducer reduce` with default options (plus --jobs, and --levels when
+given, e.g. `--levels source` to compare against the default choice of levels), then measured with
 the benchmark's own `measure.py CASE repro.py --check` (its naive text test, run with this
 interpreter). Writes a markdown table to --out (default: stdout). Timings are noisy on shared
 machines: compare figures from one run.
@@ -24,10 +25,11 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_BENCH = HERE.parent.parent / "shared" / "bench"
 
 
-def reduce_case(case: Path, out: Path, jobs: int) -> dict:
+def reduce_case(case: Path, out: Path, jobs: int, levels: str | None = None) -> dict:
     start = time.monotonic()
+    extra = ["--levels", levels] if levels else []
     done = subprocess.run([sys.executable, "-m", "reducer.cli", "reduce", str(case), "--out", str(out), "--json",
-                           "--jobs", str(jobs)], capture_output=True, text=True, cwd=out.parent)
+                           "--jobs", str(jobs), *extra], capture_output=True, text=True, cwd=out.parent)
     wall = time.monotonic() - start
     try:
         result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -50,24 +52,25 @@ def main() -> None:
     ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--levels", help="passed on to reducer reduce (default: its own choice)")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--keep", type=Path, help="keep the output folders here")
     args = ap.parse_args()
     cases = sorted((args.bench / "cases").glob("*.py"))
     if args.only:
         cases = [c for c in cases if c.stem in args.only]
-    rows = ["| case | original | reduced | minimal | ratio | reproduces | verified | seconds | candidates | per s |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| case | original | reduced | minimal | ratio | reproduces | verified | levels | seconds | candidates "
+            "| per s |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     work = args.keep or Path(tempfile.mkdtemp(prefix="reducer-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     for case in cases:
         out = work / f"reduced-{case.stem}"
-        r = reduce_case(case, out, args.jobs)
+        r = reduce_case(case, out, args.jobs, args.levels)
         m = measure(args.bench, case.stem, out / "repro.py") if (out / "repro.py").exists() else {}
         tested = r.get("tested", 0)
         rows.append(f"| {case.stem} | {r.get('original_tokens', '?')} | {m.get('tokens', '?')} | {m.get('minimal', '?')} "
                     f"| {m.get('ratio', '?')} | {m.get('reproduces', '?')} | {str(r.get('verified', r.get('error')))[:20]} "
-                    f"| {r['wall']:.0f} | {tested} | {tested / r['wall']:.2f} |")
+                    f"| {'+'.join(r.get('levels', [])) or '?'} | {r['wall']:.0f} | {tested} | {tested / r['wall']:.2f} |")
         print(rows[-1], file=sys.stderr, flush=True)
     table = "\n".join(rows) + "\n"
     if args.out:

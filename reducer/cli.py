@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import sys
-import threading
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -93,6 +92,8 @@ def reduce(
     memory_mb: Optional[int] = typer.Option(None, "--memory-mb", help="address-space limit per candidate"),
     hangs: bool = typer.Option(False, "--hangs", help="with the crash oracle, count a timeout as the failure"),
     cold: bool = typer.Option(False, "--cold", help="run every candidate in a fresh interpreter (no warm workers)"),
+    levels: str = typer.Option("auto", "--levels", help="levels to reduce at: auto, or a comma list of source, jaxpr "
+                               "(the traced program: the failing transformation's jaxpr, written back as a script)"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue the interrupted reduction in this output folder"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress display"),
     json_out: bool = typer.Option(False, "--json", help="machine-readable: JSON progress on stderr, summary on stdout"),
@@ -106,8 +107,14 @@ def reduce(
         from reducer.mlir_reduce import cli_reduce
 
         raise typer.Exit(cli_reduce(script, out, oracle, timeout, jobs, max_time, platform.value, quiet, json_out, fail))
+    from reducer.jaxpr_reduce import parse_levels
+
+    try:
+        parse_levels(levels)
+    except ValueError as exc:
+        fail(f"--levels: {exc}", USAGE)
     options = Options(oracle=oracle, timeout=timeout, platform=platform.value, jobs=jobs, runs=runs,
-                      max_time=max_time, memory_mb=memory_mb, hangs=hangs, warm=not cold)
+                      max_time=max_time, memory_mb=memory_mb, hangs=hangs, warm=not cold, levels=levels)
     try:
         if resume is not None and out is not None and out != resume:
             fail("give either --out or --resume, not both", USAGE)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import queue
 import re
 import shutil
 import tempfile
@@ -80,28 +79,6 @@ def culprit_of(sig: Signature) -> tuple[str, str] | None:
     return None
 
 
-class _Servers:
-    """Warm workers, one per job, lent to one candidate at a time."""
-
-    def __init__(self, n: int, platform: str = "cpu"):
-        self.all = [mlir_run.Server(platform=platform) for _ in range(max(1, n))]
-        self.free: queue.Queue = queue.Queue()
-        for s in self.all:
-            self.free.put(s)
-
-    def run(self, kind, module_text, pipeline, timeout) -> RunResult:
-        server = self.free.get()
-        try:
-            return server.run(kind, module_text, pipeline, timeout)
-        finally:
-            self.free.put(server)
-
-    def close(self) -> None:
-        for s in self.all:
-            s.close()
-            shutil.rmtree(s.scratch, ignore_errors=True)
-
-
 class MlirReduction:
     def __init__(self, text: str, source_name: str, out: Path, options: MlirOptions, log=None, on_event=None):
         self.options = options
@@ -123,7 +100,7 @@ class MlirReduction:
         self.sandbox = Sandbox(self.scratch / "runs", script_name=options.runner_name, platform=options.platform,
                                warm=True, warm_modules=("jax", "jax.extend.backend", "enzyme_ad.jax"))
         self.limits = Limits(timeout=options.timeout or 120.0)
-        self.servers: _Servers | None = None
+        self.servers: mlir_run.ServerPool | None = None
         self.memo: dict[str, bool] = {}
         self.isolation = "subprocess"
         self.kind = ENZYME
@@ -212,10 +189,11 @@ class MlirReduction:
         else:
             self.isolation = self.options.isolation or "worker"
             if self.isolation == "worker":
-                self.servers = _Servers(self.options.jobs, self.options.platform)
+                self.servers = mlir_run.ServerPool(
+                    [mlir_run.Server(platform=self.options.platform) for _ in range(max(1, self.options.jobs))])
             again = self.run_candidate(self.original)
             if not oracle.judge(sig, again)[0]:
-                self.log(f"in-process run differs from the subprocess run; candidates run in subprocesses")
+                self.log("in-process run differs from the subprocess run; candidates run in subprocesses")
                 self.isolation = "subprocess"
         if self.options.timeout is None:
             self.limits = Limits(timeout=max(20.0, 4 * run.seconds))

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -298,3 +300,26 @@ class WithDiagnostic(Oracle):
         if any(wanted.get(k) or seen.get(k) for k in ("diagnostic", "native")):
             return seen == wanted, seen
         return self.base.judge(wanted, run)
+
+
+class ServerPool:
+    """Warm workers, one per job, each lent to one candidate at a time: `run(*args)` calls the
+    worker's `method` (`run` of `Server`, `run_spec` of the jaxpr worker's server)."""
+
+    def __init__(self, servers: list, method: str = "run"):
+        self.all, self.method = list(servers), method
+        self.free: queue.Queue = queue.Queue()
+        for s in self.all:
+            self.free.put(s)
+
+    def run(self, *args) -> RunResult:
+        server = self.free.get()
+        try:
+            return getattr(server, self.method)(*args)
+        finally:
+            self.free.put(server)
+
+    def close(self) -> None:
+        for s in self.all:
+            s.close()
+            shutil.rmtree(s.scratch, ignore_errors=True)

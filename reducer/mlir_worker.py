@@ -51,10 +51,7 @@ def serve_requests(saved_stderr: int) -> None:
 
 
 def serve() -> None:
-    """Import once, then fork a child that serves candidates; when a candidate kills the child, answer
-    for it (the signal and what it printed) and fork the next one at once."""
-    import faulthandler
-
+    """Import once, then serve candidates in forked children (`serve_forked`)."""
     import jax  # noqa: F401  (warm: every candidate needs them)
     import jax.extend.backend  # noqa: F401
 
@@ -63,11 +60,24 @@ def serve() -> None:
     except ImportError:  # XLA-only work needs no Enzyme-JAX
         pass
 
-    saved = os.dup(2)
+    serve_forked(serve_requests)
+
+
+def serve_forked(serve_requests) -> None:
+    """Fork a child that runs `serve_requests(saved_stderr)` over standard input; when a candidate
+    kills it, answer for the candidate (the signal and what it printed to CAPTURE) and fork the
+    next child at once. Returns when standard input ends. Shared with the jaxpr worker."""
+    import faulthandler
+
+    from reducer.forkserver import die_with_parent, watch_parent
+
+    watch_parent()  # nothing outlives the client, not even a candidate looping forever
+    saved, server = os.dup(2), os.getpid()
     while True:
         sys.stdout.flush()
         pid = os.fork()
         if pid == 0:
+            die_with_parent(server)
             faulthandler.enable(file=sys.stderr, all_threads=False)
             try:
                 serve_requests(saved)

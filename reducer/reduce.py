@@ -54,6 +54,7 @@ class Options:
     hangs: bool = False
     keep_aside: int = 5
     warm: bool = True
+    levels: str = "auto"  # "auto" or a comma list of: source, jaxpr (reducer.jaxpr_reduce.parse_levels)
 
 
 @dataclass
@@ -337,6 +338,9 @@ class Reduction:
         info_thread.start()
         self.out.mkdir(parents=True, exist_ok=True)
         write_atomic(self.out / "signature.json", est.signature.to_json() + "\n")
+        from reducer.jaxpr_reduce import traced_level  # the traced-program level, when chosen
+
+        original = traced_level(self, original, est)
         deadline = start + self.options.max_time if self.options.max_time else None
         def on_event(event: Event) -> None:
             if event.kind == "accept":  # in the log file only: the progress display shows it live
@@ -344,7 +348,8 @@ class Reduction:
                                       f"{event.stats.seconds:.0f} s ({event.pass_name})")
             self.on_event(event)
 
-        engine = Engine(self.rep, source_passes(), self.make_test(est), jobs=self.options.jobs,
+        passes = source_passes() if "source" in self.levels_run else []
+        engine = Engine(self.rep, passes, self.make_test(est), jobs=self.options.jobs,
                         on_event=on_event, stop=self.stop, deadline=deadline)
 
         def save(best: str) -> None:
@@ -383,6 +388,7 @@ class Reduction:
             cache_hits=stats.cache_hits, verified=verified, interrupted=interrupted,
             failure_rate=(f"{est.rate:.0%} of {self.options.runs} runs of the original; candidates accepted on "
                           f"any of {self.votes} runs" if est.rate < 1.0 else ""))
+        summary.levels = list(self.levels_run)
         if self.ir_level:
             summary.levels.append("IR")
         excerpt = est.signature.excerpt
@@ -393,7 +399,7 @@ class Reduction:
         return {"out": str(self.out), "signature": est.signature.to_dict(), "original_tokens": summary.original_tokens,
                 "final_tokens": summary.final_tokens, "seconds": round(summary.seconds, 1),
                 "tested": summary.tested, "accepted": summary.accepted, "cache_hits": stats.cache_hits,
-                "verified": verified, "interrupted": interrupted}
+                "verified": verified, "interrupted": interrupted, "levels": summary.levels}
 
     def reduce_module(self, best: str, est: Established) -> dict | None:
         """After an Enzyme pipeline failure, reduce the module Enzyme dumps for the reduced script

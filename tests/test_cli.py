@@ -1,6 +1,5 @@
 """The `reducer` command end to end, as a user runs it: check, env, bad input, and reductions."""
 import json
-import os
 import shutil
 import signal
 import subprocess

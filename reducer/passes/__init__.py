@@ -48,6 +48,37 @@ SOURCE_PASSES = [
     SimplifyLiterals,
 ]
 
+# -- traced-program (jaxpr) passes, in the order a round runs them --------------------------------
+from reducer.passes.jaxpr.bypass_equations import BypassEquations  # noqa: E402
+from reducer.passes.jaxpr.drop_equations import DropEquations  # noqa: E402
+from reducer.passes.jaxpr.drop_inputs import DropInputs  # noqa: E402
+from reducer.passes.jaxpr.drop_operands import DropOperands  # noqa: E402
+from reducer.passes.jaxpr.drop_outputs import DropOutputs  # noqa: E402
+from reducer.passes.jaxpr.drop_transforms import DropTransforms  # noqa: E402
+from reducer.passes.jaxpr.inline_calls import InlineCalls as InlineJaxprCalls  # noqa: E402
+from reducer.passes.jaxpr.narrow_dtypes import NarrowDtypes  # noqa: E402
+from reducer.passes.jaxpr.promote_to_inputs import PromoteToInputs  # noqa: E402
+from reducer.passes.jaxpr.shrink_dims import ShrinkDims  # noqa: E402
+from reducer.passes.jaxpr.unwrap_control_flow import UnwrapControlFlow  # noqa: E402
+
+JAXPR_PASSES = [
+    DropOutputs,
+    PromoteToInputs,
+    DropEquations,
+    InlineJaxprCalls,
+    UnwrapControlFlow,
+    BypassEquations,
+    DropInputs,
+    DropOperands,
+    DropTransforms,
+    ShrinkDims,
+    NarrowDtypes,
+]
+
+
+def jaxpr_passes() -> list:
+    return [cls() for cls in JAXPR_PASSES]
+
 
 def source_passes() -> list:
     return [cls() for cls in SOURCE_PASSES]

@@ -1,0 +1,94 @@
+"""The traced-program level's warm worker: runs jaxpr specs without writing Python per candidate.
+
+`python -m reducer.jaxpr_worker --serve` imports jax (and Enzyme-JAX when installed) once, then
+forks a child that reads candidates as JSON lines (`{"module": SPEC}`, the request format of
+`reducer.mlir_run.Server`) and answers each with `{"returncode", "stderr", "seconds"}`: 0 when the
+transformed program ran, 1 and the traceback when it raised. What is printed on file descriptor 2
+while a candidate runs (MLIR diagnostics, absl logs) is captured in the file `capture`; a candidate
+that kills the child is answered for by the parent, which forks the next child at once.
+`JaxprServer` is the client side.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+
+from reducer.mlir_run import Server
+from reducer.mlir_worker import CAPTURE, serve_forked
+
+WARM_UP = '{"args":[],"jaxpr":{"eqns":[],"in":[],"out":[{"dtype":"int32","lit":0}]},"transforms":[]}'
+
+
+class JaxprServer(Server):
+    """`reducer.mlir_run.Server` speaking to this worker; `run_spec(spec_text, timeout)`."""
+
+    def _start(self) -> None:
+        import subprocess
+
+        self.env["JAX_TRACEBACK_FILTERING"] = "off"
+        self.log = open(self.scratch / "stderr", "wb")
+        self.proc = subprocess.Popen([self.python, "-m", "reducer.jaxpr_worker", "--serve"], cwd=self.scratch,
+                                     env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                     start_new_session=True)
+        self.buffer = b""
+        self.starts += 1
+
+    def run_spec(self, spec: str, timeout: float = 60.0):
+        """Run one spec; a (re)started worker first imports jax on a trivial spec, so that
+        `timeout` is the candidate's own."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.run("jaxpr", WARM_UP, None, 120.0)
+        return self.run("jaxpr", spec, None, timeout)
+
+
+def serve_requests(saved_stderr: int) -> None:
+    from reducer import jaxpr_program
+
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        sys.stderr.flush()
+        fd = os.open(CAPTURE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(fd, 2)
+        os.close(fd)
+        start = time.monotonic()
+        tb = ""
+        try:
+            jaxpr_program.run(request["module"])
+            code = 0
+        except Exception:
+            code, tb = 1, traceback.format_exc()
+        seconds = time.monotonic() - start
+        sys.stderr.flush()
+        os.dup2(saved_stderr, 2)
+        with open(CAPTURE, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+        sys.stdout.write(json.dumps({"returncode": code, "stderr": text + tb, "seconds": seconds}) + "\n")
+        sys.stdout.flush()
+
+
+def serve() -> None:
+    """Import once, then serve candidates in forked children (`reducer.mlir_worker.serve_forked`)."""
+    import jax  # noqa: F401
+    import jax.numpy  # noqa: F401
+
+    try:
+        import enzyme_ad.jax  # noqa: F401
+    except ImportError:
+        pass
+    from reducer.jaxpr_codec import registry
+
+    registry()
+    serve_forked(serve_requests)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        print("usage: python -m reducer.jaxpr_worker --serve", file=sys.stderr)
+        sys.exit(2)
