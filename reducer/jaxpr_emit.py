@@ -131,16 +131,16 @@ class Emitter:
             if p == "iota":
                 return (f"lax.broadcasted_iota({self.value(params['dtype'])}, {self.value(tuple(params['shape']))}, "
                         f"{params['dimension']})")
-            fn = getattr(lax, p, None)
-            if callable(fn):
+            for space, fn in (("lax", getattr(lax, p, None)), ("lax.linalg", getattr(lax.linalg, p, None))):
+                if not callable(fn):
+                    continue
                 kept = {k: v for k, v in params.items() if v is not None}
                 try:
                     inspect.signature(fn).bind(*ins, **kept)
                 except (TypeError, ValueError):
-                    pass
-                else:
-                    args = ins + [f"{k}={self.value(v)}" for k, v in kept.items()]
-                    return f"lax.{p}({', '.join(args)})"
+                    continue
+                args = ins + [f"{k}={self.value(v)}" for k, v in kept.items()]
+                return f"{space}.{p}({', '.join(args)})"
         _, where = registry()[p]
         module, attr = where.split(":")
         self.imports.add(f"from {module} import {attr}")

@@ -324,3 +324,11 @@ def test_shardings_are_dropped_from_parameters():
     device = jax.devices()[0]
     assert encode_param(SingleDeviceSharding(device)) is None
     assert encode_param(NamedSharding(jax.make_mesh((1,), ("x",)), PartitionSpec())) is None
+
+
+def test_linear_algebra_is_written_with_its_public_call():
+    program = spec_of(lambda a: jnp.sum(lax.linalg.cholesky(a, symmetrize_input=False)), jnp.eye(2))
+    text, _ = emit(jp.loads(program))
+    assert "lax.linalg.cholesky(" in text and ".bind(" not in text
+    namespace: dict = {}
+    exec(compile(text, "repro.py", "exec"), namespace)  # the written script runs as it stands
