@@ -214,6 +214,7 @@ def traced_level(job, original: str, est) -> str:
         result = reduce_traced(original, job.sandbox, job.limits, est.oracle, est.signature, job.log,
                                budget=budget, jobs=job.options.jobs, platform=job.options.platform, stop=job.stop)
         if result is not None:
+            job.traced_counts = (result.tested, result.accepted)
             smaller = job.rep.size(result.script) < size
             if smaller or chosen is not None:
                 if result.arrays:

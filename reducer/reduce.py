@@ -148,6 +148,7 @@ class Reduction:
         self.aside_lock = threading.Lock()
         self.votes = 1
         self.timeout: AdaptiveTimeout | None = None  # set once the first runs are timed
+        self.traced_counts = (0, 0)  # candidates tested and accepted at the jaxpr level
 
     # -- logging ----------------------------------------------------------------------------
     def log(self, line: str) -> None:
@@ -342,6 +343,7 @@ class Reduction:
 
         original = traced_level(self, original, est)
         deadline = start + self.options.max_time if self.options.max_time else None
+
         def on_event(event: Event) -> None:
             if event.kind == "accept":  # in the log file only: the progress display shows it live
                 self.log_lines.append(f"[{time.strftime('%H:%M:%S')}] {event.size} tokens after "
@@ -384,7 +386,8 @@ class Reduction:
         summary = emit.ReductionSummary(
             script_name=self.script.name, original_tokens=self.rep.size(self.source),
             final_tokens=self.rep.size(best), seconds=time.monotonic() - start + previous.get("seconds", 0.0),
-            tested=stats.tested + previous.get("tested", 0), accepted=stats.accepted + previous.get("accepted", 0),
+            tested=stats.tested + previous.get("tested", 0) + self.traced_counts[0],
+            accepted=stats.accepted + previous.get("accepted", 0) + self.traced_counts[1],
             cache_hits=stats.cache_hits, verified=verified, interrupted=interrupted,
             failure_rate=(f"{est.rate:.0%} of {self.options.runs} runs of the original; candidates accepted on "
                           f"any of {self.votes} runs" if est.rate < 1.0 else ""))
