@@ -10,14 +10,10 @@ that kills the child is answered for by the parent, which forks the next child a
 """
 from __future__ import annotations
 
-import json
-import os
 import sys
-import time
-import traceback
 
 from reducer.mlir_run import Server
-from reducer.mlir_worker import CAPTURE, serve_forked
+from reducer.mlir_worker import serve_forked
 
 WARM_UP = '{"args":[],"jaxpr":{"eqns":[],"in":[],"out":[{"dtype":"int32","lit":0}]},"transforms":[]}'
 
@@ -44,31 +40,10 @@ class JaxprServer(Server):
         return self.run("jaxpr", spec, None, timeout)
 
 
-def serve_requests(saved_stderr: int) -> None:
+def run_request(request: dict) -> None:
     from reducer import jaxpr_program
 
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        sys.stderr.flush()
-        fd = os.open(CAPTURE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(fd, 2)
-        os.close(fd)
-        start = time.monotonic()
-        tb = ""
-        try:
-            jaxpr_program.run(request["module"])
-            code = 0
-        except Exception:
-            code, tb = 1, traceback.format_exc()
-        seconds = time.monotonic() - start
-        sys.stderr.flush()
-        os.dup2(saved_stderr, 2)
-        with open(CAPTURE, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-        sys.stdout.write(json.dumps({"returncode": code, "stderr": text + tb, "seconds": seconds}) + "\n")
-        sys.stdout.flush()
+    jaxpr_program.run(request["module"])
 
 
 def serve() -> None:
@@ -83,7 +58,7 @@ def serve() -> None:
     from reducer.jaxpr_codec import registry
 
     registry()
-    serve_forked(serve_requests)
+    serve_forked(run_request)
 
 
 if __name__ == "__main__":

@@ -23,8 +23,9 @@ from reducer.mlir_run import ENZYME, XLA, execute
 CAPTURE = "capture"
 
 
-def serve_requests(saved_stderr: int) -> None:
-    """Answer candidates until standard input ends (in the forked child)."""
+def serve_requests(saved_stderr: int, run_one) -> None:
+    """Answer candidates until standard input ends (in the forked child): `run_one(request)` runs
+    one, its exception is the failure; what it prints on descriptor 2 is captured in CAPTURE."""
     out = sys.stdout
     for line in sys.stdin:
         if not line.strip():
@@ -37,7 +38,7 @@ def serve_requests(saved_stderr: int) -> None:
         start = time.monotonic()
         tb = ""
         try:
-            execute(request["kind"], request["module"], request.get("pipeline"))
+            run_one(request)
             code = 0
         except Exception:
             code, tb = 1, traceback.format_exc()
@@ -50,6 +51,10 @@ def serve_requests(saved_stderr: int) -> None:
         out.flush()
 
 
+def run_request(request: dict) -> None:
+    execute(request["kind"], request["module"], request.get("pipeline"))
+
+
 def serve() -> None:
     """Import once, then serve candidates in forked children (`serve_forked`)."""
     import jax  # noqa: F401  (warm: every candidate needs them)
@@ -60,11 +65,11 @@ def serve() -> None:
     except ImportError:  # XLA-only work needs no Enzyme-JAX
         pass
 
-    serve_forked(serve_requests)
+    serve_forked(run_request)
 
 
-def serve_forked(serve_requests) -> None:
-    """Fork a child that runs `serve_requests(saved_stderr)` over standard input; when a candidate
+def serve_forked(run_one) -> None:
+    """Fork a child that answers requests with `run_one` (`serve_requests`); when a candidate
     kills it, answer for the candidate (the signal and what it printed to CAPTURE) and fork the
     next child at once. Returns when standard input ends. Shared with the jaxpr worker."""
     import faulthandler
@@ -80,7 +85,7 @@ def serve_forked(serve_requests) -> None:
             die_with_parent(server)
             faulthandler.enable(file=sys.stderr, all_threads=False)
             try:
-                serve_requests(saved)
+                serve_requests(saved, run_one)
             except BaseException:
                 os._exit(3)
             os._exit(0)
