@@ -89,6 +89,8 @@ def reduce(
     jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", "-j", help="candidates tested at once"),
     runs: int = typer.Option(3, "--runs", help="runs of the original, to measure how reliably it fails"),
     max_time: Optional[float] = typer.Option(None, "--max-time", help="stop reducing after this many seconds"),
+    stall: float = typer.Option(600.0, "--stall", help="stop when this many seconds pass without a smaller "
+                                "candidate (0: never)"),
     memory_mb: Optional[int] = typer.Option(None, "--memory-mb", help="address-space limit per candidate"),
     hangs: bool = typer.Option(False, "--hangs", help="with the crash oracle, count a timeout as the failure"),
     cold: bool = typer.Option(False, "--cold", help="run every candidate in a fresh interpreter (no warm workers)"),
@@ -103,6 +105,8 @@ def reduce(
 
     if jobs < 1 or runs < 1:
         fail("--jobs and --runs must be at least 1", USAGE)
+    if stall < 0:
+        fail("--stall must be 0 (never) or a number of seconds", USAGE)
     if script.suffix == ".mlir":
         from reducer.mlir_reduce import cli_reduce
 
@@ -114,7 +118,8 @@ def reduce(
     except ValueError as exc:
         fail(f"--levels: {exc}", USAGE)
     options = Options(oracle=oracle, timeout=timeout, platform=platform.value, jobs=jobs, runs=runs,
-                      max_time=max_time, memory_mb=memory_mb, hangs=hangs, warm=not cold, levels=levels)
+                      max_time=max_time, stall=stall or None, memory_mb=memory_mb, hangs=hangs, warm=not cold,
+                      levels=levels)
     try:
         if resume is not None and out is not None and out != resume:
             fail("give either --out or --resume, not both", USAGE)

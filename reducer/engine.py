@@ -72,7 +72,8 @@ class Engine:
     def __init__(self, representation: Representation, passes: Iterable[Pass], test: Test, jobs: int = 1,
                  on_event: Callable[[Event], None] | None = None,
                  on_accept: Callable[[str], None] | None = None,
-                 stop: threading.Event | None = None, deadline: float | None = None):
+                 stop: threading.Event | None = None, deadline: float | None = None,
+                 stall: float | None = None):
         self.rep = representation
         self.passes = list(passes)
         self.test = test
@@ -81,6 +82,9 @@ class Engine:
         self.on_accept = on_accept or (lambda p: None)
         self.stop = stop or threading.Event()
         self.deadline = deadline
+        self.stall = stall  # stop after this many seconds without an accepted candidate
+        self.stalled = False
+        self._last_progress = time.monotonic()
         self.cache: dict[str, bool] = {}
         self.stats = Stats()
         self.best = ""
@@ -90,11 +94,15 @@ class Engine:
         return self.rep.key(program)
 
     def _halted(self) -> bool:
-        return self.stop.is_set() or (self.deadline is not None and time.monotonic() > self.deadline)
+        now = time.monotonic()
+        if self.stall is not None and now - self._last_progress > self.stall:
+            self.stalled = True
+        return self.stop.is_set() or self.stalled or (self.deadline is not None and now > self.deadline)
 
     def reduce(self, program: str) -> str:
         """Shrink `program` to a fixpoint of all passes; returns the smallest interesting one."""
         self.best, self._best_key = program, self._key(program)
+        self._last_progress = time.monotonic()
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             self._pool = pool
             progress = True
@@ -168,6 +176,7 @@ class Engine:
                 if ok and self._key(cand) < self._best_key:
                     self.best, self._best_key = cand, self._key(cand)
                     self.stats.accepted += 1
+                    self._last_progress = time.monotonic()
                     self.stats.count(p.name, "accepted")
                     self.on_accept(cand)
                     self.on_event(Event("accept", p.name, self._best_key[0], self.stats))

@@ -50,6 +50,7 @@ class Options:
     runs: int = 3
     verify_runs: int = 3
     max_time: float | None = None
+    stall: float | None = 600.0  # stop after this many seconds without progress
     memory_mb: int | None = None
     hangs: bool = False
     keep_aside: int = 5
@@ -352,7 +353,7 @@ class Reduction:
 
         passes = source_passes() if "source" in self.levels_run else []
         engine = Engine(self.rep, passes, self.make_test(est), jobs=self.options.jobs,
-                        on_event=on_event, stop=self.stop, deadline=deadline)
+                        on_event=on_event, stop=self.stop, deadline=deadline, stall=self.options.stall)
 
         def save(best: str) -> None:
             write_atomic(self.out / "best.py", best)
@@ -369,6 +370,8 @@ class Reduction:
         self.log(f"reduced to {self.rep.size(best)} tokens: {stats.tested} tested, {stats.accepted} accepted, "
                  f"{stats.cache_hits} cache hits ({stats.hit_rate():.0%}), {stats.invalid} invalid, "
                  f"{stats.rounds} rounds")
+        if engine.stalled:
+            self.log(f"stopped early: no smaller candidate in {self.options.stall:.0f} s (--stall)")
         if any(self.runaway.values()):
             self.log("runaway candidates stopped: " + ", ".join(f"{n} {k}" for k, n in self.runaway.items() if n))
         if self.timeout is not None:

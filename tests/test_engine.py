@@ -87,3 +87,23 @@ def test_uninteresting_everything_keeps_the_original():
     src = PythonSource().normalize(PROGRAM)
     best, engine, _ = reduce(PROGRAM, lambda c: False)
     assert best == src and engine.stats.accepted == 0
+
+
+def test_stall_budget_stops_a_reduction_that_finds_nothing():
+    import time
+
+    rep = PythonSource()
+    calls = []
+
+    def test(cand, cancel):
+        calls.append(cand)
+        time.sleep(0.02)
+        return False
+
+    engine = Engine(rep, source_passes(), test, stall=0.3)
+    start = time.monotonic()
+    assert engine.reduce(rep.normalize(PROGRAM)) == rep.normalize(PROGRAM)
+    assert engine.stalled and time.monotonic() - start < 5
+    full = Engine(rep, source_passes(), lambda c, e: False)
+    full.reduce(rep.normalize(PROGRAM))
+    assert len(calls) < full.stats.tested  # without the budget every candidate is tried
