@@ -32,12 +32,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
+from bench import DEFAULT_BENCH as BENCH  # noqa: E402
 from reducer.reduce import preload_modules  # noqa: E402
 from reducer.sandbox import Limits, Sandbox  # noqa: E402
 
-BENCH = ROOT.parent / "shared" / "bench"
 DEFAULT_PROGRAMS = [ROOT / "tests" / "programs" / f"{name}.py"
                     for name in ("nonlinear_jvp", "while_loop_grad", "custom_vjp_wrong_arity")]
 LIMITS = Limits(timeout=120.0)

@@ -1,4 +1,4 @@
-"""Capturing the failing transformation: `python -m reducer.jaxpr_capture SCRIPT OUT.json`.
+"""Capturing the failing transformation: `python -m reducer.jaxpr_capture SCRIPT [OUT.json]`.
 
 Runs SCRIPT (as `reducer.harness` would: limits, `__main__`, its own `sys.argv`) with JAX's
 transformations replaced by recording wrappers: `jax.jit`, `grad`, `value_and_grad`, `jacrev`,
@@ -6,7 +6,8 @@ transformations replaced by recording wrappers: `jax.jit`, `grad`, `value_and_gr
 of them raises, the wrapper follows the chain of directly nested transformations down to the
 user's Python function, traces that function with `jax.make_jaxpr` on the arguments' shapes, and
 encodes the chain, the jaxpr and the arguments (values where they are known and small, else ones)
-as a spec (`reducer.jaxpr_program`). OUT.json receives every spec made, innermost failing call
+as a spec (`reducer.jaxpr_program`). OUT.json (default: the sandbox's $REDUCER_HARNESS_OUT, which
+the sandbox reads back as the run's `harness` report) receives every spec made, innermost failing call
 first, and notes on calls that could not be captured; the reducer keeps the first spec whose own
 run shows the original failure.
 """
@@ -248,7 +249,8 @@ def main(argv: list[str]) -> int:
     from reducer.harness import apply_limits
 
     apply_limits()
-    script, out = argv[0], argv[1]
+    script = argv[0]
+    out = argv[1] if len(argv) > 1 else os.environ["REDUCER_HARNESS_OUT"]
     sys.argv = [script]
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     install()

@@ -12,9 +12,7 @@
 """
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
@@ -23,14 +21,11 @@ from pathlib import Path
 from oracles.base import Oracle, Signature
 from reducer import jaxpr_emit
 from reducer import jaxpr_program as jp
-from reducer.engine import Engine, Stats
+from reducer.engine import Engine
 from reducer.jaxpr_worker import JaxprServer
 from reducer.mlir_run import ServerPool
 from reducer.passes import jaxpr_passes
-from reducer.sandbox import Limits, Sandbox, kill_group
-
-CAPTURE_FILE = ".reducer-jaxpr.json"
-
+from reducer.sandbox import Limits, Sandbox
 
 @dataclass
 class TracedResult:
@@ -50,26 +45,13 @@ class TracedResult:
 
 def capture(sandbox: Sandbox, source: str, limits: Limits) -> dict:
     """Run the script once under the capturing harness; returns {"specs", "notes", "error"}."""
-    scratch = sandbox.prepare(source)
-    env = sandbox.environment(scratch, limits)
-    try:
-        with open(scratch / ".reducer-stdout", "wb") as out, open(scratch / ".reducer-stderr", "wb") as err:
-            proc = subprocess.Popen([sandbox.python, "-m", "reducer.jaxpr_capture", sandbox.script_name, CAPTURE_FILE],
-                                    cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True)
-            try:
-                proc.wait(limits.timeout)
-            except subprocess.TimeoutExpired:
-                return {"specs": [], "notes": ["the capturing run timed out"], "error": ""}
-            finally:
-                kill_group(proc.pid)
-        try:
-            return json.loads((scratch / CAPTURE_FILE).read_text())
-        except (OSError, ValueError):
-            tail = (scratch / ".reducer-stderr").read_text(errors="replace").strip().splitlines()[-1:] or [""]
-            return {"specs": [], "notes": [f"the capturing run wrote nothing ({tail[0][:200]})"], "error": ""}
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    run = sandbox.run(source, limits, entry="reducer.jaxpr_capture")
+    if run.timed_out:
+        return {"specs": [], "notes": ["the capturing run timed out"], "error": ""}
+    if "specs" not in run.harness:
+        tail = run.stderr.strip().splitlines()[-1:] or [""]
+        return {"specs": [], "notes": [f"the capturing run wrote nothing ({tail[0][:200]})"], "error": ""}
+    return run.harness
 
 
 def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature, log,
@@ -100,21 +82,16 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
             return None
         rep = jp.JaxprSpec()
         timeout = max(3.0, 3 * (first.seconds or 1.0))
-        memo: dict[str, bool] = {}
 
-        def test(candidate: str, cancel: threading.Event) -> bool:
+        def test(candidate: str, cancel: threading.Event) -> bool:  # the engine caches outcomes
             if stop.is_set() or cancel.is_set():
                 return False
-            if candidate not in memo:
-                memo[candidate] = oracle.judge(wanted, servers.run(candidate, timeout))[0]
-            return memo[candidate]
+            return oracle.judge(wanted, servers.run(candidate, timeout))[0]
 
         before = jp.count_eqns(jp.loads(spec)["jaxpr"])
         log(f"jaxpr level: captured {' ∘ '.join(t['t'] for t in jp.loads(spec)['transforms']) or 'a call'} of "
             f"{before} equations (first run {first.seconds:.2f} s; candidate timeout {timeout:.0f} s)")
-        engine = Engine(rep, jaxpr_passes(), test, jobs=jobs, stop=stop,
-                        deadline=start + budget)
-        engine.stats = Stats()
+        engine = Engine(rep, jaxpr_passes(), test, jobs=jobs, stop=stop, deadline=start + budget)
         best = engine.reduce(spec)
         stats = engine.stats
         after = jp.count_eqns(jp.loads(best)["jaxpr"])

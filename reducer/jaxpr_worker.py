@@ -21,16 +21,11 @@ WARM_UP = '{"args":[],"jaxpr":{"eqns":[],"in":[],"out":[{"dtype":"int32","lit":0
 class JaxprServer(Server):
     """`reducer.mlir_run.Server` speaking to this worker; `run_spec(spec_text, timeout)`."""
 
-    def _start(self) -> None:
-        import subprocess
+    worker = "reducer.jaxpr_worker"
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
         self.env["JAX_TRACEBACK_FILTERING"] = "off"
-        self.log = open(self.scratch / "stderr", "wb")
-        self.proc = subprocess.Popen([self.python, "-m", "reducer.jaxpr_worker", "--serve"], cwd=self.scratch,
-                                     env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                     start_new_session=True)
-        self.buffer = b""
-        self.starts += 1
 
     def run_spec(self, spec: str, timeout: float = 60.0):
         """Run one spec; a (re)started worker first imports jax on a trivial spec, so that

@@ -91,6 +91,8 @@ def run_here(kind: str, module_text: str, pipeline: str | None) -> RunResult:
 class Server:
     """A warm worker that runs candidates in its own process, one at a time."""
 
+    worker = "reducer.mlir_worker"  # the module run as `python -m WORKER --serve`
+
     def __init__(self, python: str = sys.executable, env: dict | None = None, platform: str = "cpu"):
         self.python = python
         self.env = dict(env or os.environ)
@@ -105,7 +107,7 @@ class Server:
 
     def _start(self) -> None:
         self.log = open(self.scratch / "stderr", "wb")
-        self.proc = subprocess.Popen([self.python, "-m", "reducer.mlir_worker", "--serve"], cwd=self.scratch,
+        self.proc = subprocess.Popen([self.python, "-m", self.worker, "--serve"], cwd=self.scratch,
                                      env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                      start_new_session=True)
         self.buffer = b""

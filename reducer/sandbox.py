@@ -86,13 +86,13 @@ class WorkerError(Exception):
 
 
 class _ColdProcess:
-    """A candidate in a fresh interpreter: `python -m reducer.harness SCRIPT`."""
+    """A candidate in a fresh interpreter: `python -m ENTRY SCRIPT` (ENTRY: reducer.harness)."""
 
     broken = False
 
-    def __init__(self, python: str, script: str, scratch: Path, env: dict):
+    def __init__(self, python: str, script: str, scratch: Path, env: dict, entry: str = "reducer.harness"):
         with open(scratch / ".reducer-stdout", "wb") as out, open(scratch / ".reducer-stderr", "wb") as err:
-            self.proc = subprocess.Popen([python, "-m", "reducer.harness", script], cwd=scratch, env=env,
+            self.proc = subprocess.Popen([python, "-m", entry, script], cwd=scratch, env=env,
                                          stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         self.pid = self.proc.pid
 
@@ -245,20 +245,22 @@ class Sandbox:
         return scratch
 
     def run(self, source: str, limits: Limits = Limits(), cancel: threading.Event | None = None,
-            keep: bool = False, fresh: bool = False) -> RunResult:
+            keep: bool = False, fresh: bool = False, entry: str = "reducer.harness") -> RunResult:
         """Run `source` once (`fresh`: in a new interpreter even with warm workers); `cancel` set
-        from another thread kills it early."""
-        return self._run(source, limits, cancel, keep, self.warm and not fresh)
+        from another thread kills it early. `entry` is the module the script runs under, in a new
+        interpreter when it is not the harness (reducer.jaxpr_capture)."""
+        warm = self.warm and not fresh and entry == "reducer.harness"
+        return self._run(source, limits, cancel, keep, warm, entry)
 
     def _run(self, source: str, limits: Limits, cancel: threading.Event | None, keep: bool,
-             warm: bool) -> RunResult:
+             warm: bool, entry: str = "reducer.harness") -> RunResult:
         scratch = self.prepare(source)
         env = self.environment(scratch, limits)
         try:
             process = self._launch_warm(scratch, env) if warm else None
             start = time.monotonic()
             if process is None:
-                process = _ColdProcess(self.python, self.script_name, scratch, env)
+                process = _ColdProcess(self.python, self.script_name, scratch, env, entry)
             with self._lock:
                 self._live.add(process.pid)
             timed_out = cancelled = False
