@@ -10,8 +10,11 @@ For each small failing program (default: a few of tests/programs/ and every hand
   imported jax (and what the program imports) and run the program once; the JAX caches are
   cleared before each run (as for a new candidate) unless --keep-caches;
 - warm: `reducer.sandbox.Sandbox(..., warm=True).run(source, limits)`, the path `reducer reduce`
-  takes per candidate (fork server preloaded with `preload_modules`, as `Reduction` builds it),
-  timed after one untimed run that starts the server;
+  takes per candidate: the fork server's long-lived runner (`reducer.runner`; the server is
+  preloaded with `preload_modules`, as `Reduction` builds it), timed after one untimed run that
+  starts the server and the runner;
+- forked: the same sandbox with `isolated=True`: a child forked from the fork server for that
+  candidate alone (how an interesting candidate is confirmed);
 - fresh: the same sandbox with `fresh=True`: a new `python -m reducer.harness` per run (`--cold`).
 
 Prints a markdown table with warm/in-process (the overhead factor; target at most 1.3) and
@@ -85,23 +88,23 @@ def time_in_process(path: Path, reps: int, keep_caches: bool, scratch: Path) -> 
         return None
 
 
-def time_sandbox(path: Path, reps: int, scratch: Path) -> tuple[float, float]:
-    """Median seconds per run: (warm worker, fresh interpreter)."""
+def time_sandbox(path: Path, reps: int, scratch: Path) -> tuple[float, float, float]:
+    """Median seconds per run: (warm runner, forked child, fresh interpreter)."""
     source = path.read_text()
     box = Sandbox(scratch / "runs", script_name=path.name, warm=True, warm_modules=preload_modules(source))
     try:
         box.run(source, LIMITS)  # starts the fork server
-        times = {}
-        for fresh in (False, True):
+        times = []
+        for way in ({}, {"isolated": True}, {"fresh": True}):
             runs = []
             for _ in range(reps):
                 start = time.monotonic()
-                box.run(source, LIMITS, fresh=fresh)
+                box.run(source, LIMITS, **way)
                 runs.append(time.monotonic() - start)
-            times[fresh] = statistics.median(runs)
+            times.append(statistics.median(runs))
     finally:
         box.close()
-    return times[False], times[True]
+    return times[0], times[1], times[2]
 
 
 def main(argv: list[str]) -> None:
@@ -120,18 +123,19 @@ def main(argv: list[str]) -> None:
     if args.reps < 1:
         sys.exit("overhead.py: --reps must be at least 1")
     ratios, speedups = [], []
-    rows = ["| program | in-process s | warm s | fresh s | warm/in-process | fresh/warm |",
-            "|---|---|---|---|---|---|"]
+    rows = ["| program | in-process s | warm s | forked s | fresh s | warm/in-process | forked/in-process "
+            "| fresh/warm |", "|---|---|---|---|---|---|---|---|"]
     for path in programs:
         with tempfile.TemporaryDirectory(prefix="overhead-") as tmp:
             inproc = time_in_process(path.resolve(), args.reps, args.keep_caches, Path(tmp))
-            warm, fresh = time_sandbox(path.resolve(), args.reps, Path(tmp))
+            warm, forked, fresh = time_sandbox(path.resolve(), args.reps, Path(tmp))
         name = path.stem if path.parent.name != "minimal" else f"minimal/{path.stem}"
         ratio = f"{warm / inproc:.2f}" if inproc else "n/a"
         ratios += [warm / inproc] if inproc else []
         speedups.append(fresh / warm)
-        rows.append(f"| {name} | {f'{inproc:.3f}' if inproc else 'n/a (crashes)'} | {warm:.3f} | {fresh:.3f} "
-                    f"| {ratio} | {fresh / warm:.1f} |")
+        fork_ratio = f"{forked / inproc:.2f}" if inproc else "n/a"
+        rows.append(f"| {name} | {f'{inproc:.3f}' if inproc else 'n/a (crashes)'} | {warm:.3f} | {forked:.3f} "
+                    f"| {fresh:.3f} | {ratio} | {fork_ratio} | {fresh / warm:.1f} |")
         print(rows[-1], file=sys.stderr, flush=True)
     table = (f"reps: {args.reps} (medians); JAX caches {'kept' if args.keep_caches else 'cleared'} between "
              f"in-process runs; {os.cpu_count()} CPUs\n\n" + "\n".join(rows) + "\n\n"

@@ -94,6 +94,9 @@ def reduce(
     memory_mb: Optional[int] = typer.Option(None, "--memory-mb", help="address-space limit per candidate"),
     hangs: bool = typer.Option(False, "--hangs", help="with the crash oracle, count a timeout as the failure"),
     cold: bool = typer.Option(False, "--cold", help="run every candidate in a fresh interpreter (no warm workers)"),
+    runner: str = typer.Option("trust", "--runner", help="with warm workers: trust (candidates run one after "
+                               "another in one warm interpreter; the result is checked in a child of its own), "
+                               "confirm (every interesting verdict checked so), off (a forked child per candidate)"),
     levels: str = typer.Option("auto", "--levels", help="levels to reduce at: auto, or a comma list of source, jaxpr "
                                "(the traced program: the failing transformation's jaxpr, written back as a script)"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue the interrupted reduction in this output folder"),
@@ -101,12 +104,14 @@ def reduce(
     json_out: bool = typer.Option(False, "--json", help="machine-readable: JSON progress on stderr, summary on stdout"),
 ):
     """Shrink SCRIPT to the smallest program that fails in the same way, and write a bug report."""
-    from reducer.reduce import Options, Reduction
+    from reducer.reduce import RUNNER_MODES, Options, Reduction
 
     if jobs < 1 or runs < 1:
         fail("--jobs and --runs must be at least 1", USAGE)
     if stall < 0:
         fail("--stall must be 0 (never) or a number of seconds", USAGE)
+    if runner not in RUNNER_MODES:
+        fail(f"--runner must be one of {', '.join(RUNNER_MODES)}, not {runner!r}", USAGE)
     if script.suffix == ".mlir":
         from reducer.mlir_reduce import cli_reduce
 
@@ -119,7 +124,7 @@ def reduce(
         fail(f"--levels: {exc}", USAGE)
     options = Options(oracle=oracle, timeout=timeout, platform=platform.value, jobs=jobs, runs=runs,
                       max_time=max_time, stall=stall or None, memory_mb=memory_mb, hangs=hangs, warm=not cold,
-                      levels=levels)
+                      runner=runner, levels=levels)
     try:
         if resume is not None and out is not None and out != resume:
             fail("give either --out or --resume, not both", USAGE)

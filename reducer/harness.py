@@ -17,6 +17,7 @@ import resource
 import runpy
 import sys
 import threading
+import traceback
 
 RTOL = 1e-3
 ATOL = 1e-5
@@ -109,7 +110,20 @@ class GradientWatch:
 
             return wrap
 
+        self.orig["enzyme_jax_ir"] = orig_ir
         ejax.enzyme_jax_ir = enzyme_jax_ir
+
+    def uninstall(self) -> None:
+        """Put back what `install` replaced (a long-lived runner goes on to the next candidate)."""
+        import jax
+
+        for name, orig in self.orig.items():
+            if name == "enzyme_jax_ir":
+                import enzyme_ad.jax as ejax
+
+                ejax.enzyme_jax_ir = orig
+            else:
+                setattr(jax, name, orig)
 
     def sample(self, fun, wrapped, args, kwargs) -> None:
         import jax
@@ -200,6 +214,26 @@ def main(argv: list[str]) -> None:
                 report["check_error"] = f"{type(exc).__name__}: {exc}"
             with open(out, "w") as fh:
                 json.dump(report, fh)
+        if watch is not None:
+            watch.uninstall()
+
+
+def run_script(script: str) -> int:
+    """Run `script` as `python SCRIPT` would, in this interpreter; returns its exit code (an uncaught
+    exception prints its traceback and gives 1, `sys.exit` gives its code)."""
+    try:
+        main([script])
+        return 0
+    except SystemExit as exc:
+        if exc.code is None:
+            return 0
+        if isinstance(exc.code, int):
+            return exc.code
+        print(exc.code, file=sys.stderr)
+        return 1
+    except BaseException:
+        traceback.print_exc()
+        return 1
 
 
 if __name__ == "__main__":

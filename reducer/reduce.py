@@ -41,6 +41,15 @@ def default_memory_mb(jobs: int) -> int:
     return max(2048, int(total * 0.7 / max(1, jobs)))
 
 
+RUNNER_MODES = {
+    "trust": "candidates run one after another in one warm interpreter; the result is checked in a child of "
+             "its own, and if it does not fail there the reduction goes back to the last accepted program that "
+             "does and goes on confirming (default)",
+    "confirm": "as trust, with every interesting verdict confirmed in a forked child of its own",
+    "off": "a forked child per candidate",
+}
+
+
 @dataclass
 class Options:
     oracle: str = "auto"
@@ -55,6 +64,7 @@ class Options:
     hangs: bool = False
     keep_aside: int = 5
     warm: bool = True
+    runner: str = "trust"  # RUNNER_MODES: reuse one interpreter for candidates, and how far to trust it
     levels: str = "auto"  # "auto" or a comma list of: source, jaxpr (reducer.jaxpr_reduce.parse_levels)
 
 
@@ -141,7 +151,7 @@ class Reduction:
         self.sandbox = Sandbox(self.scratch / "runs", script_name=self.script.name,
                                data_files=data_files(self.script, self.source), platform=options.platform,
                                check_gradients=self.needs_gradients, warm=options.warm,
-                               warm_modules=preload_modules(self.source))
+                               warm_modules=preload_modules(self.source), reuse=options.runner != "off")
         self.memory_mb = options.memory_mb or default_memory_mb(options.jobs)
         self.limits = Limits(timeout=options.timeout or 300.0, memory_mb=self.memory_mb)
         self.aside: dict[Signature, int] = {}
@@ -150,6 +160,7 @@ class Reduction:
         self.votes = 1
         self.timeout: AdaptiveTimeout | None = None  # set once the first runs are timed
         self.traced_counts = (0, 0)  # candidates tested and accepted at the jaxpr level
+        self.unconfirmed = 0  # runner verdicts that a child of its own did not confirm
 
     # -- logging ----------------------------------------------------------------------------
     def log(self, line: str) -> None:
@@ -247,6 +258,8 @@ class Reduction:
                 run = self.sandbox.run(source, self.candidate_limits(), cancel)
                 self._count_runaway(run)
                 ok, seen = oracle.judge(wanted, run)
+                if ok and run.reused and self.options.runner == "confirm":
+                    run, (ok, seen) = self._confirm(source, run, oracle, wanted, cancel)
                 if ok:
                     if self.timeout is not None:
                         self.timeout.record(run.seconds)
@@ -262,6 +275,36 @@ class Reduction:
             return False
 
         return test
+
+    def _confirm(self, source: str, run: RunResult, oracle, wanted: Signature, cancel: threading.Event):
+        """An interesting verdict from the long-lived runner, checked in a child of its own: no
+        earlier candidate can have left anything behind there."""
+        again = self.sandbox.run(source, self.candidate_limits(), cancel, isolated=True)
+        verdict = oracle.judge(wanted, again)
+        if not verdict[0] and not again.cancelled:
+            with self.aside_lock:
+                self.unconfirmed += 1
+            self.log(f"the runner's verdict did not hold in a child of its own (seen there: {verdict[1]})")
+        return again, verdict
+
+    def _holds(self, code: str, est: Established) -> bool:
+        return est.oracle.judge(est.signature, self.sandbox.run(code, self.limits, isolated=True))[0]
+
+    def _runner_misled(self, best: str, est: Established) -> bool:
+        """Whether trusted runner verdicts led to a result that fails only after other candidates."""
+        trusted = self.options.warm and self.sandbox.reuse and self.options.runner == "trust"
+        return trusted and not isinstance(est.oracle, Script) and not self._holds(best, est)
+
+    def _last_that_holds(self, accepted: list[str], est: Established) -> str:
+        """The newest accepted program that fails in a child of its own (bisected; the first holds)."""
+        good, bad = 0, len(accepted) - 1
+        while bad - good > 1:
+            mid = (good + bad) // 2
+            if self._holds(accepted[mid], est):
+                good = mid
+            else:
+                bad = mid
+        return accepted[good]
 
     def verify(self, code: str, est: Established) -> tuple[str, RunResult | None]:
         if isinstance(est.oracle, Script):
@@ -355,7 +398,10 @@ class Reduction:
         engine = Engine(self.rep, passes, self.make_test(est), jobs=self.options.jobs,
                         on_event=on_event, stop=self.stop, deadline=deadline, stall=self.options.stall)
 
+        accepted = [original]
+
         def save(best: str) -> None:
+            accepted.append(best)
             write_atomic(self.out / "best.py", best)
             write_atomic(self.out / "state.json", json.dumps(self._state(est, engine.stats, previous), indent=1))
 
@@ -364,6 +410,16 @@ class Reduction:
         save(original)
         best = engine.reduce(original)
         interrupted = self.stop.is_set()
+        if not interrupted and self._runner_misled(best, est):
+            restart = self._last_that_holds(accepted, est)
+            self.log(f"the result ({self.rep.size(best)} tokens) does not fail in a child of its own: an earlier "
+                     f"candidate left something behind in the long-lived runner; going on from the last accepted "
+                     f"program that does ({self.rep.size(restart)} tokens), with interesting verdicts confirmed")
+            self.options.runner = "confirm"
+            engine.cache = {}
+            save(restart)
+            best = engine.reduce(restart)
+            interrupted = self.stop.is_set()
         stats = engine.stats
         if interrupted:
             save(best)
@@ -374,6 +430,8 @@ class Reduction:
             self.log(f"stopped early: no smaller candidate in {self.options.stall:.0f} s (--stall)")
         if any(self.runaway.values()):
             self.log("runaway candidates stopped: " + ", ".join(f"{n} {k}" for k, n in self.runaway.items() if n))
+        if self.sandbox.reuse and self.options.warm and self.options.runner == "confirm":
+            self.log(f"long-lived runner: {self.unconfirmed} interesting verdicts not confirmed in a child of their own")
         if self.timeout is not None:
             self.log(f"candidate timeout at the end: {self.timeout.value:.0f} s (adapted to the interesting runs)")
         for name, counts in stats.per_pass.items():

@@ -47,6 +47,7 @@ class RunResult:
     cancelled: bool = False
     truncated: bool = False
     harness: dict = field(default_factory=dict)
+    reused: bool = False  # ran in a long-lived runner after other candidates (reducer.runner)
 
     @property
     def signal(self) -> int | None:
@@ -89,6 +90,7 @@ class _ColdProcess:
     """A candidate in a fresh interpreter: `python -m ENTRY SCRIPT` (ENTRY: reducer.harness)."""
 
     broken = False
+    reused = alive = False
 
     def __init__(self, python: str, script: str, scratch: Path, env: dict, entry: str = "reducer.harness"):
         with open(scratch / ".reducer-stdout", "wb") as out, open(scratch / ".reducer-stderr", "wb") as err:
@@ -141,8 +143,8 @@ class Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def start(self, scratch: Path, script: str, env: dict, on_release) -> "_WarmProcess":
-        request = {"scratch": str(scratch), "script": script, "env": env}
+    def start(self, scratch: Path, script: str, env: dict, on_release, reuse: bool) -> "_WarmProcess":
+        request = {"scratch": str(scratch), "script": script, "env": env, "reuse": reuse}
         try:
             self.proc.stdin.write((json.dumps(request) + "\n").encode())
             self.proc.stdin.flush()
@@ -151,7 +153,7 @@ class Worker:
             raise WorkerError(str(exc)) from None
         if "pid" not in reply:
             raise WorkerError("fork server gave no pid")
-        return _WarmProcess(self, reply["pid"], on_release)
+        return _WarmProcess(self, reply["pid"], on_release, reply.get("reused", False))
 
     def close(self) -> None:
         kill_group(self.proc.pid)
@@ -162,10 +164,11 @@ class Worker:
 
 
 class _WarmProcess:
-    def __init__(self, worker: Worker, pid: int, on_release):
-        self.worker, self.pid, self.on_release = worker, pid, on_release
+    def __init__(self, worker: Worker, pid: int, on_release, reused: bool):
+        self.worker, self.pid, self.on_release, self.reused = worker, pid, on_release, reused
         self.status: int | None = None
         self.broken = False
+        self.alive = False  # the runner that ran it lives on: its process group must not be killed
 
     def poll(self, timeout: float) -> int | None:
         if self.status is None and not self.broken:
@@ -176,6 +179,7 @@ class _WarmProcess:
                 return 0
             if "status" in reply:
                 self.status = os.waitstatus_to_exitcode(reply["status"])
+                self.alive = reply.get("alive", False)
         return self.status
 
     def release(self) -> None:
@@ -203,6 +207,7 @@ class Sandbox:
     extra_env: dict = field(default_factory=dict)
     warm: bool = False
     warm_modules: tuple[str, ...] = ()
+    reuse: bool = True
     _live: set = field(default_factory=set, init=False, repr=False)
     _idle: list = field(default_factory=list, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
@@ -245,19 +250,21 @@ class Sandbox:
         return scratch
 
     def run(self, source: str, limits: Limits = Limits(), cancel: threading.Event | None = None,
-            keep: bool = False, fresh: bool = False, entry: str = "reducer.harness") -> RunResult:
-        """Run `source` once (`fresh`: in a new interpreter even with warm workers); `cancel` set
-        from another thread kills it early. `entry` is the module the script runs under, in a new
+            keep: bool = False, fresh: bool = False, entry: str = "reducer.harness",
+            isolated: bool = False) -> RunResult:
+        """Run `source` once; `cancel` set from another thread kills it early. With warm workers it
+        runs in the long-lived runner (`reuse`) unless `isolated` asks for a child of its own, or
+        `fresh` for a new interpreter. `entry` is the module the script runs under, in a new
         interpreter when it is not the harness (reducer.jaxpr_capture)."""
         warm = self.warm and not fresh and entry == "reducer.harness"
-        return self._run(source, limits, cancel, keep, warm, entry)
+        return self._run(source, limits, cancel, keep, warm, entry, reuse=self.reuse and not isolated)
 
     def _run(self, source: str, limits: Limits, cancel: threading.Event | None, keep: bool,
-             warm: bool, entry: str = "reducer.harness") -> RunResult:
+             warm: bool, entry: str = "reducer.harness", reuse: bool = False) -> RunResult:
         scratch = self.prepare(source)
         env = self.environment(scratch, limits)
         try:
-            process = self._launch_warm(scratch, env) if warm else None
+            process = self._launch_warm(scratch, env, reuse) if warm else None
             start = time.monotonic()
             if process is None:
                 process = _ColdProcess(self.python, self.script_name, scratch, env, entry)
@@ -280,20 +287,21 @@ class Sandbox:
                     status = process.poll(30.0)
                     break
             finally:
-                kill_group(process.pid)
+                if not process.alive:
+                    kill_group(process.pid)
                 with self._lock:
                     self._live.discard(process.pid)
                 process.release()
             seconds = time.monotonic() - start
             if process.broken:  # the warm worker died under us: run this one in a fresh interpreter
                 return self._run(source, limits, cancel, keep, warm=False)
-            return self._result(scratch, status, seconds, timed_out, cancelled)
+            return self._result(scratch, status, seconds, timed_out, cancelled, process.reused)
         finally:
             if not keep:
                 shutil.rmtree(scratch, ignore_errors=True)
 
     def _result(self, scratch: Path, code: int | None, seconds: float, timed_out: bool,
-                cancelled: bool) -> RunResult:
+                cancelled: bool, reused: bool = False) -> RunResult:
         stdout, t1 = _read_capped(scratch / ".reducer-stdout")
         stderr, t2 = _read_capped(scratch / ".reducer-stderr")
         harness = {}
@@ -306,10 +314,10 @@ class Sandbox:
         if timed_out or cancelled:
             code = None
         return RunResult(returncode=code, stdout=stdout, stderr=stderr, seconds=seconds, timed_out=timed_out,
-                         cancelled=cancelled, truncated=t1 or t2, harness=harness)
+                         cancelled=cancelled, truncated=t1 or t2, harness=harness, reused=reused)
 
     # -- warm workers -----------------------------------------------------------------------
-    def _launch_warm(self, scratch: Path, env: dict):
+    def _launch_warm(self, scratch: Path, env: dict, reuse: bool):
         with self._lock:
             worker = self._idle.pop() if self._idle else None
         if worker is None:
@@ -318,7 +326,7 @@ class Sandbox:
             except WorkerError:
                 return None
         try:
-            return worker.start(scratch, self.script_name, env, self._return_worker)
+            return worker.start(scratch, self.script_name, env, self._return_worker, reuse)
         except WorkerError:
             worker.close()
             return None

@@ -1,0 +1,164 @@
+"""The long-lived runner: a child of the fork server that runs candidates one after another.
+
+A child forked per candidate pays, every time, for starting the XLA backend and for a first compile
+that is slower than later ones in the same process. The runner pays that once: it is forked like
+any candidate child, then keeps its initialised interpreter and runs each new candidate in it,
+exactly as `reducer.harness` would run it in a fresh child (own scratch folder, environment, output
+files, `__main__`). Between candidates it puts back what a script can change: the working
+directory, `sys.argv`, `sys.path`, the environment, warning filters, every `jax.config` option,
+the script's own modules (those loaded from its scratch folder), and JAX's caches; processes the
+candidate started in the runner's process group are killed.
+
+When the interpreter can no longer be trusted (a config option that cannot be reset) or after `RECYCLE_AFTER` candidates, the runner retires after its reply and the
+fork server forks a new one. A crash, a hang the client kills, or `os._exit` in a candidate ends
+the runner like any child; the fork server reports its status and starts a new runner next time.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import warnings
+
+RECYCLE_AFTER = 200
+PER_CANDIDATE = ("HOME", "TMPDIR", "REDUCER_HARNESS_OUT")
+
+
+def reuse_key(request: dict) -> str:
+    """Candidates with the same key may share a runner: same script name, same environment apart
+    from the variables that name the candidate's own scratch folder (and so the same limits)."""
+    env = {k: v for k, v in request["env"].items() if k not in PER_CANDIDATE}
+    return json.dumps([request["script"], sorted(env.items())])
+
+
+class Baseline:
+    """The interpreter's state before the first candidate, to return to after each one."""
+
+    def __init__(self):
+        self.cwd = os.getcwd()
+        self.argv = list(sys.argv)
+        self.path = list(sys.path)
+        self.modules = set(sys.modules)
+        self.environ = dict(os.environ)
+        self.filters = list(warnings.filters)
+        self.config = self._config()
+
+    @staticmethod
+    def _config() -> dict:
+        jax = sys.modules.get("jax")
+        return dict(jax.config.values) if jax is not None else {}
+
+    def restore(self, scratch: str) -> bool:
+        """Undo what the last candidate changed; False when the interpreter cannot be trusted."""
+        os.chdir(self.cwd)
+        sys.argv[:] = self.argv
+        sys.path[:] = self.path
+        os.environ.clear()
+        os.environ.update(self.environ)
+        warnings.filters[:] = self.filters
+        warnings._filters_mutated()
+        root = os.path.realpath(scratch) + os.sep
+        for name in set(sys.modules) - self.modules:
+            origin = getattr(sys.modules.get(name), "__file__", None) or ""
+            if origin and os.path.realpath(origin).startswith(root):
+                del sys.modules[name]
+        jax = sys.modules.get("jax")
+        if jax is None:
+            return True
+        now = jax.config.values
+        try:
+            for name, value in self.config.items():
+                if now.get(name) != value:
+                    jax.config.update(name, value)
+        except Exception:
+            return False
+        if not self.config:  # the first candidate imported jax: from now on, keep its defaults
+            self.config = self._config()
+        jax.clear_caches()
+        return True
+
+
+def _redirect(scratch: str) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    for fd, name in ((1, ".reducer-stdout"), (2, ".reducer-stderr")):
+        target = os.open(os.path.join(scratch, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(target, fd)
+        os.close(target)
+
+
+def run_one(request: dict) -> int:
+    """Run one candidate in this interpreter, as the fork server's one-shot child would."""
+    import tempfile
+
+    from reducer import harness
+
+    scratch = request["scratch"]
+    os.chdir(scratch)
+    _redirect(scratch)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    tempfile.tempdir = None
+    code = harness.run_script(request["script"])
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        pass
+    return code
+
+
+def serve(requests, replies, first: dict) -> None:
+    """The runner's loop (in the forked child): run `first`, then each request read from
+    `requests`, answering `{"code", "retire"}` on `replies` after each; never returns."""
+    baseline = Baseline()
+    request, done = first, 0
+    while request is not None:
+        code = run_one(request)
+        done += 1
+        kill_strays()
+        try:
+            trusted = baseline.restore(request["scratch"])
+        except Exception:
+            trusted = False
+        retire = not trusted or done >= RECYCLE_AFTER
+        _redirect_null()
+        replies.write(json.dumps({"code": code, "retire": retire}) + "\n")
+        replies.flush()
+        if retire:
+            break
+        line = requests.readline()
+        request = json.loads(line) if line else None
+    os._exit(0)
+
+
+def kill_strays() -> None:
+    """Kill the processes a candidate left in the runner's process group, as the client kills a
+    one-shot child's whole group when it ends, and reap them."""
+    me, group = os.getpid(), os.getpgid(0)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            if int(fields[2]) == group:
+                os.kill(int(entry), signal.SIGKILL)
+        except (OSError, IndexError, ValueError):
+            continue
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+
+
+def _redirect_null() -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
