@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Benchmark: reduce every case of the shared benchmark and tabulate size, ratio, time, candidates.
 
-usage: python benchmarks/bench.py [--bench DIR] [--jobs N] [--only NAME ...] [--levels L] [--out FILE]
+usage: python benchmarks/bench.py [--bench DIR] [--jobs N] [--only NAME ...] [--levels L] [--args ARGS] [--out FILE]
 
 Each case is reduced by `reducer reduce` with default options (plus --jobs, and --levels when
-given, e.g. `--levels source` to compare against the default choice of levels), then measured with
+given, e.g. `--levels source` to compare against the default choice of levels, and any other
+options given in --args, e.g. `--args '--pass-order yield'`), then measured with
 the benchmark's own `measure.py CASE repro.py --check` (its naive text test, run with this
 interpreter). Writes a markdown table to --out (default: stdout). Timings are noisy on shared
 machines: compare figures from one run.
@@ -15,6 +16,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -25,9 +27,9 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_BENCH = HERE.parent.parent / "shared" / "bench"
 
 
-def reduce_case(case: Path, out: Path, jobs: int, levels: str | None = None) -> dict:
+def reduce_case(case: Path, out: Path, jobs: int, levels: str | None = None, args: str = "") -> dict:
     start = time.monotonic()
-    extra = ["--levels", levels] if levels else []
+    extra = (["--levels", levels] if levels else []) + shlex.split(args)
     done = subprocess.run([sys.executable, "-m", "reducer.cli", "reduce", str(case), "--out", str(out), "--json",
                            "--jobs", str(jobs), *extra], capture_output=True, text=True, cwd=out.parent)
     wall = time.monotonic() - start
@@ -53,6 +55,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--levels", help="passed on to reducer reduce (default: its own choice)")
+    ap.add_argument("--args", default="", help="more options for reducer reduce, as one string")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--keep", type=Path, help="keep the output folders here")
     args = ap.parse_args()
@@ -65,7 +68,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     for case in cases:
         out = work / f"reduced-{case.stem}"
-        r = reduce_case(case, out, args.jobs, args.levels)
+        r = reduce_case(case, out, args.jobs, args.levels, args.args)
         m = measure(args.bench, case.stem, out / "repro.py") if (out / "repro.py").exists() else {}
         tested = r.get("tested", 0)
         rows.append(f"| {case.stem} | {r.get('original_tokens', '?')} | {m.get('tokens', '?')} | {m.get('minimal', '?')} "

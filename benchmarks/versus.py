@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: reducer side by side with Shrink Ray and pysource-minimize on the shared cases.
 
-usage: python benchmarks/versus.py [--cases a,b] [--tools reducer,shrinkray,pysource-minimize]
+usage: python benchmarks/versus.py [--cases a,b] [--tools reducer,shrinkray,pysource-minimize] [--recheck OUT]
                                    [--jobs 2] [--cap SECONDS] [--out DIR]
 
 Run it with the project's interpreter (the one with jax, e.g. `.venv/bin/python`), after
@@ -21,8 +21,11 @@ counter file (candidates tested) and execs the benchmark's `interesting.sh CASE 
 to this interpreter. A tool still running after --cap seconds gets SIGTERM (reducer then writes
 its best program so far), then SIGKILL after a grace period, and its best file so far is taken.
 Each result is measured with the benchmark's `measure.py CASE FILE --check`: tokens, ratio to the
-hand-reduced minimum, and whether the naive test still sees the failure (if not, it slipped).
-Writes OUT/versus.md and prints it. Timings are noisy on shared machines: compare one run's rows.
+hand-reduced minimum, and whether the naive test still sees the failure. A result slipped when the
+naive test no longer sees the failure, or when `reducer check` gives it another failure signature
+than the original case (a file whose only line is the expected message, run as Python, passes
+the naive test with a SyntaxError). Each tool's figures go to OUT/CASE/TOOL/result.json;
+`--recheck OUT` builds the table again from them. Writes OUT/versus.md and prints it. Timings are noisy on shared machines: compare one run's rows.
 """
 from __future__ import annotations
 
@@ -199,7 +202,7 @@ def reach(case: str, results: dict[str, tuple[dict, dict]]) -> str | None:
     if "reducer" not in results:
         return None
     others = [(m["tokens"], r["wall"], tool) for tool, (r, m) in results.items()
-              if tool != "reducer" and m.get("reproduces") == "yes" and isinstance(m.get("tokens"), int)]
+              if tool != "reducer" and not m.get("slipped") and isinstance(m.get("tokens"), int)]
     if not others:
         return None
     tokens, wall, tool = min(others)
@@ -262,12 +265,33 @@ def pysource_driver(file: str, test: str, bench: str) -> None:
 
 
 # -- the table -----------------------------------------------------------------------------
+def signature(file: Path) -> dict | None:
+    """The failure signature `reducer check` gives FILE (family and fields), or None."""
+    done = subprocess.run([sys.executable, "-m", "reducer.cli", "check", str(file), "--json"], capture_output=True,
+                          text=True, cwd=file.parent, timeout=900)
+    try:
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None
+    return {"family": found.get("family"), "fields": found.get("fields")}
+
+
+def judge(m: dict, original: dict | None, result: dict | None) -> dict:
+    """Add to the measurement `m` whether the result kept the original's signature and slipped."""
+    m = dict(m, same_signature=original is not None and result == original)
+    m["slipped"] = m.get("reproduces") != "yes" or not m["same_signature"]
+    return m
+
+
 def row(case: str, tool: str, r: dict, m: dict) -> str:
     tested = r.get("tested")
     rate = f"{tested / r['wall']:.2f}" if tested is not None and r["wall"] > 0 else "?"
-    slipped = {"yes": "no", "no": "**yes**"}.get(m.get("reproduces"), "?")
+    naive = {"yes": "yes", "no": "**no**"}.get(m.get("reproduces"), "?")
+    same = "yes" if m.get("same_signature") else "**no**"
+    slipped = "**yes**" if m.get("slipped") else "no"
     return (f"| {case} | {tool} | {m.get('tokens', '?')} | {m.get('ratio', '?')} | {r['wall']:.0f} "
-            f"| {tested if tested is not None else '?'} | {rate} | {slipped} | {'yes' if r['capped'] else 'no'} |")
+            f"| {tested if tested is not None else '?'} | {rate} | {naive} | {same} | {slipped} "
+            f"| {'yes' if r['capped'] else 'no'} |")
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -278,6 +302,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--cap", type=float, default=600.0, help="seconds per tool per case (default 600)")
     ap.add_argument("--out", type=Path, help="output folder (default: a new temporary folder)")
     ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH, help="the shared benchmark folder")
+    ap.add_argument("--recheck", type=Path, help="build the table again from an earlier run's folder")
     ap.add_argument("--shrinkray-venv", type=Path, default=HERE / ".venv-shrinkray",
                     help="Python >= 3.12 venv for Shrink Ray (made on first use)")
     args = ap.parse_args(argv)
@@ -307,23 +332,36 @@ def main(argv: list[str]) -> None:
     args = parse_args(argv)
     exe = shrinkray_venv(args.shrinkray_venv.resolve()) if "shrinkray" in args.tools else None
     found = versions(args.tools, exe)
-    out = (args.out or Path(tempfile.mkdtemp(prefix="versus-"))).resolve()
+    out = (args.recheck or args.out or Path(tempfile.mkdtemp(prefix="versus-"))).resolve()
     out.mkdir(parents=True, exist_ok=True)
     head = ["# reducer vs Shrink Ray vs pysource-minimize", "",
             "versions: " + ", ".join(f"{t} {v}" for t, v in found.items()) + f"; Python {platform.python_version()}",
             f"jobs: {args.jobs} (pysource-minimize is sequential); cap: {args.cap:.0f} s per tool per case; "
             f"{os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
             "naive test for Shrink Ray and pysource-minimize: interesting.sh; reducer: its own oracle (auto); "
-            "slipped: `measure.py --check` no longer sees the failure", "",
-            "| case | tool | tokens | ratio to minimum | wall s | candidates | candidates/s | slipped | cap hit |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            "naive test: `measure.py --check` still sees the failure; same signature: `reducer check` gives the "
+            "original's signature; slipped: either is no", "",
+            "| case | tool | tokens | ratio to minimum | wall s | candidates | candidates/s | naive test "
+            "| same signature | slipped | cap hit |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     rows, reached = [], []
     print("\n".join(head), file=sys.stderr, flush=True)
     for case in args.cases:
         source = args.bench / "cases" / f"{case}.py"
+        original = signature(source)
         results = {}
         for tool in args.tools:
             folder = out / case / tool
+            if args.recheck:
+                saved = folder / "result.json"
+                if not saved.exists():
+                    continue
+                r = json.loads(saved.read_text())
+                r["file"] = folder / r["file"]
+                results[tool] = (r, judge(measure(args.bench, case, r["file"]), original, signature(r["file"])))
+                rows.append(row(case, tool, *results[tool]))
+                print(rows[-1], file=sys.stderr, flush=True)
+                continue
             if folder.exists():
                 shutil.rmtree(folder)
             folder.mkdir(parents=True)
@@ -335,7 +373,9 @@ def main(argv: list[str]) -> None:
                 r = run_shrinkray(folder, work, args.jobs, args.cap, args.bench, case, exe)
             else:
                 r = run_pysource(folder, work, args.jobs, args.cap, args.bench, case)
-            results[tool] = (r, measure(args.bench, case, r["file"]))
+            saved = dict(r, file=str(Path(r["file"]).relative_to(folder)))
+            (folder / "result.json").write_text(json.dumps(saved, indent=1))
+            results[tool] = (r, judge(measure(args.bench, case, r["file"]), original, signature(Path(r["file"]))))
             rows.append(row(case, tool, *results[tool]))
             print(rows[-1], file=sys.stderr, flush=True)
         line = reach(case, results)

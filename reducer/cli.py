@@ -97,6 +97,9 @@ def reduce(
     runner: str = typer.Option("trust", "--runner", help="with warm workers: trust (candidates run one after "
                                "another in one warm interpreter; the result is checked in a child of its own), "
                                "confirm (every interesting verdict checked so), off (a forked child per candidate)"),
+    pass_order: str = typer.Option("fixed", "--pass-order", help="fixed (registration order every round) or yield "
+                                   "(from the second round on, the passes that shrank the program most per "
+                                   "candidate in the round before go first)"),
     levels: str = typer.Option("auto", "--levels", help="levels to reduce at: auto, or a comma list of source, jaxpr "
                                "(the traced program: the failing transformation's jaxpr, written back as a script)"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue the interrupted reduction in this output folder"),
@@ -110,6 +113,8 @@ def reduce(
         fail("--jobs and --runs must be at least 1", USAGE)
     if stall < 0:
         fail("--stall must be 0 (never) or a number of seconds", USAGE)
+    if pass_order not in ("fixed", "yield"):
+        fail(f"--pass-order must be fixed or yield, not {pass_order!r}", USAGE)
     if runner not in RUNNER_MODES:
         fail(f"--runner must be one of {', '.join(RUNNER_MODES)}, not {runner!r}", USAGE)
     if script.suffix == ".mlir":
@@ -124,7 +129,7 @@ def reduce(
         fail(f"--levels: {exc}", USAGE)
     options = Options(oracle=oracle, timeout=timeout, platform=platform.value, jobs=jobs, runs=runs,
                       max_time=max_time, stall=stall or None, memory_mb=memory_mb, hangs=hangs, warm=not cold,
-                      runner=runner, levels=levels)
+                      runner=runner, reorder=pass_order == "yield", levels=levels)
     try:
         if resume is not None and out is not None and out != resume:
             fail("give either --out or --resume, not both", USAGE)

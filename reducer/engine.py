@@ -6,7 +6,9 @@ fixed order; a *test* says whether a candidate is still interesting. The engine 
 to a fixpoint: for each pass it tests candidates in order, up to `jobs` at a time (the first
 success in proposal order wins, later ones are cancelled), moves to the accepted candidate and
 resumes the pass at the same position, as C-Vise does; a round in which no pass succeeds ends it.
-Outcomes are cached by the candidate's content.
+With `reorder`, from the second round on, the passes run in order of how much each shrank the
+program per candidate tested in the round before (registration order among equals), so that the
+passes that make large cuts go first. Outcomes are cached by the candidate's content.
 """
 from __future__ import annotations
 
@@ -73,7 +75,7 @@ class Engine:
                  on_event: Callable[[Event], None] | None = None,
                  on_accept: Callable[[str], None] | None = None,
                  stop: threading.Event | None = None, deadline: float | None = None,
-                 stall: float | None = None):
+                 stall: float | None = None, reorder: bool = False):
         self.rep = representation
         self.passes = list(passes)
         self.test = test
@@ -83,6 +85,8 @@ class Engine:
         self.stop = stop or threading.Event()
         self.deadline = deadline
         self.stall = stall  # stop after this many seconds without an accepted candidate
+        self.reorder = reorder
+        self._yield: dict[str, tuple[int, int]] = {}  # pass -> (size removed, candidates tested), last round
         self.stalled = False
         self._last_progress = time.monotonic()
         self.cache: dict[str, bool] = {}
@@ -110,12 +114,27 @@ class Engine:
                 progress = False
                 self.stats.rounds += 1
                 self.on_event(Event("round", "", self._best_key[0], self.stats))
-                for p in self.passes:
+                order = self.pass_order()
+                self._yield = {}
+                for p in order:
                     if self._halted():
                         break
                     self.on_event(Event("pass", p.name, self._best_key[0], self.stats))
+                    size, tested = self._best_key[0], self.stats.tested
                     progress |= self.run_pass(p)
+                    self._yield[p.name] = (size - self._best_key[0], self.stats.tested - tested)
         return self.best
+
+    def pass_order(self) -> list[Pass]:
+        """The passes for the next round: the most size removed per candidate tested last round first."""
+        if not self.reorder or not self._yield:
+            return list(self.passes)
+
+        def rate(p: Pass) -> float:
+            removed, tested = self._yield.get(p.name, (0, 0))
+            return removed / max(1, tested)
+
+        return sorted(self.passes, key=lambda p: -rate(p))
 
     def run_pass(self, p: Pass) -> bool:
         """Apply one pass until it proposes nothing interesting; resumes where it succeeded."""

@@ -64,6 +64,7 @@ class Options:
     hangs: bool = False
     keep_aside: int = 5
     warm: bool = True
+    reorder: bool = False  # passes in order of last round's yield (Engine.pass_order)
     runner: str = "trust"  # RUNNER_MODES: reuse one interpreter for candidates, and how far to trust it
     levels: str = "auto"  # "auto" or a comma list of: source, jaxpr (reducer.jaxpr_reduce.parse_levels)
 
@@ -396,7 +397,8 @@ class Reduction:
 
         passes = source_passes() if "source" in self.levels_run else []
         engine = Engine(self.rep, passes, self.make_test(est), jobs=self.options.jobs,
-                        on_event=on_event, stop=self.stop, deadline=deadline, stall=self.options.stall)
+                        on_event=on_event, stop=self.stop, deadline=deadline, stall=self.options.stall,
+                        reorder=self.options.reorder)
 
         accepted = [original]
 

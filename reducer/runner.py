@@ -9,14 +9,17 @@ directory, `sys.argv`, `sys.path`, the environment, warning filters, every `jax.
 the script's own modules (those loaded from its scratch folder), and JAX's caches; processes the
 candidate started in the runner's process group are killed.
 
-When the interpreter can no longer be trusted (a config option that cannot be reset) or after `RECYCLE_AFTER` candidates, the runner retires after its reply and the
-fork server forks a new one. A crash, a hang the client kills, or `os._exit` in a candidate ends
-the runner like any child; the fork server reports its status and starts a new runner next time.
+When the interpreter can no longer be trusted (a config option that cannot be reset), when its
+address space has grown past most of the candidates' memory limit, or after `RECYCLE_AFTER`
+candidates, the runner retires after its reply and the fork server forks a new one. A crash, a
+hang the client kills, or `os._exit` in a candidate ends the runner like any child; the fork server
+reports its status and starts a new runner next time.
 """
 from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import sys
 import warnings
@@ -122,7 +125,7 @@ def serve(requests, replies, first: dict) -> None:
             trusted = baseline.restore(request["scratch"])
         except Exception:
             trusted = False
-        retire = not trusted or done >= RECYCLE_AFTER
+        retire = not trusted or done >= RECYCLE_AFTER or near_memory_limit()
         _redirect_null()
         replies.write(json.dumps({"code": code, "retire": retire}) + "\n")
         replies.flush()
@@ -131,6 +134,20 @@ def serve(requests, replies, first: dict) -> None:
         line = requests.readline()
         request = json.loads(line) if line else None
     os._exit(0)
+
+
+def near_memory_limit(share: float = 0.6) -> bool:
+    """Whether the runner's address space has grown past `share` of the candidates' limit: the
+    next candidate would have less room than in a child of its own."""
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY:
+        return False
+    try:
+        with open("/proc/self/status") as fh:
+            size_kb = next(int(line.split()[1]) for line in fh if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError):
+        return False
+    return size_kb * 1024 > share * limit
 
 
 def kill_strays() -> None:

@@ -78,6 +78,14 @@ def test_reduce_fails_differently_from_requested_oracle(tmp_path):
     assert "not as --oracle crash expects; saw: adjoint-missing: source=jax op=while_loop" in done.stderr
 
 
+def test_reduce_bad_choices_are_usage_errors(tmp_path):
+    for option, value in (("--runner", "sometimes"), ("--pass-order", "random")):
+        done = reducer_cli("reduce", PROGRAMS / "while_loop_grad.py", option, value, "--out", tmp_path / "o")
+        assert done.returncode == errors.USAGE and f"{option} must be" in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
 def test_reduce_bad_oracle_spec(tmp_path):
     done = reducer_cli("reduce", PROGRAMS / "while_loop_grad.py", "--oracle", "regex:(", "--out", tmp_path / "o")
     assert done.returncode == errors.USAGE and "bad regular expression" in done.stderr

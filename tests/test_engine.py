@@ -107,3 +107,31 @@ def test_stall_budget_stops_a_reduction_that_finds_nothing():
     full = Engine(rep, source_passes(), lambda c, e: False)
     full.reduce(rep.normalize(PROGRAM))
     assert len(calls) < full.stats.tested  # without the budget every candidate is tried
+
+
+class Named:
+    """A pass that proposes what `propose(program)` returns, under a name."""
+
+    def __init__(self, name, propose):
+        self.name, self.propose = name, propose
+
+    def candidates(self, program):
+        yield from self.propose(program)
+
+
+def test_passes_that_cut_most_per_candidate_go_first_in_later_rounds():
+    rep = PythonSource()
+    order = []
+    # "tiny" drops one leading `a` statement per candidate, "big" halves the program
+    tiny = Named("tiny", lambda prog: [prog.split("\n", 1)[1]] if prog.startswith("a") else [])
+    big = Named("big", lambda prog: ["\n".join(prog.splitlines()[: len(prog.splitlines()) // 2]) + "\n"]
+                if prog.count("\n") > 1 else [])
+    program = "".join(f"a{i} = {i}\n" for i in range(3)) + "".join(f"x{i} = {i}\n" for i in range(40))
+    engine = Engine(rep, [tiny, big], lambda cand, cancel: True, reorder=True,
+                    on_event=lambda e: e.kind == "pass" and order.append(e.pass_name))
+    assert engine.reduce(program) == "x0 = 0\n"
+    assert order[:2] == ["tiny", "big"]
+    assert order[2:4] == ["big", "tiny"]
+    fixed = Engine(rep, [tiny, big], lambda cand, cancel: True)
+    fixed.reduce(program)
+    assert [p.name for p in fixed.pass_order()] == ["tiny", "big"]

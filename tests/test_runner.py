@@ -1,6 +1,7 @@
 """The long-lived runner: candidates one after another in one warm interpreter, each seeing a clean
 state, with crashes, hangs and stray processes handled as for a child per candidate."""
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -161,3 +162,15 @@ def test_a_result_that_holds_only_in_the_runner_is_caught_and_bisected(tmp_path)
         assert job.unconfirmed == 1
     finally:
         job.close()
+
+
+def test_a_runner_near_the_memory_limit_retires():
+    probe = ("import resource\nfrom reducer import runner\n"
+             "size = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmSize:')) * 1024\n"
+             "print(runner.near_memory_limit())\n"
+             "resource.setrlimit(resource.RLIMIT_AS, (int(size * 1.5), resource.RLIM_INFINITY))\n"
+             "print(runner.near_memory_limit())\n"
+             "resource.setrlimit(resource.RLIMIT_AS, (int(size * 4), resource.RLIM_INFINITY))\n"
+             "print(runner.near_memory_limit())\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["False", "True", "False"], done.stderr
