@@ -6,10 +6,11 @@ transformations replaced by recording wrappers: `jax.jit`, `grad`, `value_and_gr
 of them raises, the wrapper follows the chain of directly nested transformations down to the
 user's Python function, traces that function with `jax.make_jaxpr` on the arguments' shapes, and
 encodes the chain, the jaxpr and the arguments (values where they are known and small, else ones)
-as a spec (`reducer.jaxpr_program`). OUT.json (default: the sandbox's $REDUCER_HARNESS_OUT, which
-the sandbox reads back as the run's `harness` report) receives every spec made, innermost failing call
-first, and notes on calls that could not be captured; the reducer keeps the first spec whose own
-run shows the original failure.
+as a spec (`reducer.jaxpr_program`). The transformed calls made while a failing outermost call was
+traced are captured after it (a failure met when the outer `jit` compiles belongs to them too).
+OUT.json (default: the sandbox's $REDUCER_HARNESS_OUT, which the sandbox reads back as the run's
+`harness` report) receives every spec made, innermost failing call first, and notes on calls that
+could not be captured; the reducer keeps the first spec whose own run shows the original failure.
 """
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ import traceback
 from reducer.jaxpr_codec import MAX_VALUES, Encoder, Unencodable
 
 MAX_SPECS = 8
+MAX_NESTED = 4  # transformed calls recorded inside one outermost call, for `capture_nested`
+_ACTIVE: list = []
+_NESTED: list = []
 SPECS: list[str] = []
 NOTES: list[str] = []
 _SEEN: set = set()
@@ -46,11 +50,32 @@ class Transformed:
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
+        outermost = not _ACTIVE
+        if not outermost and len(_NESTED) < MAX_NESTED:
+            staged = any(t.kind == "jit" for t in _ACTIVE)
+            _NESTED.append(([("jit", {})] if staged and self.kind != "jit" else [], self, args, kwargs))
+        _ACTIVE.append(self)
         try:
             return self.real(*args, **kwargs)
         except Exception:
             capture([], self, args, kwargs)
+            if outermost:
+                capture_nested()
             raise
+        finally:
+            _ACTIVE.pop()
+            if outermost:
+                _NESTED.clear()
+
+
+def capture_nested() -> None:
+    """After an outermost transformed call raised: capture the transformed calls made while it was
+    traced (outer ones first), which did not raise themselves. The failure can still be theirs: one
+    met only when the outer `jit` compiles (Enzyme's pipeline runs at lowering), or one inside a
+    jaxpr the outer call's own capture cannot encode. A call made under an outer `jit` is captured
+    under `jit` too (an `enzyme_jax_ir` derivative must be compiled)."""
+    for prefix, top, args, kwargs in list(_NESTED):
+        capture(prefix, top, args, kwargs)
 
 
 def _argnums(value) -> tuple:
@@ -66,15 +91,18 @@ def _is_input(leaf) -> bool:
 
 
 def capture(prefix: list, top, args: tuple, kwargs: dict) -> None:
-    """Encode the call `top(*args, **kwargs)` (with the transformations in `prefix` outside it)."""
-    key = (id(top), tuple(t["t"] for t in prefix))
+    """Encode the call `top(*args, **kwargs)` (with the transformations in `prefix`, (kind, options)
+    pairs, outside it)."""
+    key = (id(top), tuple(kind for kind, _ in prefix))
     if len(SPECS) >= MAX_SPECS or key in _SEEN:
         return
     _SEEN.add(key)
     try:
-        SPECS.append(encode_call(prefix, top, args, kwargs))
+        spec = encode_call(prefix, top, args, kwargs)
+        if spec not in SPECS:
+            SPECS.append(spec)
     except Exception as exc:  # a call that cannot be captured is only noted
-        what = " ∘ ".join([t["t"] for t in prefix] + [getattr(top, "kind", "call")])
+        what = " ∘ ".join([kind for kind, _ in prefix] + [getattr(top, "kind", "call")])
         first = str(exc).splitlines()[0][:200] if str(exc) else ""
         NOTES.append(f"the failing {what} call (tracing it on its own raised {type(exc).__name__}: {first})")
 
@@ -200,7 +228,7 @@ def _patch_vjp(jax) -> None:
         try:
             out = orig_vjp(fun, *primals, **kw)
         except Exception:
-            capture([{"t": "vjp"}], fun, primals, {})
+            capture([("vjp", {})], fun, primals, {})
             raise
         pullback = out[1]
 
@@ -208,7 +236,7 @@ def _patch_vjp(jax) -> None:
             try:
                 return pullback(*cts)
             except Exception:
-                capture([{"t": "vjp"}], fun, primals, {})
+                capture([("vjp", {})], fun, primals, {})
                 raise
 
         return (out[0], checked, *out[2:])
@@ -217,7 +245,7 @@ def _patch_vjp(jax) -> None:
         try:
             return orig_jvp(fun, primals, tangents, **kw)
         except Exception:
-            capture([{"t": "jvp"}], fun, tuple(primals), {})
+            capture([("jvp", {})], fun, tuple(primals), {})
             raise
 
     jax.vjp, jax.jvp = functools.wraps(orig_vjp)(vjp), functools.wraps(orig_jvp)(jvp)

@@ -7,7 +7,9 @@ an atom is a variable name or a literal `{"lit": value, "dtype": name}`. Nested 
 never in `params`. Parameters are encoded by a restricted encoder (numbers, strings, tuples, dtypes,
 enums, named tuples, small arrays); anything else makes the equation unencodable. Call-like
 primitives whose rules are Python functions (`custom_jvp_call`, `custom_vjp_call`, `remat`,
-`closed_call`) are inlined while encoding. Two pseudo-primitives stand for values: `__const__`
+`closed_call`) are inlined while encoding, and `custom_linear_solve` becomes its `solve` jaxpr.
+An `enzyme_primal` equation is encoded as an `enzyme_jax_ir` call of its function only when it
+is a plain call (no Enzyme derivative in its pipeline). Two pseudo-primitives stand for values: `__const__`
 (recorded values, or ones when too large) and `__fill__` (a constant array: zeros or ones).
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 MAX_VALUES = 4096  # arrays up to this many elements keep their values
 INLINED = {"custom_jvp_call", "custom_jvp_call_jaxpr", "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "remat2",
            "checkpoint", "closed_call", "core_call", "call", "custom_vmap_call"}
+SOLVES = {"custom_linear_solve"}  # inlined as their `solve` jaxpr
 VALUE_PRIMS = {"__const__", "__fill__"}
 
 
@@ -111,7 +114,8 @@ def decode_param(d):
     if "t" in d:
         return tuple(decode_param(x) for x in d["t"])
     if "arr" in d:
-        return np.asarray(d["arr"], dtype=dtype_of(d["dtype"]))
+        arr = np.asarray(d["arr"], dtype=dtype_of(d["dtype"]))
+        return arr[()] if arr.ndim == 0 else arr  # a NumPy scalar stays one: parameters are hashed
     raise ValueError(f"bad parameter encoding {d!r}")
 
 
@@ -179,17 +183,15 @@ class Encoder:
     def _eqns(self, eqns, env, out: list) -> None:
         for e in eqns:
             name = e.primitive.name
-            if name in INLINED:
-                sub = e.params.get("call_jaxpr") or e.params.get("jaxpr") or e.params.get("fun_jaxpr")
-                if sub is None:
-                    raise Unencodable(f"{name} without a jaxpr")
+            if name in INLINED or name in SOLVES:
+                sub, args = _inlined(e)
                 inner = sub.jaxpr if hasattr(sub, "jaxpr") else sub
                 consts = list(getattr(sub, "consts", ()))
                 local = {}
                 for var, value in zip(inner.constvars, consts):
                     local[var] = self.fresh()
                     out.append(self.const_eqn(local[var], value))
-                for var, a in zip(inner.invars, e.invars):
+                for var, a in zip(inner.invars, args):
                     local[var] = self.atom(a, env)
                 self._eqns(inner.eqns, local, out)
                 for var, o in zip(e.outvars, inner.outvars):
@@ -236,11 +238,37 @@ class Encoder:
                 raise Unencodable(f"{name}: {exc}") from None
 
 
+def _inlined(e):
+    """The jaxpr an inlined call-like equation `e` stands for, and the equation's inputs it reads.
+
+    `custom_linear_solve` is replaced by its `solve` function applied to its right-hand side (what
+    the primitive computes; its implicit-differentiation rules are lost, and the reducer keeps the
+    captured program only when the failure survives that)."""
+    name, p = e.primitive.name, e.params
+    if name in SOLVES:
+        lengths = list(p["const_lengths"])
+        start = sum(lengths[:2])  # matvec and vecmat constants come first, then solve's
+        consts = list(e.invars[start:start + lengths[2]])
+        return p["jaxprs"].solve, consts + list(e.invars[sum(lengths):])
+    sub = p.get("call_jaxpr") or p.get("jaxpr") or p.get("fun_jaxpr")
+    if sub is None:
+        raise Unencodable(f"{name} without a jaxpr")
+    return sub, list(e.invars)
+
+
 def enzyme_inner_jaxpr(e):
     """The jaxpr of the Python function an `enzyme_primal` equation calls, over flat arguments."""
     import jax
 
-    in_tree, _, _, fun, _ = e.params["source"]
+    source, options = e.params["source"], e.params["pipeline_options"]
+    if not isinstance(source, tuple) or len(source) != 5 or not callable(source[3]):
+        raise Unencodable("enzyme_primal over a C++ or MLIR source")
+    in_tree, in_idx, _, fun, _ = source
+    if getattr(options, "ad_level", lambda: 0)() or len(e.invars) != in_tree.num_leaves or \
+            any(i != k for i, k in in_idx):
+        # what jax.grad / jax.jvp of an enzyme_jax_ir function leaves in a jaxpr: Enzyme's own
+        # derivative, carried by its pass pipeline; capture the call through the transformation instead
+        raise Unencodable("enzyme_primal carrying Enzyme's derivative (an enzyme-wrap pipeline)")
 
     def flat(*xs):
         args, kwargs = jax.tree_util.tree_unflatten(in_tree, list(xs))

@@ -17,6 +17,7 @@ import string
 import numpy as np
 
 from reducer.jaxpr_codec import decode_param, registry
+from reducer.jaxpr_program import batched_predicate, masked_loop
 
 INFIX = {"add": "+", "sub": "-", "mul": "*", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
          "and": "&", "or": "|", "xor": "^"}
@@ -83,6 +84,8 @@ class Emitter:
             return f"{head}(" + ", ".join(f"{k}={self.value(getattr(v, k))}" for k in v._fields) + ")"
         if isinstance(v, tuple):
             return "(" + ", ".join(self.value(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+        if isinstance(v, np.generic):
+            return repr(v.item())
         if isinstance(v, np.ndarray):
             return f"np.asarray({v.tolist()!r}, {_dtype(str(v.dtype))})"
         return repr(v)
@@ -195,7 +198,20 @@ class Emitter:
             cn, bn = self.fun_name("cond"), self.fun_name("body")
             lines = self._carry_fun(cn, cond, ins[:nc], indent, False)
             lines += self._carry_fun(bn, body, ins[nc:nc + nb], indent, True)
-            lines.append(f"{indent}{lhs} = lax.while_loop({cn}, {bn}, ({', '.join(carry)}{',' if len(carry) == 1 else ''}))")
+            init = f"({', '.join(carry)}{',' if len(carry) == 1 else ''})"
+            if not batched_predicate(cond):
+                lines.append(f"{indent}{lhs} = lax.while_loop({cn}, {bn}, {init})")
+                return lines
+            if not masked_loop(e):  # every lane steps while any goes on
+                lines.append(f"{indent}{lhs} = lax.while_loop(lambda carry: jnp.any({cn}(carry)), {bn}, {init})")
+                return lines
+            # one predicate per lane (a vmapped loop): go on while any lane does, update only those
+            mn = self.fun_name("masked")
+            inner = indent + "    "
+            lines += [f"{indent}def {mn}(carry):", f"{inner}p = {cn}(carry)",
+                      f"{inner}return tuple(jnp.where(p.reshape(p.shape + (1,) * (jnp.ndim(n) - p.ndim)), n, o) "
+                      f"for n, o in zip({bn}(carry), carry))",
+                      f"{indent}{lhs} = lax.while_loop(lambda carry: jnp.any({cn}(carry)), {mn}, {init})"]
             return lines
         if p == "scan":
             nc, nk = params["num_consts"], params["num_carry"]

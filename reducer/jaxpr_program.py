@@ -5,8 +5,9 @@ A spec is `{"transforms": [outermost … innermost], "jaxpr": spec jaxpr, "args"
 interprets the jaxpr by binding primitives looked up by name (control flow, inner `jit` and
 `enzyme_jax_ir` calls through their public APIs), applies the transformations (`jit`, `grad`,
 `value_and_grad`, `vjp`, `jvp`, `vmap`, `jacrev`, `jacfwd`, `hessian`, `enzyme`) and calls it on
-the arguments. `JaxprSpec` is the engine's representation: size = equations (nested included) +
-inputs + transformations; the key adds the number of array elements and recorded values.
+the arguments. `JaxprSpec` is the engine's representation: size = equations (nested included, a
+`while` whose lanes stop one by one counting twice: it stands for a loop and a select) + inputs +
+transformations; the key adds the number of array elements and recorded values.
 """
 from __future__ import annotations
 
@@ -106,7 +107,8 @@ def elements(shape) -> int:
 class JaxprSpec:
     def size(self, program: str) -> int:
         spec = loads(program)
-        return count_eqns(spec["jaxpr"]) + len(spec["jaxpr"]["in"]) + len(spec["transforms"])
+        masked = sum(masked_loop(e) for _, j in jaxprs(spec["jaxpr"]) for e in j["eqns"])  # + its per-lane select
+        return count_eqns(spec["jaxpr"]) + masked + len(spec["jaxpr"]["in"]) + len(spec["transforms"])
 
     def key(self, program: str) -> tuple:
         spec = loads(program)
@@ -194,8 +196,11 @@ def interpret(j: dict, args) -> list:
             nc, nb = params["cond_nconsts"], params["body_nconsts"]
             cc, bc, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
             cond, body = subs
-            outs = list(lax.while_loop(lambda c: interpret(cond, cc + list(c))[0],
-                                       lambda c: tuple(interpret(body, bc + list(c))), tuple(init)))
+            outs = list(lax.while_loop(lambda c: any_lane(interpret(cond, cc + list(c))[0]),
+                                       lambda c: masked_step(interpret(cond, cc + list(c))[0],
+                                                             interpret(body, bc + list(c)), c) if
+                                       masked_loop(e) else tuple(interpret(body, bc + list(c))),
+                                       tuple(init)))
         elif p == "scan":
             nc, nk = params["num_consts"], params["num_carry"]
             consts, init, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
@@ -217,6 +222,49 @@ def interpret(j: dict, args) -> list:
         for o, v in zip(e["out"], outs):
             env[o[0]] = v
     return [read(a) for a in j["out"]]
+
+
+def out_shape(j: dict, k: int) -> list:
+    """The shape of output `k` of the spec jaxpr `j` (a literal's is ())."""
+    a = j["out"][k]
+    if not isinstance(a, str):
+        return []
+    for v in j["in"]:
+        if v[0] == a:
+            return v[1]
+    for e in j["eqns"]:
+        for o in e["out"]:
+            if o[0] == a:
+                return o[1]
+    return []
+
+
+def batched_predicate(cond: dict) -> bool:
+    """Whether a `while`'s condition returns one predicate per lane: what `vmap` of a loop whose
+    condition depends on the mapped values leaves, and `lax.while_loop` does not accept."""
+    return bool(out_shape(cond, 0))
+
+
+def masked_loop(e: dict) -> bool:
+    """Whether equation `e` is a `while` with a batched predicate whose lanes stop one by one (as
+    JAX runs it); with the parameter `any_lane` set, every lane steps while any goes on."""
+    return e["p"] == "while" and batched_predicate(e["subs"][0]) and not e["params"].get("any_lane")
+
+
+def any_lane(pred):
+    """A `while` condition as `lax.while_loop` takes it: a batched predicate goes on while any lane does."""
+    import jax.numpy as jnp
+
+    return jnp.any(pred) if getattr(pred, "ndim", 0) else pred
+
+
+def masked_step(pred, new: list, old) -> tuple:
+    """One step of a batched-predicate `while` (JAX's own batching rule): the lanes whose predicate
+    holds take the body's values, the others keep theirs (lanes on the leading axis)."""
+    import jax.numpy as jnp
+
+    return tuple(jnp.where(pred.reshape(pred.shape + (1,) * (jnp.ndim(n) - pred.ndim)), n, o)
+                 for n, o in zip(new, old))
 
 
 def _as_fun(j: dict):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from oracles.base import Oracle, Signature
 from reducer import jaxpr_emit
+from reducer.jaxpr_fit import out_of_reach
 from reducer import jaxpr_program as jp
 from reducer.engine import Engine
 from reducer.jaxpr_worker import JaxprServer
@@ -141,10 +142,13 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
 # -- choosing the level, inside a script reduction ------------------------------------------------
 LEVELS = ("source", "jaxpr")
 #: `auto` runs the jaxpr level on programs built from classes (modules, configs: the structure the
-#: source level stalls on) or longer than this. Measured on the shared benchmark (flat functional
-#: scripts of 240-460 tokens), the source level alone did as well or better: gp_cholesky_enzyme went
-#: to 95 tokens through the jaxpr level against 76 from the source level alone.
-AUTO_MIN_TOKENS = 600
+#: source level stalls on) or longer than this, unless `reducer.jaxpr_fit` knows before capturing
+#: that the failure is out of its reach. On the shared benchmark's flat scripts (240-460 tokens) it
+#: ended smaller and faster than the source level alone where the failure can be captured
+#: (gp_cholesky_enzyme 57 against 76 tokens, newton_while_loop 40 against 46,
+#: mlp_reduce_precision_enzyme 45 against 69, in a fifth to two thirds of the time) and cost nothing
+#: where it cannot; below this size the source level alone is quick.
+AUTO_MIN_TOKENS = 200
 
 
 def _has_classes(source: str) -> bool:
@@ -184,6 +188,8 @@ def traced_level(job, original: str, est) -> str:
         want, why_not = "jaxpr" in chosen, "not asked for"
     if want and (isinstance(est.oracle, Script) or est.oracle.needs_gradient_checks):
         want, why_not = False, f"the {est.oracle.name} oracle needs the script itself"
+    if want and out_of_reach(original, est.signature):
+        want, why_not = False, out_of_reach(original, est.signature)
     if want and job.resume:
         want, why_not = False, "resuming a source-level reduction"
     if want:

@@ -332,3 +332,224 @@ def test_linear_algebra_is_written_with_its_public_call():
     assert "lax.linalg.cholesky(" in text and ".bind(" not in text
     namespace: dict = {}
     exec(compile(text, "repro.py", "exec"), namespace)  # the written script runs as it stands
+
+
+# -- capture of flat functional programs (issue 4) --------------------------------------------------------
+def test_linear_solve_is_encoded_as_its_solve_function():
+    a = jnp.array([[2.0, 1.0], [0.5, 3.0]])
+    b = jnp.array([1.0, -1.0])
+    spec = jp.loads(spec_of(lambda a, b: jnp.sum(jnp.linalg.solve(a, b)), a, b))
+    prims = {e["p"] for _, j in jp.jaxprs(spec["jaxpr"]) for e in j["eqns"]}
+    assert "custom_linear_solve" not in prims and "lu" in prims
+    spec["args"][0]["values"] = np.asarray(a).ravel().tolist()
+    spec["args"][1]["values"] = [1.0, -1.0]
+    np.testing.assert_allclose(run_value(jp.dumps(spec)), jnp.sum(jnp.linalg.solve(a, b)), rtol=1e-5)
+
+
+def test_numpy_scalar_parameters_decode_hashable():
+    from reducer.jaxpr_codec import decode_param
+
+    back = decode_param(encode_param((np.int64(1), 2)))
+    assert back == (1, 2) and hash(back) is not None and isinstance(back[0], np.integer)
+    assert decode_param(encode_param(np.arange(3))).shape == (3,)
+
+
+def halve_until_small(x):
+    return lax.while_loop(lambda v: jnp.sum(v * v) > 1.0, lambda v: v * 0.5, x)
+
+
+def test_while_with_a_batched_predicate_runs_and_is_written_back():
+    """vmap of a loop whose condition depends on the mapped value leaves a `while` whose condition
+    returns one predicate per lane; each lane stops on its own."""
+    xs = jnp.array([[0.1, 0.2], [3.0, 4.0], [10.0, 0.0]])
+    spec = jp.loads(spec_of(jax.vmap(halve_until_small), xs))
+    loop = next(e for e in spec["jaxpr"]["eqns"] if e["p"] == "while")
+    assert jp.batched_predicate(loop["subs"][0])
+    spec["args"][0]["values"] = np.asarray(xs).ravel().tolist()
+    want = jax.vmap(halve_until_small)(xs)
+    np.testing.assert_allclose(run_value(jp.dumps(spec)), want, rtol=1e-6)
+    text, arrays = emit(spec)
+    assert not arrays and "jnp.any(" in text
+    printed: list = []
+    exec(compile(text, "repro.py", "exec"), {"print": printed.append})  # the script prints its result
+    np.testing.assert_allclose(np.asarray(printed[0]), want, rtol=1e-6)
+
+
+def test_unmask_loops_lets_every_lane_step_while_any_goes_on():
+    from reducer.passes.jaxpr.unmask_loops import UnmaskLoops
+
+    xs = jnp.array([[0.1, 0.2], [3.0, 4.0]])
+    program = spec_of(jax.vmap(halve_until_small), xs)
+    (unmasked,) = candidates(UnmaskLoops(), program)
+    assert REP.verify(unmasked) and REP.key(unmasked) < REP.key(program)
+    assert not candidates(UnmaskLoops(), unmasked)
+    spec = jp.loads(unmasked)
+    spec["args"][0]["values"] = np.asarray(xs).ravel().tolist()
+    # both lanes halve until the larger one is small: the small lane is halved too often
+    np.testing.assert_allclose(run_value(jp.dumps(spec)), xs / 8.0, rtol=1e-6)
+    text, _ = emit(spec)
+    assert "jnp.any(" in text and "jnp.where(" not in text
+    printed: list = []
+    exec(compile(text, "repro.py", "exec"), {"print": printed.append})
+    np.testing.assert_allclose(np.asarray(printed[0]), xs / 8.0, rtol=1e-6)
+
+
+def test_a_constant_per_lane_predicate_becomes_a_scalar_one():
+    from reducer.passes.jaxpr._edit import fill
+    from reducer.passes.jaxpr.unmask_loops import UnmaskLoops
+
+    spec = jp.loads(spec_of(jax.vmap(halve_until_small), jnp.ones((3, 2))))
+    loop = next(e for e in spec["jaxpr"]["eqns"] if e["p"] == "while")
+    cond = loop["subs"][0]
+    cond["eqns"].append(fill(["never", [3], "bool"]))
+    cond["out"] = ["never"]
+    program = jp.dumps(spec)
+    found = candidates(UnmaskLoops(), program)
+    scalar = [c for c in found if not jp.batched_predicate(
+        next(e for e in jp.loads(c)["jaxpr"]["eqns"] if e["p"] == "while")["subs"][0])]
+    assert len(found) == 2 and len(scalar) == 1
+    assert REP.verify(scalar[0]) and REP.key(scalar[0]) < REP.key(program)
+    np.testing.assert_allclose(run_value(scalar[0]), np.ones((3, 2)))  # the loop never runs
+    text, _ = emit(jp.loads(scalar[0]))
+    assert "lax.while_loop(cond" in text and "jnp.any(" not in text
+
+
+def test_merge_inputs_reads_one_input_for_another_of_its_type():
+    from reducer.passes.jaxpr.merge_inputs import MergeInputs
+
+    program = spec_of(lambda a, b, c, d: jnp.sum(a * b) + jnp.sum(c) + d, W, W, X, 1.0,
+                      transforms=[{"t": "grad", "argnums": [0]}])
+    found = candidates(MergeInputs(), program)
+    assert len(found) == 1  # b into a; c and d have no twin, a is differentiated
+    spec = jp.loads(found[0])
+    assert [v[1] for v in spec["jaxpr"]["in"]] == [[3, 4], [2, 3], []]
+    assert spec["transforms"] == [{"t": "grad", "argnums": [0]}]
+    assert REP.verify(found[0]) and REP.key(found[0]) < REP.key(program)
+    np.testing.assert_allclose(run_value(found[0])[0], 2 * np.ones((3, 4)))  # d(sum(a * a))/da at ones
+    vmapped = jp.loads(spec_of(lambda a, b: a * b, jnp.ones(2), jnp.ones(2)))
+    vmapped["transforms"] = [{"t": "vmap", "in_axes": [0, None]}]
+    assert not candidates(MergeInputs(), jp.dumps(vmapped))  # mapped differently
+
+
+def test_retarget_grads_differentiates_another_input_and_fixes_the_former():
+    from reducer.passes.jaxpr.retarget_grads import RetargetGrads
+
+    spec = jp.loads(spec_of(lambda a, b, n: jnp.sum(jnp.sin(a * b)) + n, 2.0, W, 1,
+                            transforms=[{"t": "jit"}, {"t": "grad", "argnums": [0]}]))
+    spec["args"][0]["values"] = [2.0]
+    program = jp.dumps(spec)
+    (moved,) = candidates(RetargetGrads(), program)  # to b; n is an integer
+    new = jp.loads(moved)
+    assert new["transforms"][1] == {"t": "grad", "argnums": [0]} and len(new["jaxpr"]["in"]) == 2
+    assert REP.verify(moved) and REP.key(moved) < REP.key(program)
+    np.testing.assert_allclose(run_value(moved)[0], 2.0 * np.cos(2.0 * np.ones((3, 4))), rtol=1e-5)  # b: ones
+    vmapped = jp.loads(program)
+    vmapped["transforms"].append({"t": "vmap", "in_axes": [None, 0, None]})
+    assert not candidates(RetargetGrads(), jp.dumps(vmapped))  # the only other float input is mapped
+
+
+NEWTON = '''
+import jax
+import jax.numpy as jnp
+
+
+def solve(w, x):
+    def body(state):
+        z, it = state
+        jac = jax.jacfwd(lambda z: z - jnp.tanh(w @ z + x))(z)
+        return z - jnp.linalg.solve(jac, z - jnp.tanh(w @ z + x)), it + 1
+    return jax.lax.while_loop(lambda s: (jnp.sum(s[0] ** 2) > 1e-3) & (s[1] < 5), body, (x, 0))[0]
+
+
+def loss(w, xs):
+    return jnp.sum(jax.vmap(lambda x: solve(w, x))(xs))
+
+
+print(jax.grad(loss)(0.1 * jnp.ones((2, 2)), jnp.ones((3, 2))))
+'''
+
+
+def test_capture_of_a_vmapped_newton_solve_reproduces(tmp_path):
+    """jnp.linalg.solve (custom_linear_solve) inside a vmapped while under grad: the capture encodes
+    it, and the captured program fails as the script does."""
+    script = tmp_path / "newton.py"
+    script.write_text(NEWTON)
+    found = capture(script, tmp_path)
+    assert found["error"].startswith("ValueError: Reverse-mode differentiation"), found
+    assert found["specs"], found["notes"]
+    spec = jp.loads(found["specs"][0])
+    assert spec["transforms"] == [{"t": "grad", "argnums": [0]}]
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+        jp.run(found["specs"][0])
+
+
+def test_capture_follows_a_failing_pullback(tmp_path):
+    script = tmp_path / "pullback.py"
+    script.write_text("import jax\nfrom jax import lax\n"
+                      "out, back = jax.vjp(lambda x: lax.while_loop(lambda v: v < 5.0, lambda v: v * 2.0, x), 1.0)\n"
+                      "print(back(1.0))\n")
+    found = capture(script, tmp_path)
+    assert found["specs"], found["notes"]
+    assert jp.loads(found["specs"][0])["transforms"] == [{"t": "vjp"}]
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+        jp.run(found["specs"][0])
+
+
+ENZYME_STEP = '''
+import functools
+import jax
+import jax.numpy as jnp
+from enzyme_ad.jax import enzyme_jax_ir
+
+
+@enzyme_jax_ir()
+def loss(params, x):
+    h = jax.lax.reduce_precision(jnp.tanh(x @ params["w"] + params["b"]), exponent_bits=5, mantissa_bits=10)
+    return jnp.sum(h * h)
+
+
+@functools.partial(jax.jit, donate_argnums=0)
+def step(params, x):
+    value, grads = jax.value_and_grad(loss)(params, x)
+    return jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads), value
+
+
+params, value = step({"w": jnp.ones((3, 2)), "b": jnp.zeros(2)}, jnp.ones((4, 3)))
+print(value)
+'''
+
+
+@needs_enzyme
+def test_capture_finds_the_enzyme_gradient_inside_a_failing_jit(tmp_path):
+    """Enzyme fails while the outer jit compiles: the outer call's jaxpr holds Enzyme's derivative
+    (not encodable), so the value_and_grad call made while tracing it is captured, under jit."""
+    script = tmp_path / "step.py"
+    script.write_text(ENZYME_STEP)
+    found = capture(script, tmp_path)
+    assert any("Enzyme's derivative" in n for n in found["notes"]), found["notes"]
+    chains = [[t["t"] for t in jp.loads(s)["transforms"]] for s in found["specs"]]
+    assert ["jit", "value_and_grad", "enzyme"] in chains, chains
+    assert len(set(found["specs"])) == len(found["specs"])
+    first = found["specs"][chains.index(["jit", "value_and_grad", "enzyme"])]
+    with pytest.raises(Exception, match="could not compute the adjoint"):
+        jp.run(first)
+
+
+def test_failures_out_of_the_captures_reach_are_known_in_advance():
+    from oracles.base import Signature
+    from reducer.jaxpr_fit import out_of_reach
+
+    def sig(family, **fields):
+        return Signature(family, tuple(fields.items()))
+
+    rules = "import jax\nf = jax.custom_jvp(lambda x: x)\nf.defjvp(lambda p, t: (p[0], t[0] * t[0]))\n"
+    decorated = "import jax\n@jax.custom_vjp\ndef f(x):\n    return x\n"
+    plain = "import jax\nprint(jax.grad(jax.numpy.sin)(1.0))\n"
+    assert "signal" in out_of_reach(plain, sig("crash", platform="cpu", how="signal", detail="SIGSEGV in x"))
+    assert out_of_reach(plain, sig("crash", platform="cpu", how="hang", detail="timeout"))
+    internal = sig("crash", platform="cpu", how="internal-error", detail="AssertionError in jax/_src/ad.py")
+    assert "custom_jvp" in out_of_reach(rules, internal) and out_of_reach(decorated, internal)
+    assert out_of_reach(rules, sig("activity-mismatch", source="jax", kind="custom-vjp-structure"))
+    assert not out_of_reach(plain, internal)  # an internal error elsewhere may well be captured
+    assert not out_of_reach(rules, sig("adjoint-missing", source="jax", operation="while"))
+    assert not out_of_reach(rules, sig("crash", platform="cpu", how="xla-status", detail="INTERNAL: x"))

@@ -55,10 +55,13 @@ from reducer.passes.jaxpr.drop_inputs import DropInputs  # noqa: E402
 from reducer.passes.jaxpr.drop_operands import DropOperands  # noqa: E402
 from reducer.passes.jaxpr.drop_outputs import DropOutputs  # noqa: E402
 from reducer.passes.jaxpr.drop_transforms import DropTransforms  # noqa: E402
+from reducer.passes.jaxpr.merge_inputs import MergeInputs  # noqa: E402
 from reducer.passes.jaxpr.inline_calls import InlineCalls as InlineJaxprCalls  # noqa: E402
 from reducer.passes.jaxpr.narrow_dtypes import NarrowDtypes  # noqa: E402
 from reducer.passes.jaxpr.promote_to_inputs import PromoteToInputs  # noqa: E402
+from reducer.passes.jaxpr.retarget_grads import RetargetGrads  # noqa: E402
 from reducer.passes.jaxpr.shrink_dims import ShrinkDims  # noqa: E402
+from reducer.passes.jaxpr.unmask_loops import UnmaskLoops  # noqa: E402
 from reducer.passes.jaxpr.unwrap_control_flow import UnwrapControlFlow  # noqa: E402
 
 JAXPR_PASSES = [
@@ -67,8 +70,11 @@ JAXPR_PASSES = [
     DropEquations,
     InlineJaxprCalls,
     UnwrapControlFlow,
+    UnmaskLoops,
     BypassEquations,
     DropInputs,
+    MergeInputs,
+    RetargetGrads,
     DropOperands,
     DropTransforms,
     ShrinkDims,
