@@ -152,8 +152,9 @@ def test_reduce_numeric_mismatch_keeps_both_gradients(tmp_path):
 
 @pytest.mark.slow
 def test_ctrl_c_writes_best_so_far_and_exits_130(tmp_path):
+    # --cold: fresh interpreters keep the reduction running long enough to be interrupted
     proc = subprocess.Popen([sys.executable, "-m", "reducer.cli", "reduce", str(PROGRAMS / "custom_vjp_wrong_arity.py"),
-                             "--out", str(tmp_path / "out"), "--quiet", "--jobs", "2"],
+                             "--out", str(tmp_path / "out"), "--quiet", "--jobs", "2", "--cold"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
     while not (tmp_path / "out" / "best.py").exists() and time.monotonic() < deadline:
