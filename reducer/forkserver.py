@@ -104,17 +104,14 @@ class Runner:
         self.key = runner.reuse_key(request)
         self.pid = os.fork()
         if self.pid == 0:
-            code = 1
             try:
                 reply.close()
                 os.close(to_runner)
                 os.close(from_runner)
                 _detach(server)
                 runner.serve(os.fdopen(from_server, "r"), os.fdopen(to_server, "w"), request)
-            except BaseException:
-                pass
             finally:
-                os._exit(code)
+                os._exit(1)  # serve ends the process itself; this only if it raised
         os.close(from_server)
         os.close(to_server)
         self.requests = os.fdopen(to_runner, "w")
@@ -133,10 +130,9 @@ class Runner:
         line = self.replies.readline()
         if line:
             answer = json.loads(line)
-            if not answer["retire"]:
-                return (answer["code"] & 0xFF) << 8, True
-            self.close()
-            return (answer["code"] & 0xFF) << 8, False
+            if answer["retire"]:
+                self.close()
+            return (answer["code"] & 0xFF) << 8, not answer["retire"]
         _, status = os.waitpid(self.pid, 0)
         self.close(reaped=True)
         return status, False

@@ -82,11 +82,12 @@ class Baseline:
         return True
 
 
-def _redirect(scratch: str) -> None:
+def _redirect(stdout: str, stderr: str) -> None:
+    """Point descriptors 1 and 2 at these files, after flushing what is buffered for the old ones."""
     sys.stdout.flush()
     sys.stderr.flush()
-    for fd, name in ((1, ".reducer-stdout"), (2, ".reducer-stderr")):
-        target = os.open(os.path.join(scratch, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    for fd, path in ((1, stdout), (2, stderr)):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(target, fd)
         os.close(target)
 
@@ -99,17 +100,11 @@ def run_one(request: dict) -> int:
 
     scratch = request["scratch"]
     os.chdir(scratch)
-    _redirect(scratch)
+    _redirect(os.path.join(scratch, ".reducer-stdout"), os.path.join(scratch, ".reducer-stderr"))
     os.environ.clear()
     os.environ.update(request["env"])
     tempfile.tempdir = None
-    code = harness.run_script(request["script"])
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BaseException:
-        pass
-    return code
+    return harness.run_script(request["script"])
 
 
 def serve(requests, replies, first: dict) -> None:
@@ -126,7 +121,7 @@ def serve(requests, replies, first: dict) -> None:
         except Exception:
             trusted = False
         retire = not trusted or done >= RECYCLE_AFTER or near_memory_limit()
-        _redirect_null()
+        _redirect(os.devnull, os.devnull)
         replies.write(json.dumps({"code": code, "retire": retire}) + "\n")
         replies.flush()
         if retire:
@@ -170,12 +165,3 @@ def kill_strays() -> None:
                 break
         except ChildProcessError:
             break
-
-
-def _redirect_null() -> None:
-    sys.stdout.flush()
-    sys.stderr.flush()
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
-    os.close(null)

@@ -39,6 +39,21 @@ def clone(spec: dict) -> dict:
     return copy.deepcopy(spec)
 
 
+def equations(spec: dict, primitives) -> Iterator[tuple[tuple, int, dict]]:
+    """(path, index, equation) of every equation of one of `primitives`, in every jaxpr of `spec`."""
+    for path, j in list(jp.jaxprs(spec["jaxpr"])):
+        for i, e in enumerate(j["eqns"]):
+            if e["p"] in primitives:
+                yield path, i, e
+
+
+def edit(spec: dict, path, i: int) -> tuple[dict, dict, dict]:
+    """A copy of `spec` to make a candidate of, with its jaxpr at `path` and that jaxpr's equation `i`."""
+    new = clone(spec)
+    target = jp.at(new["jaxpr"], path)
+    return new, target, target["eqns"][i]
+
+
 def splice(j: dict, i: int, body: list, out_map: dict) -> None:
     """Replace equation `i` of `j` by the equations `body`; uses of its outputs read `out_map`."""
     j["eqns"][i:i + 1] = body

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from reducer import jaxpr_program as jp
-from reducer.passes.jaxpr._edit import clone, finish
+from reducer.passes.jaxpr._edit import clone, edit, equations, finish
 
 
 def _unread(sub: dict, k: int) -> bool:
@@ -72,18 +72,14 @@ class DropOperands:
 
     def candidates(self, program: str) -> Iterator[str]:
         spec = jp.loads(program)
-        for path, j in list(jp.jaxprs(spec["jaxpr"])):
-            for i, e in enumerate(j["eqns"]):
-                if e["p"] not in ("jit", "enzyme", "cond", "while"):
-                    continue
-                ks = list(droppable(j, i))
-                if len(ks) > 1:
-                    new = clone(spec)
-                    ne = jp.at(new["jaxpr"], path)["eqns"][i]
-                    for k in reversed(ks):
-                        drop(ne, k)
-                    yield finish(new)
-                for k in ks:
-                    new = clone(spec)
-                    drop(jp.at(new["jaxpr"], path)["eqns"][i], k)
-                    yield finish(new)
+        for path, i, _ in equations(spec, ("jit", "enzyme", "cond", "while")):
+            ks = list(droppable(jp.at(spec["jaxpr"], path), i))
+            if len(ks) > 1:
+                new, _, ne = edit(spec, path, i)
+                for k in reversed(ks):
+                    drop(ne, k)
+                yield finish(new)
+            for k in ks:
+                new, _, ne = edit(spec, path, i)
+                drop(ne, k)
+                yield finish(new)

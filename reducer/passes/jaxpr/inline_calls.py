@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from reducer import jaxpr_program as jp
-from reducer.passes.jaxpr._edit import clone, finish, splice
+from reducer.passes.jaxpr._edit import edit, equations, finish, splice
 
 CALLS = ("jit", "enzyme")
 
@@ -26,11 +26,7 @@ class InlineCalls:
     def candidates(self, program: str) -> Iterator[str]:
         spec = jp.loads(program)
         for kind in CALLS:
-            for path, j in list(jp.jaxprs(spec["jaxpr"])):
-                for i, e in enumerate(j["eqns"]):
-                    if e["p"] == kind:
-                        new = clone(spec)
-                        target = jp.at(new["jaxpr"], path)
-                        ne = target["eqns"][i]
-                        inline_body(target, i, ne["subs"][0], ne["in"])
-                        yield finish(new)
+            for path, i, _ in equations(spec, (kind,)):
+                new, target, ne = edit(spec, path, i)
+                inline_body(target, i, ne["subs"][0], ne["in"])
+                yield finish(new)

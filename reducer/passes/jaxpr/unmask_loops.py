@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from reducer import jaxpr_program as jp
-from reducer.passes.jaxpr._edit import clone, finish
+from reducer.passes.jaxpr._edit import edit, equations, finish
 
 
 def constant_predicate(cond: dict):
@@ -28,16 +28,15 @@ class UnmaskLoops:
 
     def candidates(self, program: str) -> Iterator[str]:
         spec = jp.loads(program)
-        for path, j in list(jp.jaxprs(spec["jaxpr"])):
-            for i, e in enumerate(j["eqns"]):
-                if e["p"] != "while" or not jp.batched_predicate(e["subs"][0]):
-                    continue
-                value = constant_predicate(e["subs"][0])
-                if value is not None:  # the same for every lane: one scalar predicate
-                    new = clone(spec)
-                    jp.at(new["jaxpr"], path)["eqns"][i]["subs"][0]["out"][0] = {"lit": value, "dtype": "bool"}
-                    yield finish(new)
-                if jp.masked_loop(e):
-                    new = clone(spec)
-                    jp.at(new["jaxpr"], path)["eqns"][i]["params"]["any_lane"] = True
-                    yield finish(new)
+        for path, i, e in equations(spec, ("while",)):
+            if not jp.batched_predicate(e["subs"][0]):
+                continue
+            value = constant_predicate(e["subs"][0])
+            if value is not None:  # the same for every lane: one scalar predicate
+                new, _, ne = edit(spec, path, i)
+                ne["subs"][0]["out"][0] = {"lit": value, "dtype": "bool"}
+                yield finish(new)
+            if jp.masked_loop(e):
+                new, _, ne = edit(spec, path, i)
+                ne["params"]["any_lane"] = True
+                yield finish(new)

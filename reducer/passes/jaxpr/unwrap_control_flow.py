@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from reducer import jaxpr_program as jp
-from reducer.passes.jaxpr._edit import clone, fill, finish
+from reducer.passes.jaxpr._edit import edit, equations, fill, finish
 from reducer.passes.jaxpr.inline_calls import inline_body
 
 
@@ -34,11 +34,8 @@ class UnwrapControlFlow:
 
     def candidates(self, program: str) -> Iterator[str]:
         spec = jp.loads(program)
-        for path, j in list(jp.jaxprs(spec["jaxpr"])):
-            for i, e in enumerate(j["eqns"]):
-                if e["p"] not in ("while", "cond", "scan"):
-                    continue
-                for b in (range(len(e["subs"])) if e["p"] == "cond" else [0]):
-                    new = clone(spec)
-                    unwrap(jp.at(new["jaxpr"], path), i, jp.fresh_namer(new), b)
-                    yield finish(new)
+        for path, i, e in equations(spec, ("while", "cond", "scan")):
+            for b in (range(len(e["subs"])) if e["p"] == "cond" else [0]):
+                new, target, _ = edit(spec, path, i)
+                unwrap(target, i, jp.fresh_namer(new), b)
+                yield finish(new)
