@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from reducer.mlir_reduce import MlirOptions, MlirReduction  # noqa: E402
+from reducer.levels.mlir.level import MlirOptions, MlirReduction  # noqa: E402
 
 DUMPED = re.compile(r"Enzyme MLIR dumped to (\S+\.mlir)")
 

@@ -9,8 +9,8 @@ For each small failing program (default: a few of tests/programs/ and every hand
 - in-process: the program's own JAX work, exec'd `--reps` times in one interpreter that has already
   imported jax (and what the program imports) and run the program once; the JAX caches are
   cleared before each run (as for a new candidate) unless --keep-caches;
-- warm: `reducer.sandbox.Sandbox(..., warm=True).run(source, limits)`, the path `reducer reduce`
-  takes per candidate: the fork server's long-lived runner (`reducer.runner`; the server is
+- warm: `reducer.workers.sandbox.Sandbox(..., warm=True).run(source, limits)`, the path `reducer reduce`
+  takes per candidate: the fork server's long-lived runner (`reducer.workers.runner`; the server is
   preloaded with `preload_modules`, as `Reduction` builds it), timed after one untimed run that
   starts the server and the runner;
 - forked: the same sandbox with `isolated=True`: a child forked from the fork server for that
@@ -39,7 +39,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from bench import DEFAULT_BENCH as BENCH  # noqa: E402
 from reducer.reduce import preload_modules  # noqa: E402
-from reducer.sandbox import Limits, Sandbox  # noqa: E402
+from reducer.workers.sandbox import Limits, Sandbox  # noqa: E402
 
 DEFAULT_PROGRAMS = [ROOT / "tests" / "programs" / f"{name}.py"
                     for name in ("nonlinear_jvp", "while_loop_grad", "custom_vjp_wrong_arity")]

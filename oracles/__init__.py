@@ -9,7 +9,7 @@ from oracles.adjoint_missing import AdjointMissing
 from oracles.base import Oracle, Signature
 from oracles.crash import Crash
 from oracles.generic import Regex, Script
-from reducer.sandbox import RunResult
+from oracles.outcome import RunResult
 
 #: the families `--oracle auto` tries, in this order
 FAMILIES = {

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from oracles.base import Oracle, Signature, excerpt, final_exception
-from reducer.sandbox import RunResult
+from oracles.outcome import RunResult
 
 PATTERNS = [
     (re.compile(r"Constant memory is stored \(or returned\) to a differentiable variable"), "enzyme", "constant-stored-to-active"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from oracles.base import Oracle, Signature, excerpt
-from reducer.sandbox import RunResult
+from oracles.outcome import RunResult
 
 ENZYME_ADJOINT = re.compile(
     r"could not compute the adjoint for this operation\s+(?:(?P<ssa>%[\w#]+)(?::\d+)?(?:\s*,\s*%[\w#:]+)*\s*=\s*)?"

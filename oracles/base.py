@@ -11,35 +11,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from reducer.sandbox import RunResult
-
-
-@dataclass(frozen=True)
-class Signature:
-    """A failure's identity: family plus ordered fields, and a human title."""
-
-    family: str
-    fields: tuple[tuple[str, str], ...]
-    title: str = ""
-    excerpt: str = field(default="", compare=False)
-
-    def get(self, key: str, default: str = "") -> str:
-        return dict(self.fields).get(key, default)
-
-    def to_dict(self) -> dict:
-        return {"family": self.family, "fields": dict(self.fields), "title": self.title}
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=False)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "Signature":
-        return cls(data["family"], tuple((str(k), str(v)) for k, v in data.get("fields", {}).items()),
-                   data.get("title", ""))
-
-    def __str__(self) -> str:
-        parts = " ".join(f"{k}={v}" for k, v in self.fields)
-        return f"{self.family}: {parts}" if parts else self.family
+from oracles.outcome import RunResult, Signature
 
 
 class Oracle:

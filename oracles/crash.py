@@ -13,7 +13,7 @@ import signal as signals
 
 from oracles.base import (FAULT_FRAME, Oracle, Signature, excerpt, final_exception, innermost_library_frame,
                           normalize_message)
-from reducer.sandbox import RunResult
+from oracles.outcome import RunResult
 
 FATAL_SIGNALS = {signals.SIGSEGV, signals.SIGABRT, signals.SIGBUS, signals.SIGILL, signals.SIGFPE}
 XLA_STATUS = re.compile(

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from oracles.base import Oracle, Signature, excerpt
-from reducer.sandbox import RunResult
+from oracles.outcome import RunResult
 
 
 class Regex(Oracle):

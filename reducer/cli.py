@@ -118,10 +118,10 @@ def reduce(
     if runner not in RUNNER_MODES:
         fail(f"--runner must be one of {', '.join(RUNNER_MODES)}, not {runner!r}", USAGE)
     if script.suffix == ".mlir":
-        from reducer.mlir_reduce import cli_reduce
+        from reducer.levels.mlir.level import cli_reduce
 
         raise typer.Exit(cli_reduce(script, out, oracle, timeout, jobs, max_time, platform.value, quiet, json_out, fail))
-    from reducer.jaxpr_reduce import parse_levels
+    from reducer.levels.jaxpr.level import parse_levels
 
     try:
         parse_levels(levels)

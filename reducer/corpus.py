@@ -34,7 +34,7 @@ from reducer.errors import (BAD_CASE, DUPLICATE_CASE, NEEDS_INPUT, NO_BACKEND, N
                             ReducerError)
 from reducer.files import write_atomic
 from reducer.inputs import read_script
-from reducer.python_source import tokens
+from reducer.levels.source.representation import tokens
 
 CASE_FILE = "case.toml"
 #: what a check can say about a case, and how it is shown

@@ -132,7 +132,7 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
     if mlir:
         out += ["## Module before AD", "", "```mlir", mlir.rstrip(), "```", ""]
         if pipeline:
-            from reducer.pipeline import opt_command
+            from reducer.levels.mlir.pipeline import opt_command
 
             out += ["The shortest Enzyme-JAX pipeline that still fails on it (`repro.mlir`, `pipeline.txt`):", "",
                     "```", pipeline, "```", "", "With Enzyme-JAX's opt tool:", "", "```", opt_command(pipeline), "```", ""]

@@ -27,9 +27,9 @@ from reducer.engine import Engine, Event
 from reducer.errors import NEEDS_INPUT, NO_BACKEND, NO_FAILURE, NO_RESUME, OTHER_FAILURE, ReducerError
 from reducer.files import write_atomic
 from reducer.inputs import data_files, read_script
-from reducer.passes import source_passes
-from reducer.python_source import PythonSource
-from reducer.sandbox import Limits, RunResult, Sandbox
+from reducer.levels.source.passes import source_passes
+from reducer.levels.source.representation import PythonSource
+from reducer.workers.sandbox import Limits, RunResult, Sandbox
 from reducer.timeouts import AdaptiveTimeout
 
 
@@ -66,7 +66,7 @@ class Options:
     warm: bool = True
     reorder: bool = False  # passes in order of last round's yield (Engine.pass_order)
     runner: str = "trust"  # RUNNER_MODES: reuse one interpreter for candidates, and how far to trust it
-    levels: str = "auto"  # "auto" or a comma list of: source, jaxpr (reducer.jaxpr_reduce.parse_levels)
+    levels: str = "auto"  # "auto" or a comma list of: source, jaxpr (reducer.levels.jaxpr.level.parse_levels)
 
 
 @dataclass
@@ -384,7 +384,7 @@ class Reduction:
         info_thread.start()
         self.out.mkdir(parents=True, exist_ok=True)
         write_atomic(self.out / "signature.json", est.signature.to_json() + "\n")
-        from reducer.jaxpr_reduce import traced_level  # the traced-program level, when chosen
+        from reducer.levels.jaxpr.level import traced_level  # the traced-program level, when chosen
 
         original = traced_level(self, original, est)
         deadline = start + self.options.max_time if self.options.max_time else None
@@ -474,7 +474,7 @@ class Reduction:
         if sig.family != "adjoint-missing" or sig.get("source") != "enzyme":
             return None
         try:
-            from reducer.mlir_reduce import reduce_after_script
+            from reducer.levels.mlir.level import reduce_after_script
 
             return reduce_after_script(best, self.sandbox, self.limits, self.out, self.log, budget=120.0,
                                        platform=self.options.platform, stop=self.stop)

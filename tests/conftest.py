@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reducer.sandbox import RunResult
+from reducer.workers.sandbox import RunResult
 
 TESTS = Path(__file__).resolve().parent
 PROGRAMS = TESTS / "programs"

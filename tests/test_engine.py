@@ -2,9 +2,9 @@
 import threading
 
 from reducer.engine import Engine
-from reducer.passes import source_passes
-from reducer.passes.source.delete_statements import DeleteStatements
-from reducer.python_source import PythonSource
+from reducer.levels.source.passes import source_passes
+from reducer.levels.source.passes.delete_statements import DeleteStatements
+from reducer.levels.source.representation import PythonSource
 
 
 def reduce(src, pred, jobs=1, passes=None):

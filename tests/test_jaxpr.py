@@ -12,22 +12,22 @@ from jax import lax
 
 import oracles
 from conftest import PROGRAMS, needs_enzyme, reducer_cli
-from reducer import jaxpr_program as jp
-from reducer.jaxpr_codec import Encoder, encode_param
-from reducer.jaxpr_emit import emit
-from reducer.jaxpr_reduce import parse_levels, reduce_traced
-from reducer.passes import jaxpr_passes
-from reducer.passes.jaxpr.bypass_equations import BypassEquations
-from reducer.passes.jaxpr.drop_equations import DropEquations
-from reducer.passes.jaxpr.drop_inputs import DropInputs
-from reducer.passes.jaxpr.drop_operands import DropOperands
-from reducer.passes.jaxpr.drop_outputs import DropOutputs
-from reducer.passes.jaxpr.inline_calls import InlineCalls
-from reducer.passes.jaxpr.narrow_dtypes import NarrowDtypes
-from reducer.passes.jaxpr.promote_to_inputs import PromoteToInputs
-from reducer.passes.jaxpr.shrink_dims import ShrinkDims
-from reducer.passes.jaxpr.unwrap_control_flow import UnwrapControlFlow
-from reducer.sandbox import Limits, Sandbox
+from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.codec import Encoder, encode_param
+from reducer.levels.jaxpr.emit import emit
+from reducer.levels.jaxpr.level import parse_levels, reduce_traced
+from reducer.levels.jaxpr.passes import jaxpr_passes
+from reducer.levels.jaxpr.passes.bypass_equations import BypassEquations
+from reducer.levels.jaxpr.passes.drop_equations import DropEquations
+from reducer.levels.jaxpr.passes.drop_inputs import DropInputs
+from reducer.levels.jaxpr.passes.drop_operands import DropOperands
+from reducer.levels.jaxpr.passes.drop_outputs import DropOutputs
+from reducer.levels.jaxpr.passes.inline_calls import InlineCalls
+from reducer.levels.jaxpr.passes.narrow_dtypes import NarrowDtypes
+from reducer.levels.jaxpr.passes.promote_to_inputs import PromoteToInputs
+from reducer.levels.jaxpr.passes.shrink_dims import ShrinkDims
+from reducer.levels.jaxpr.passes.unwrap_control_flow import UnwrapControlFlow
+from reducer.workers.sandbox import Limits, Sandbox
 
 REP = jp.JaxprSpec()
 
@@ -218,7 +218,7 @@ def test_parse_levels():
 # -- capture and write-back -----------------------------------------------------------------------------
 def capture(script: Path, tmp_path: Path) -> dict:
     out = tmp_path / "captured.json"
-    subprocess.run([sys.executable, "-m", "reducer.jaxpr_capture", str(script), str(out)], cwd=tmp_path,
+    subprocess.run([sys.executable, "-m", "reducer.levels.jaxpr.capture", str(script), str(out)], cwd=tmp_path,
                    capture_output=True, timeout=120)
     return json.loads(out.read_text())
 
@@ -347,7 +347,7 @@ def test_linear_solve_is_encoded_as_its_solve_function():
 
 
 def test_numpy_scalar_parameters_decode_hashable():
-    from reducer.jaxpr_codec import decode_param
+    from reducer.levels.jaxpr.codec import decode_param
 
     back = decode_param(encode_param((np.int64(1), 2)))
     assert back == (1, 2) and hash(back) is not None and isinstance(back[0], np.integer)
@@ -376,7 +376,7 @@ def test_while_with_a_batched_predicate_runs_and_is_written_back():
 
 
 def test_unmask_loops_lets_every_lane_step_while_any_goes_on():
-    from reducer.passes.jaxpr.unmask_loops import UnmaskLoops
+    from reducer.levels.jaxpr.passes.unmask_loops import UnmaskLoops
 
     xs = jnp.array([[0.1, 0.2], [3.0, 4.0]])
     program = spec_of(jax.vmap(halve_until_small), xs)
@@ -395,8 +395,8 @@ def test_unmask_loops_lets_every_lane_step_while_any_goes_on():
 
 
 def test_a_constant_per_lane_predicate_becomes_a_scalar_one():
-    from reducer.passes.jaxpr._edit import fill
-    from reducer.passes.jaxpr.unmask_loops import UnmaskLoops
+    from reducer.levels.jaxpr.passes._edit import fill
+    from reducer.levels.jaxpr.passes.unmask_loops import UnmaskLoops
 
     spec = jp.loads(spec_of(jax.vmap(halve_until_small), jnp.ones((3, 2))))
     loop = next(e for e in spec["jaxpr"]["eqns"] if e["p"] == "while")
@@ -415,7 +415,7 @@ def test_a_constant_per_lane_predicate_becomes_a_scalar_one():
 
 
 def test_merge_inputs_reads_one_input_for_another_of_its_type():
-    from reducer.passes.jaxpr.merge_inputs import MergeInputs
+    from reducer.levels.jaxpr.passes.merge_inputs import MergeInputs
 
     program = spec_of(lambda a, b, c, d: jnp.sum(a * b) + jnp.sum(c) + d, W, W, X, 1.0,
                       transforms=[{"t": "grad", "argnums": [0]}])
@@ -432,7 +432,7 @@ def test_merge_inputs_reads_one_input_for_another_of_its_type():
 
 
 def test_retarget_grads_differentiates_another_input_and_fixes_the_former():
-    from reducer.passes.jaxpr.retarget_grads import RetargetGrads
+    from reducer.levels.jaxpr.passes.retarget_grads import RetargetGrads
 
     spec = jp.loads(spec_of(lambda a, b, n: jnp.sum(jnp.sin(a * b)) + n, 2.0, W, 1,
                             transforms=[{"t": "jit"}, {"t": "grad", "argnums": [0]}]))
@@ -537,7 +537,7 @@ def test_capture_finds_the_enzyme_gradient_inside_a_failing_jit(tmp_path):
 
 def test_failures_out_of_the_captures_reach_are_known_in_advance():
     from oracles.base import Signature
-    from reducer.jaxpr_fit import out_of_reach
+    from reducer.levels.jaxpr.fit import out_of_reach
 
     def sig(family, **fields):
         return Signature(family, tuple(fields.items()))

@@ -25,8 +25,8 @@ def mixed():
     import jax.numpy as jnp
     from jax import lax
 
-    from reducer import mlir_module as mm
-    from reducer.mlir_reduce import default_pipeline
+    from reducer.levels.mlir import module as mm
+    from reducer.levels.mlir.level import default_pipeline
 
     @jax.jit
     def g(v):
@@ -53,7 +53,7 @@ def candidates(pass_, program, limit=400):
 
 def valid_smaller(program, cands):
     """The candidates the engine would run: they pass the verifier and are smaller."""
-    from reducer.mlir_module import MlirModule
+    from reducer.levels.mlir.module import MlirModule
 
     rep = MlirModule()
     return [c for c in cands if rep.verify(c) and rep.key(c) < rep.key(program)]
@@ -61,7 +61,7 @@ def valid_smaller(program, cands):
 
 # -- pipelines ----------------------------------------------------------------------------------------
 def test_pipeline_parse_render_and_activities():
-    from reducer import mlir_module as mm, pipeline as pl
+    from reducer.levels.mlir import module as mm, pipeline as pl
 
     header, _ = mm.split((DATA / "topk_enzyme.mlir").read_text())
     passes = pl.parse(header)
@@ -79,8 +79,8 @@ def test_pipeline_parse_render_and_activities():
 
 
 def test_pipeline_passes_cut_largest_first_and_keep_what_enzyme_wrap_needs():
-    from reducer import pipeline as pl
-    from reducer.passes.pipeline import pipeline_passes
+    from reducer.levels.mlir import pipeline as pl
+    from reducer.levels.mlir.pipeline_passes import pipeline_passes
 
     drop_passes, drop_options = pipeline_passes()
     program = "inline{default-pipeline=canonicalize max-iterations=4},canonicalize,cse," + pl.wrap_pipeline(
@@ -99,7 +99,7 @@ def test_pipeline_passes_cut_largest_first_and_keep_what_enzyme_wrap_needs():
 
 # -- representation and graph -----------------------------------------------------------------------------
 def test_representation_drops_locations_and_measures(mixed):
-    from reducer import mlir_module as mm
+    from reducer.levels.mlir import module as mm
 
     rep = mm.MlirModule()
     raw = (DATA / "topk_enzyme.mlir").read_text()
@@ -115,7 +115,7 @@ def test_representation_drops_locations_and_measures(mixed):
 
 
 def test_dataflow_graph_feeding_and_dead(mixed):
-    from reducer import mlir_graph, mlir_module as mm
+    from reducer.levels.mlir import graph as mlir_graph, module as mm
 
     module = mm.parse_module(mm.split(mixed)[1])
     flow = mlir_graph.Dataflow(module)
@@ -137,7 +137,7 @@ def test_dataflow_graph_feeding_and_dead(mixed):
 
 # -- IR passes ------------------------------------------------------------------------------------------------
 def test_every_ir_pass_proposes_valid_smaller_programs(mixed):
-    from reducer.passes.mlir import MLIR_PASSES, mlir_passes
+    from reducer.levels.mlir.passes import MLIR_PASSES, mlir_passes
 
     assert len(MLIR_PASSES) == 12
     proposing = set()
@@ -152,9 +152,9 @@ def test_every_ir_pass_proposes_valid_smaller_programs(mixed):
 
 def test_passes_cope_with_declarations():
     """Bodiless declarations (external functions) are left alone, or dropped when unused."""
-    from reducer.mlir_module import MlirModule
-    from reducer.passes.mlir import MLIR_PASSES, IsolateCulprit
-    from reducer.passes.mlir.drop_unused_functions import DropUnusedFunctions
+    from reducer.levels.mlir.module import MlirModule
+    from reducer.levels.mlir.passes import MLIR_PASSES, IsolateCulprit
+    from reducer.levels.mlir.passes.drop_unused_functions import DropUnusedFunctions
 
     rep = MlirModule()
     program = rep.normalize("""// enzyme-wrap{infn=main retTys=enzyme_active argTys=enzyme_active}
@@ -176,8 +176,8 @@ module {
 
 
 def test_isolate_culprit_keeps_the_operation_alone(mixed):
-    from reducer import mlir_module as mm, pipeline as pl
-    from reducer.passes.mlir.isolate_culprit import IsolateCulprit
+    from reducer.levels.mlir import module as mm, pipeline as pl
+    from reducer.levels.mlir.passes.isolate_culprit import IsolateCulprit
 
     alone = next(IsolateCulprit(("stablehlo.case", "")).candidates(mixed))
     rep = mm.MlirModule()
@@ -188,8 +188,8 @@ def test_isolate_culprit_keeps_the_operation_alone(mixed):
 
 
 def test_erase_ops_bypasses_replaces_and_kills_what_fed_it(mixed):
-    from reducer import mlir_module as mm
-    from reducer.passes.mlir.erase_ops import EraseOps
+    from reducer.levels.mlir import module as mm
+    from reducer.levels.mlir.passes.erase_ops import EraseOps
 
     rep = mm.MlirModule()
     good = valid_smaller(mixed, candidates(EraseOps(), mixed))
@@ -199,8 +199,8 @@ def test_erase_ops_bypasses_replaces_and_kills_what_fed_it(mixed):
 
 
 def test_operands_to_arguments_update_the_activity_list(mixed):
-    from reducer import mlir_module as mm, pipeline as pl
-    from reducer.passes.mlir.operands_to_arguments import OperandsToArguments
+    from reducer.levels.mlir import module as mm, pipeline as pl
+    from reducer.levels.mlir.passes.operands_to_arguments import OperandsToArguments
 
     good = valid_smaller(mixed, candidates(OperandsToArguments(), mixed))
     assert good
@@ -211,12 +211,12 @@ def test_operands_to_arguments_update_the_activity_list(mixed):
 
 
 def test_unwrap_inline_drop_results_and_unused_functions(mixed):
-    from reducer import mlir_module as mm
-    from reducer.passes.mlir.drop_arguments import DropArguments
-    from reducer.passes.mlir.drop_results import DropResults
-    from reducer.passes.mlir.drop_unused_functions import DropUnusedFunctions
-    from reducer.passes.mlir.inline_calls import InlineCalls
-    from reducer.passes.mlir.unwrap_regions import UnwrapRegions
+    from reducer.levels.mlir import module as mm
+    from reducer.levels.mlir.passes.drop_arguments import DropArguments
+    from reducer.levels.mlir.passes.drop_results import DropResults
+    from reducer.levels.mlir.passes.drop_unused_functions import DropUnusedFunctions
+    from reducer.levels.mlir.passes.inline_calls import InlineCalls
+    from reducer.levels.mlir.passes.unwrap_regions import UnwrapRegions
 
     rep = mm.MlirModule()
     unwrapped = valid_smaller(mixed, candidates(UnwrapRegions(), mixed))
@@ -238,8 +238,8 @@ def test_shrink_tensors_shrinks_types_and_constants():
     import jax
     import jax.numpy as jnp
 
-    from reducer import mlir_module as mm
-    from reducer.passes.mlir.shrink_tensors import ShrinkTensors
+    from reducer.levels.mlir import module as mm
+    from reducer.levels.mlir.passes.shrink_tensors import ShrinkTensors
 
     import numpy as np
 
@@ -251,9 +251,9 @@ def test_shrink_tensors_shrinks_types_and_constants():
 
 
 def test_drop_attributes_and_canonicalize(mixed):
-    from reducer import mlir_module as mm
-    from reducer.passes.mlir.canonicalize import Canonicalize
-    from reducer.passes.mlir.drop_attributes import DropAttributes
+    from reducer.levels.mlir import module as mm
+    from reducer.levels.mlir.passes.canonicalize import Canonicalize
+    from reducer.levels.mlir.passes.drop_attributes import DropAttributes
 
     rep = mm.MlirModule()
     dropped = valid_smaller(mixed, candidates(DropAttributes(), mixed))
@@ -267,7 +267,7 @@ def test_drop_attributes_and_canonicalize(mixed):
 @needs_enzyme
 def test_in_process_oracle_classifies_the_pipeline_failure():
     import oracles
-    from reducer import mlir_module as mm, mlir_run
+    from reducer.levels.mlir import module as mm, run as mlir_run
 
     pipeline, module_text = mm.split((DATA / "topk_enzyme.mlir").read_text())
     run = mlir_run.run_here(mlir_run.ENZYME, module_text, pipeline)
@@ -286,7 +286,7 @@ def test_in_process_oracle_classifies_the_pipeline_failure():
 @needs_enzyme
 def test_worker_survives_a_crash_and_reports_its_native_frames():
     import oracles
-    from reducer import mlir_module as mm, mlir_run
+    from reducer.levels.mlir import module as mm, run as mlir_run
 
     pipeline, module_text = mm.split((DATA / "sort_crash.mlir").read_text())
     server = mlir_run.Server()
@@ -305,7 +305,7 @@ def test_worker_survives_a_crash_and_reports_its_native_frames():
 # -- whole reductions -------------------------------------------------------------------------------------------
 @needs_enzyme
 def test_reduce_enzyme_dump_end_to_end(tmp_path):
-    from reducer import mlir_module as mm, pipeline as pl
+    from reducer.levels.mlir import module as mm, pipeline as pl
 
     out = tmp_path / "out"
     done = reducer_cli("reduce", DATA / "topk_enzyme.mlir", "--out", out, "--jobs", "1", "--quiet", timeout=300)
@@ -325,8 +325,8 @@ def test_reduce_enzyme_dump_end_to_end(tmp_path):
 
 @needs_enzyme
 def test_xla_module_reduces_in_process(tmp_path):
-    from reducer import mlir_module as mm
-    from reducer.mlir_reduce import MlirOptions, MlirReduction
+    from reducer.levels.mlir import module as mm
+    from reducer.levels.mlir.level import MlirOptions, MlirReduction
 
     job = MlirReduction.from_file(DATA / "cusolver_plain.mlir", tmp_path / "xla",
                                   MlirOptions(isolation="here", verify_runs=1, full_outputs=False))
@@ -343,7 +343,7 @@ def test_xla_module_reduces_in_process(tmp_path):
 
 @needs_enzyme
 def test_a_crash_is_established_in_a_subprocess(tmp_path):
-    from reducer.mlir_reduce import MlirOptions, MlirReduction
+    from reducer.levels.mlir.level import MlirOptions, MlirReduction
 
     job = MlirReduction.from_file(DATA / "sort_crash.mlir", tmp_path / "crash", MlirOptions(full_outputs=False))
     try:

@@ -10,7 +10,7 @@ from oracles.adjoint_missing import AdjointMissing, enzyme_ops
 from oracles.base import Signature, final_exception, normalize_message
 from oracles.crash import Crash
 from oracles.generic import Regex, Script
-from reducer.sandbox import RunResult
+from reducer.workers.sandbox import RunResult
 
 
 @pytest.mark.parametrize("name, family, fields", [

@@ -3,23 +3,23 @@ import ast
 
 import pytest
 
-from reducer.passes import SOURCE_PASSES, source_passes
-from reducer.passes.source.config_defaults import ConfigDefaults
-from reducer.passes.source.def_to_lambda import DefToLambda
-from reducer.passes.source.delete_statements import DeleteStatements
-from reducer.passes.source.drop_arguments import DropArguments
-from reducer.passes.source.drop_decorators import DropDecorators
-from reducer.passes.source.drop_elements import DropElements
-from reducer.passes.source.hoist_subexpressions import HoistSubexpressions
-from reducer.passes.source.inline_calls import InlineCalls
-from reducer.passes.source.inline_imports import InlineImports
-from reducer.passes.source.inline_variables import InlineVariables
-from reducer.passes.source.peel_transformations import PeelTransformations
-from reducer.passes.source.remove_unused import RemoveUnused
-from reducer.passes.source.reroute_values import RerouteValues
-from reducer.passes.source.replace_with_constants import ReplaceWithConstants
-from reducer.passes.source.simplify_literals import SimplifyLiterals
-from reducer.passes.source.unwrap_blocks import UnwrapBlocks
+from reducer.levels.source.passes import SOURCE_PASSES, source_passes
+from reducer.levels.source.passes.config_defaults import ConfigDefaults
+from reducer.levels.source.passes.def_to_lambda import DefToLambda
+from reducer.levels.source.passes.delete_statements import DeleteStatements
+from reducer.levels.source.passes.drop_arguments import DropArguments
+from reducer.levels.source.passes.drop_decorators import DropDecorators
+from reducer.levels.source.passes.drop_elements import DropElements
+from reducer.levels.source.passes.hoist_subexpressions import HoistSubexpressions
+from reducer.levels.source.passes.inline_calls import InlineCalls
+from reducer.levels.source.passes.inline_imports import InlineImports
+from reducer.levels.source.passes.inline_variables import InlineVariables
+from reducer.levels.source.passes.peel_transformations import PeelTransformations
+from reducer.levels.source.passes.remove_unused import RemoveUnused
+from reducer.levels.source.passes.reroute_values import RerouteValues
+from reducer.levels.source.passes.replace_with_constants import ReplaceWithConstants
+from reducer.levels.source.passes.simplify_literals import SimplifyLiterals
+from reducer.levels.source.passes.unwrap_blocks import UnwrapBlocks
 
 
 def norm(src: str) -> str:
@@ -159,14 +159,14 @@ def test_def_to_lambda_of_an_empty_function():
 
 
 def test_scalarize_arrays_all_at_once_with_products():
-    from reducer.passes.source.scalarize_arrays import ScalarizeArrays
+    from reducer.levels.source.passes.scalarize_arrays import ScalarizeArrays
     src = "y = f(jax.random.normal(k, (6, 3)) @ jnp.ones((3, jnp.size(z))), np.zeros(2))\n"
     got = proposals(ScalarizeArrays(), src)
     assert got == [norm("y = f(1.0 * 1.0, 1.0)"), norm("y = f(1.0 @ 1.0, 1.0)")]
 
 
 def test_eta_reduce():
-    from reducer.passes.source.eta_reduce import EtaReduce
+    from reducer.levels.source.passes.eta_reduce import EtaReduce
     got = proposals(EtaReduce(), "g = jax.grad(lambda p, x: loss(p, x))\nh = lambda p: p(p)\n")
     assert got == [norm("g = jax.grad(loss)\nh = lambda p: p(p)")]
 
@@ -198,7 +198,7 @@ def test_unwrap_loop_by_its_first_iteration():
 
 
 def test_eta_reduce_through_bound_names_and_nested_transformations():
-    from reducer.passes.source.eta_reduce import EtaReduce
+    from reducer.levels.source.passes.eta_reduce import EtaReduce
     src = "jax.jit(lambda p, x: jax.grad(e(lambda p, x: f(p)))(p, x))(1.0, 2.0)\n"
     assert norm("jax.jit(jax.grad(e(lambda p, x: f(p))))(1.0, 2.0)") in proposals(EtaReduce(), src)
     got = proposals(DropArguments(), "jax.jit(jax.grad(e(lambda p, x: f(p))))(1.0, 2.0)\n")

@@ -10,9 +10,9 @@ import warnings
 import pytest
 
 from conftest import PROGRAMS
-from reducer import runner
+from reducer.workers import runner
 from reducer.reduce import Options, Reduction
-from reducer.sandbox import Limits, Sandbox
+from reducer.workers.sandbox import Limits, Sandbox
 
 PID = "import os\nprint('pid', os.getpid())\n"
 
@@ -165,7 +165,7 @@ def test_a_result_that_holds_only_in_the_runner_is_caught_and_bisected(tmp_path)
 
 
 def test_a_runner_near_the_memory_limit_retires():
-    probe = ("import resource\nfrom reducer import runner\n"
+    probe = ("import resource\nfrom reducer.workers import runner\n"
              "size = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmSize:')) * 1024\n"
              "print(runner.near_memory_limit())\n"
              "resource.setrlimit(resource.RLIMIT_AS, (int(size * 1.5), resource.RLIM_INFINITY))\n"

@@ -4,7 +4,7 @@ import signal
 import threading
 import time
 
-from reducer.sandbox import Limits, Sandbox
+from reducer.workers.sandbox import Limits, Sandbox
 
 
 def box(tmp_path, **kw):
@@ -91,7 +91,7 @@ def test_no_warm_candidate_outlives_a_killed_reduction(tmp_path):
 
     marker = tmp_path / "candidate.pid"
     src = f"import os\nopen({str(marker)!r}, 'w').write(str(os.getpid()))\nwhile True:\n    pass\n"
-    client = (f"import sys\nfrom pathlib import Path\nfrom reducer.sandbox import Limits, Sandbox\n"
+    client = (f"import sys\nfrom pathlib import Path\nfrom reducer.workers.sandbox import Limits, Sandbox\n"
               f"Sandbox(Path({str(tmp_path / 'runs')!r}), script_name='prog.py', warm=True)"
               f".run({src!r}, Limits(timeout=600))\n")
     proc = subprocess.Popen([sys.executable, "-c", client])

@@ -12,7 +12,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from reducer.sandbox import Limits, Sandbox  # noqa: E402
+from reducer.workers.sandbox import Limits, Sandbox  # noqa: E402
 
 
 def main(names):

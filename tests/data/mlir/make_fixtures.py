@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from reducer import mlir_module as mm, pipeline as pl  # noqa: E402
+from reducer.levels.mlir import module as mm, pipeline as pl  # noqa: E402
 
 
 def enzyme_dump(program: Path) -> str:
@@ -70,7 +70,7 @@ def main() -> None:
     for name, check in [("topk_enzyme.mlir", "adjoint"), ("cholesky_plain.mlir", "ok-xla"),
                         ("cusolver_plain.mlir", "xla-error"), ("sort_crash.mlir", "crash")]:
         kind = "xla" if check.endswith("xla") or check == "xla-error" else "enzyme"
-        done = runs(f"import sys; from reducer.mlir_worker import main; sys.exit(main([{str(HERE / name)!r}, "
+        done = runs(f"import sys; from reducer.levels.mlir.worker import main; sys.exit(main([{str(HERE / name)!r}, "
                     f"{'--xla' if kind == 'xla' else '--enzyme'!r}]))")
         failed = {"adjoint": "could not compute the adjoint" in done.stderr, "ok-xla": done.returncode == 0,
                   "xla-error": "No FFI handler registered" in done.stderr, "crash": done.returncode < 0}[check]

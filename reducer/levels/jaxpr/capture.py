@@ -1,0 +1,298 @@
+"""Capturing the failing transformation: `python -m reducer.levels.jaxpr.capture SCRIPT [OUT.json]`.
+
+Runs SCRIPT (as `reducer.harness` would: limits, `__main__`, its own `sys.argv`) with JAX's
+transformations replaced by recording wrappers: `jax.jit`, `grad`, `value_and_grad`, `jacrev`,
+`jacfwd`, `hessian`, `vmap`, `vjp`, `jvp` and Enzyme-JAX's `enzyme_jax_ir`. When a call through one
+of them raises, the wrapper follows the chain of directly nested transformations down to the
+user's Python function, traces that function with `jax.make_jaxpr` on the arguments' shapes, and
+encodes the chain, the jaxpr and the arguments (values where they are known and small, else ones)
+as a spec (`reducer.levels.jaxpr.program`). The transformed calls made while a failing outermost call was
+traced are captured after it (a failure met when the outer `jit` compiles belongs to them too).
+OUT.json (default: the sandbox's $REDUCER_HARNESS_OUT, which the sandbox reads back as the run's
+`harness` report) receives every spec made, innermost failing call first, and notes on calls that
+could not be captured; the reducer keeps the first spec whose own run shows the original failure.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import runpy
+import sys
+import traceback
+
+from reducer.levels.jaxpr.codec import MAX_VALUES, Encoder, Unencodable
+
+MAX_SPECS = 8
+MAX_NESTED = 4  # transformed calls recorded inside one outermost call, for `capture_nested`
+_ACTIVE: list = []
+_NESTED: list = []
+SPECS: list[str] = []
+NOTES: list[str] = []
+_SEEN: set = set()
+ORIG: dict = {}
+
+
+class Transformed:
+    """What a patched transformation returns: calls the real one, captures the call if it raises."""
+
+    def __init__(self, kind: str, fun, opts: dict, real):
+        self.kind, self.fun, self.opts, self.real = kind, fun, opts, real
+        functools.update_wrapper(self, fun, updated=())
+
+    def __getattr__(self, name):  # .lower, .eval_shape … of the real transformed function
+        real = self.__dict__.get("real")
+        if real is None:
+            raise AttributeError(name)
+        return getattr(real, name)
+
+    def __get__(self, obj, objtype=None):  # decorating a method
+        return self if obj is None else functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        outermost = not _ACTIVE
+        if not outermost and len(_NESTED) < MAX_NESTED:
+            staged = any(t.kind == "jit" for t in _ACTIVE)
+            _NESTED.append(([("jit", {})] if staged and self.kind != "jit" else [], self, args, kwargs))
+        _ACTIVE.append(self)
+        try:
+            return self.real(*args, **kwargs)
+        except Exception:
+            capture([], self, args, kwargs)
+            if outermost:
+                capture_nested()
+            raise
+        finally:
+            _ACTIVE.pop()
+            if outermost:
+                _NESTED.clear()
+
+
+def capture_nested() -> None:
+    """After an outermost transformed call raised: capture the transformed calls made while it was
+    traced (outer ones first), which did not raise themselves. The failure can still be theirs: one
+    met only when the outer `jit` compiles (Enzyme's pipeline runs at lowering), or one inside a
+    jaxpr the outer call's own capture cannot encode. A call made under an outer `jit` is captured
+    under `jit` too (an `enzyme_jax_ir` derivative must be compiled)."""
+    for prefix, top, args, kwargs in list(_NESTED):
+        capture(prefix, top, args, kwargs)
+
+
+def _argnums(value) -> tuple:
+    return (value,) if isinstance(value, int) else tuple(value)
+
+
+def _is_input(leaf) -> bool:
+    import jax
+    import numpy as np
+
+    return isinstance(leaf, (jax.Array, jax.core.Tracer, np.ndarray, np.generic, float, complex)) and not isinstance(
+        leaf, bool)
+
+
+def capture(prefix: list, top, args: tuple, kwargs: dict) -> None:
+    """Encode the call `top(*args, **kwargs)` (with the transformations in `prefix`, (kind, options)
+    pairs, outside it)."""
+    key = (id(top), tuple(kind for kind, _ in prefix))
+    if len(SPECS) >= MAX_SPECS or key in _SEEN:
+        return
+    _SEEN.add(key)
+    try:
+        spec = encode_call(prefix, top, args, kwargs)
+        if spec not in SPECS:
+            SPECS.append(spec)
+    except Exception as exc:  # a call that cannot be captured is only noted
+        what = " ∘ ".join([kind for kind, _ in prefix] + [getattr(top, "kind", "call")])
+        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        NOTES.append(f"the failing {what} call (tracing it on its own raised {type(exc).__name__}: {first})")
+
+
+def encode_call(prefix: list, top, args: tuple, kwargs: dict) -> str:
+    import jax
+    import numpy as np
+
+    from reducer.levels.jaxpr import program as jp
+
+    leaves, treedef = jax.tree_util.tree_flatten((tuple(args), dict(kwargs)))
+    offsets, start = [], 0
+    for a in args:
+        n = len(jax.tree_util.tree_leaves(a))
+        offsets.append(range(start, start + n))
+        start += n
+    chain, cur = list(prefix), top
+    static_positions: set = set()
+    while isinstance(cur, Transformed):
+        opts = cur.opts
+        if cur.kind == "jit":
+            static_positions.update(_argnums(opts.get("static_argnums") or ()))
+        chain.append((cur.kind, opts))
+        cur = cur.fun
+    fun = cur
+    is_input = [_is_input(leaf) and not any(i in offsets[p] for p in static_positions if p < len(offsets))
+                for i, leaf in enumerate(leaves)]
+    index = {}
+    for i, flag in enumerate(is_input):
+        if flag:
+            index[i] = len(index)
+    shapes = [(tuple(np.shape(leaf)), str(jax.numpy.result_type(leaf))) for leaf in leaves]
+    inner = list(shapes)
+    transforms, aux = [], False
+    for kind, opts in chain:
+        if kind in jp.GRAD_LIKE:
+            nums = [index[i] for p in _argnums(opts.get("argnums", 0)) for i in offsets[p] if i in index]
+            transforms.append({"t": kind, "argnums": nums})
+            aux = aux or bool(opts.get("has_aux"))
+        elif kind == "vmap":
+            axes = opts.get("in_axes", 0)
+            per_arg = [axes] * len(args) if isinstance(axes, int) or axes is None else list(axes)
+            if len(per_arg) != len(args) or not all(a is None or isinstance(a, int) for a in per_arg):
+                raise Unencodable("vmap in_axes other than an int or None per argument")
+            flat_axes = [None] * len(leaves)
+            for p, ax in enumerate(per_arg):
+                for i in offsets[p]:
+                    flat_axes[i] = ax
+            for i, ax in enumerate(flat_axes):
+                if ax is not None and is_input[i]:
+                    shape = list(inner[i][0])
+                    del shape[ax % len(shape)]
+                    inner[i] = (tuple(shape), inner[i][1])
+            transforms.append({"t": "vmap", "in_axes": [flat_axes[i] for i in index]})
+        else:
+            transforms.append({"t": kind})
+            aux = aux or bool(opts.get("has_aux"))
+
+    def flat(*xs):
+        values = list(leaves)
+        for i, k in index.items():
+            values[i] = xs[k]
+        a, kw = jax.tree_util.tree_unflatten(treedef, values)
+        out = fun(*a, **kw)
+        if aux:
+            out = out[0]
+        return jax.tree_util.tree_leaves(out)
+
+    avals = [jax.ShapeDtypeStruct(inner[i][0], inner[i][1]) for i in index]
+    closed = jax.make_jaxpr(flat)(*avals)
+    enc = Encoder()
+    env, const_eqns, promoted = {}, [], []
+    for var, value in zip(closed.jaxpr.constvars, closed.consts):
+        env[var] = enc.fresh()
+        if isinstance(value, jax.core.Tracer):
+            promoted.append((env[var], [int(d) for d in var.aval.shape], str(var.aval.dtype)))
+        else:
+            const_eqns.append(enc.const_eqn(env[var], value))
+    body = enc.jaxpr(closed.jaxpr, env)
+    body["eqns"] = const_eqns + body["eqns"]
+    body["in"] += [list(p) for p in promoted]
+    arg_specs = []
+    for i in index:
+        spec = {"shape": list(shapes[i][0]), "dtype": shapes[i][1]}
+        leaf = leaves[i]
+        if not isinstance(leaf, jax.core.Tracer) and int(np.prod(shapes[i][0], dtype=np.int64)) <= MAX_VALUES:
+            spec["values"] = np.asarray(leaf).ravel().tolist()
+        arg_specs.append(spec)
+    arg_specs += [{"shape": p[1], "dtype": p[2]} for p in promoted]
+    for t in transforms:
+        if t["t"] == "vmap":
+            t["in_axes"] += [None] * len(promoted)
+    spec = {"transforms": transforms, "jaxpr": body, "args": arg_specs}
+    if jax.config.jax_enable_x64:
+        spec["x64"] = True
+    return jp.dumps(spec)
+
+
+# -- the patches --------------------------------------------------------------------------------
+def _lifting(jax, name: str, defaults: dict):
+    orig = getattr(jax, name)
+    ORIG[name] = orig
+
+    def transform(fun=None, *targs, **tkw):
+        if fun is None:  # used as @jax.jit(...) with options only
+            return lambda f: transform(f, *targs, **tkw)
+        opts = dict(defaults)
+        names = {"jit": ("in_shardings", "out_shardings", "static_argnums"), "vmap": ("in_axes", "out_axes"),
+                 }.get(name, ("argnums", "has_aux"))
+        opts.update(zip(names, targs))
+        opts.update(tkw)
+        return Transformed(name, fun, opts, orig(fun, *targs, **tkw))
+
+    functools.update_wrapper(transform, orig)
+    setattr(jax, name, transform)
+
+
+def _patch_vjp(jax) -> None:
+    orig_vjp, orig_jvp = jax.vjp, jax.jvp
+    ORIG.update(vjp=orig_vjp, jvp=orig_jvp)
+
+    def vjp(fun, *primals, **kw):
+        try:
+            out = orig_vjp(fun, *primals, **kw)
+        except Exception:
+            capture([("vjp", {})], fun, primals, {})
+            raise
+        pullback = out[1]
+
+        def checked(*cts):
+            try:
+                return pullback(*cts)
+            except Exception:
+                capture([("vjp", {})], fun, primals, {})
+                raise
+
+        return (out[0], checked, *out[2:])
+
+    def jvp(fun, primals, tangents, **kw):
+        try:
+            return orig_jvp(fun, primals, tangents, **kw)
+        except Exception:
+            capture([("jvp", {})], fun, tuple(primals), {})
+            raise
+
+    jax.vjp, jax.jvp = functools.wraps(orig_vjp)(vjp), functools.wraps(orig_jvp)(jvp)
+
+
+def install() -> None:
+    import jax
+
+    for name in ("jit", "vmap"):
+        _lifting(jax, name, {})
+    for name in ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian"):
+        _lifting(jax, name, {"argnums": 0})
+    _patch_vjp(jax)
+    try:
+        import enzyme_ad.jax as ejax
+    except ImportError:
+        return
+    orig_ir = ejax.enzyme_jax_ir
+
+    @functools.wraps(orig_ir)
+    def enzyme_jax_ir(*dargs, **dkwargs):
+        decorator = orig_ir(*dargs, **dkwargs)
+        return lambda fun: Transformed("enzyme", fun, {}, decorator(fun))
+
+    ejax.enzyme_jax_ir = enzyme_jax_ir
+
+
+def main(argv: list[str]) -> int:
+    from reducer.harness import apply_limits
+
+    apply_limits()
+    script = argv[0]
+    out = argv[1] if len(argv) > 1 else os.environ["REDUCER_HARNESS_OUT"]
+    sys.argv = [script]
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    install()
+    error = ""
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except BaseException as exc:  # the failure being captured
+        error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+        traceback.print_exc()
+    finally:
+        with open(out, "w") as fh:
+            json.dump({"specs": SPECS, "notes": NOTES, "error": error}, fh)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

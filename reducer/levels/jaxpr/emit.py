@@ -1,0 +1,344 @@
+"""Writing a (reduced) jaxpr spec back as a readable, standalone Python script.
+
+Each equation becomes one line of public API: an operator (`a + b`, `a @ b`), a `jax.lax` call
+whose signature takes the primitive's parameters, or a special form (`lax.while_loop`, `lax.scan`,
+`lax.switch`, `jax.jit`, `enzyme_jax_ir()`, `jnp.ones`). Only a primitive with no public call is
+bound directly (`from jax._src… import name_p`; `name_p.bind(...)`), and `bind_all=True` binds every
+plain primitive that way (the fallback when the public spelling changes the failure). Inputs are
+built inline: `jnp.ones(shape, dtype)`, or their recorded values (inline when small, else from
+`inputs.npz`, returned alongside). The transformations are applied in order, and the result printed.
+"""
+from __future__ import annotations
+
+import enum
+import inspect
+import string
+
+import numpy as np
+
+from reducer.levels.jaxpr.codec import decode_param, registry
+from reducer.levels.jaxpr.program import batched_predicate, masked_loop
+
+INFIX = {"add": "+", "sub": "-", "mul": "*", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+         "and": "&", "or": "|", "xor": "^"}
+REDUCTIONS = {"reduce_sum": "jnp.sum", "reduce_max": "jnp.max", "reduce_min": "jnp.min", "reduce_prod": "jnp.prod",
+              "reduce_and": "jnp.all", "reduce_or": "jnp.any"}
+INLINE_VALUES = 16
+NPZ = "inputs.npz"
+
+
+def _dtype(name: str) -> str:
+    return f"jnp.{name}" if name != "bool" else "jnp.bool_"
+
+
+class Emitter:
+    def __init__(self, bind_all: bool = False):
+        self.bind_all = bind_all
+        self.names: dict[str, str] = {}
+        self.imports: set[str] = set()
+        self.arrays: dict[str, np.ndarray] = {}
+        self.funcs = 0
+
+    # -- names and atoms ------------------------------------------------------------------------
+    def name(self, var: str) -> str:
+        if var not in self.names:
+            n = len(self.names)
+            letters = string.ascii_lowercase
+            base = letters[n % 26] + (str(n // 26) if n >= 26 else "")
+            if base in ("f", "g", "np", "jnp", "jax", "lax"):
+                base += "_"
+            self.names[var] = base
+        return self.names[var]
+
+    def atom(self, a) -> str:
+        if isinstance(a, str):
+            return self.name(a)
+        value = a["lit"]
+        if a["dtype"] in ("float32", "int32", "bool"):
+            return repr(value)
+        return f"{_dtype(a['dtype'])}({value!r})"
+
+    def fun_name(self, kind: str) -> str:
+        self.funcs += 1
+        return f"{kind}{self.funcs}"
+
+    # -- parameters -----------------------------------------------------------------------------
+    def value(self, v) -> str:
+        from jax import lax
+
+        if isinstance(v, np.dtype):
+            return _dtype(str(v))
+        if isinstance(v, enum.Enum):
+            cls = type(v)
+            if getattr(lax, cls.__name__, None) is cls:
+                return f"lax.{cls.__name__}.{v.name}"
+            self.imports.add(f"from {cls.__module__} import {cls.__qualname__.split('.')[0]}")
+            return f"{cls.__qualname__}.{v.name}"
+        if isinstance(v, tuple) and hasattr(v, "_fields"):
+            cls = type(v)
+            if getattr(lax, cls.__name__, None) is cls:
+                head = f"lax.{cls.__name__}"
+            else:
+                self.imports.add(f"from {cls.__module__} import {cls.__qualname__}")
+                head = cls.__qualname__
+            return f"{head}(" + ", ".join(f"{k}={self.value(getattr(v, k))}" for k in v._fields) + ")"
+        if isinstance(v, tuple):
+            return "(" + ", ".join(self.value(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+        if isinstance(v, np.generic):
+            return repr(v.item())
+        if isinstance(v, np.ndarray):
+            return f"np.asarray({v.tolist()!r}, {_dtype(str(v.dtype))})"
+        return repr(v)
+
+    # -- equations ------------------------------------------------------------------------------
+    def eqn(self, e: dict, indent: str) -> list[str]:
+        p, ins = e["p"], [self.atom(a) for a in e["in"]]
+        outs = [self.name(o[0]) for o in e["out"]]
+        lhs = ", ".join(outs) + ("," if len(outs) == 1 and p in ("while", "scan", "cond", "jit", "enzyme") else "")
+        if p == "__fill__":
+            o = e["out"][0]
+            fill = e["params"].get("fill", 0)
+            call = {0: "jnp.zeros", 1: "jnp.ones"}.get(fill)
+            shape = tuple(o[1])
+            expr = f"{call}({shape!r}, {_dtype(o[2])})" if call else f"jnp.full({shape!r}, {fill!r}, {_dtype(o[2])})"
+            return [f"{indent}{lhs} = {expr}"]
+        if p == "__const__":
+            o = e["out"][0]
+            return [f"{indent}{lhs} = {self.array_expr(o[0], o[1], o[2], e['params']['values'])}"]
+        if p in ("while", "scan", "cond", "jit", "enzyme"):
+            return self.structured(e, ins, lhs, indent)
+        params = {k: decode_param(v) for k, v in e["params"].items()}
+        return [f"{indent}{lhs} = {self.call(p, ins, params, e)}"]
+
+    def call(self, p: str, ins: list[str], params: dict, e: dict) -> str:
+        from jax import lax
+
+        if not self.bind_all:
+            if p in INFIX and len(ins) == 2:
+                return f"{ins[0]} {INFIX[p]} {ins[1]}"
+            if p == "neg":
+                return f"-{ins[0]}"
+            if p == "div" and e["out"][0][2].startswith(("float", "bfloat", "complex")):
+                return f"{ins[0]} / {ins[1]}"
+            if p == "dot_general" and params["dimension_numbers"] == (((1,), (0,)), ((), ())) and \
+                    all(len(s) == 2 for s in self._in_shapes(e)) and params.get("precision") is None:
+                return f"{ins[0]} @ {ins[1]}"
+            if p in REDUCTIONS and len(ins) == 1:
+                axes = tuple(params["axes"])
+                rank = len(self._in_shapes(e)[0])
+                if axes == tuple(range(rank)):
+                    return f"{REDUCTIONS[p]}({ins[0]})"
+                return f"{REDUCTIONS[p]}({ins[0]}, axis={axes[0] if len(axes) == 1 else axes})"
+            if p == "convert_element_type":
+                return f"lax.convert_element_type({ins[0]}, {self.value(params['new_dtype'])})"
+            if p == "iota":
+                return (f"lax.broadcasted_iota({self.value(params['dtype'])}, {self.value(tuple(params['shape']))}, "
+                        f"{params['dimension']})")
+            for space, fn in (("lax", getattr(lax, p, None)), ("lax.linalg", getattr(lax.linalg, p, None))):
+                if not callable(fn):
+                    continue
+                kept = {k: v for k, v in params.items() if v is not None}
+                try:
+                    inspect.signature(fn).bind(*ins, **kept)
+                except (TypeError, ValueError):
+                    continue
+                args = ins + [f"{k}={self.value(v)}" for k, v in kept.items()]
+                return f"{space}.{p}({', '.join(args)})"
+        _, where = registry()[p]
+        module, attr = where.split(":")
+        self.imports.add(f"from {module} import {attr}")
+        args = ins + [f"{k}={self.value(v)}" for k, v in params.items()]
+        return f"{attr}.bind({', '.join(args)})"
+
+    def _in_shapes(self, e: dict) -> list:
+        return [self.shapes.get(a, ()) if isinstance(a, str) else () for a in e["in"]]
+
+    def array_expr(self, var: str, shape, dtype: str, values) -> str:
+        arr = np.asarray(values, dtype=np.dtype(dtype) if dtype != "bfloat16" else np.float32).reshape(shape)
+        if arr.size <= INLINE_VALUES:
+            flat = arr.reshape(-1).tolist()
+            return f"jnp.asarray({flat!r}, {_dtype(dtype)}).reshape({tuple(shape)!r})"
+        key = self.name(var)
+        self.arrays[key] = arr
+        return f"jnp.asarray(INPUTS[{key!r}], {_dtype(dtype)})"
+
+    # -- nested jaxprs --------------------------------------------------------------------------
+    def function(self, fname: str, j: dict, params: list[str], indent: str, tuple_out: bool,
+                 bound: dict | None = None) -> list[str]:
+        """`def fname(params): …` for the jaxpr `j`; `bound` pre-assigns some of its inputs."""
+        lines = [f"{indent}def {fname}({', '.join(params)}):"]
+        inner = indent + "    "
+        used = _reads(j)
+        for var, expr in (bound or {}).items():
+            if var in used:
+                lines.append(f"{inner}{self.name(var)} = {expr}")
+        for v in j["in"]:
+            self.shapes[v[0]] = v[1]
+        body = self.body(j, inner)
+        lines += body
+        outs = [self.atom(a) for a in j["out"]]
+        ret = ", ".join(outs) + ("," if len(outs) == 1 and tuple_out else "")
+        lines.append(f"{inner}return {ret if outs else '()'}")
+        return lines
+
+    def body(self, j: dict, indent: str) -> list[str]:
+        lines = []
+        for e in j["eqns"]:
+            lines += self.eqn(e, indent)
+            for o in e["out"]:
+                self.shapes[o[0]] = o[1]
+        return lines
+
+    def structured(self, e: dict, ins: list[str], lhs: str, indent: str) -> list[str]:
+        p, subs, params = e["p"], e["subs"], e["params"]
+        if p == "while":
+            nc, nb = params["cond_nconsts"], params["body_nconsts"]
+            cond, body = subs
+            carry = ins[nc + nb:]
+            cn, bn = self.fun_name("cond"), self.fun_name("body")
+            lines = self._carry_fun(cn, cond, ins[:nc], indent, False)
+            lines += self._carry_fun(bn, body, ins[nc:nc + nb], indent, True)
+            init = f"({', '.join(carry)}{',' if len(carry) == 1 else ''})"
+            if not batched_predicate(cond):
+                lines.append(f"{indent}{lhs} = lax.while_loop({cn}, {bn}, {init})")
+                return lines
+            if not masked_loop(e):  # every lane steps while any goes on
+                lines.append(f"{indent}{lhs} = lax.while_loop(lambda carry: jnp.any({cn}(carry)), {bn}, {init})")
+                return lines
+            # one predicate per lane (a vmapped loop): go on while any lane does, update only those
+            mn = self.fun_name("masked")
+            inner = indent + "    "
+            lines += [f"{indent}def {mn}(carry):", f"{inner}p = {cn}(carry)",
+                      f"{inner}return tuple(jnp.where(p.reshape(p.shape + (1,) * (jnp.ndim(n) - p.ndim)), n, o) "
+                      f"for n, o in zip({bn}(carry), carry))",
+                      f"{indent}{lhs} = lax.while_loop(lambda carry: jnp.any({cn}(carry)), {mn}, {init})"]
+            return lines
+        if p == "scan":
+            nc, nk = params["num_consts"], params["num_carry"]
+            body = subs[0]
+            sn = self.fun_name("step")
+            bound = {v[0]: a for v, a in zip(body["in"][:nc], ins[:nc])}
+            carry = [self.name(v[0]) for v in body["in"][nc:nc + nk]]
+            xs = [self.name(v[0]) for v in body["in"][nc + nk:]]
+            for v in body["in"]:
+                self.shapes[v[0]] = v[1]
+            lines = [f"{indent}def {sn}(carry, x_slice):"]
+            inner = indent + "    "
+            lines += [f"{inner}{self.name(var)} = {expr}" for var, expr in bound.items() if var in _reads(body)]
+            if carry:
+                lines.append(f"{inner}{', '.join(carry)}, = carry")
+            if xs:
+                lines.append(f"{inner}{', '.join(xs)}, = x_slice")
+            lines += self.body(body, inner)
+            outs = [self.atom(a) for a in body["out"]]
+            c, y = outs[:nk], outs[nk:]
+            lines.append(f"{inner}return ({', '.join(c)}{',' if len(c) == 1 else ''}), "
+                         f"({', '.join(y)}{',' if len(y) == 1 else ''})")
+            n_out = len(e["out"])
+            cs = ", ".join(self.name(o[0]) for o in e["out"][:nk])
+            ys = ", ".join(self.name(o[0]) for o in e["out"][nk:])
+            lhs2 = f"({cs}{',' if nk == 1 else ''}), ({ys}{',' if n_out - nk == 1 else ''})"
+            lines.append(f"{indent}{lhs2} = lax.scan({sn}, ({', '.join(ins[nc:nc + nk])}{',' if nk == 1 else ''}), "
+                         f"({', '.join(ins[nc + nk:])}{',' if len(ins) - nc - nk == 1 else ''}), "
+                         f"length={params['length']}, reverse={params['reverse']})")
+            return lines
+        if p == "cond":
+            names, lines = [], []
+            for s in subs:
+                bn = self.fun_name("branch")
+                names.append(bn)
+                lines += self.function(bn, s, [self.name(v[0]) for v in s["in"]], indent, True)
+            lines.append(f"{indent}{lhs} = lax.switch({ins[0]}, [{', '.join(names)}], {', '.join(ins[1:])})")
+            return lines
+        kind = "inner" if p == "jit" else "enzyme_fun"
+        fn = self.fun_name(kind)
+        lines = self.function(fn, subs[0], [self.name(v[0]) for v in subs[0]["in"]], indent, True)
+        wrap = f"jax.jit({fn})" if p == "jit" else f"enzyme_jax_ir()({fn})"
+        lines.append(f"{indent}{lhs} = {wrap}({', '.join(ins)})")
+        return lines
+
+    def _carry_fun(self, fname: str, j: dict, consts: list[str], indent: str, tuple_out: bool) -> list[str]:
+        n = len(consts)
+        bound = {v[0]: c for v, c in zip(j["in"][:n], consts)}
+        carry = [self.name(v[0]) for v in j["in"][n:]]
+        for v in j["in"]:
+            self.shapes[v[0]] = v[1]
+        lines = [f"{indent}def {fname}(carry):"]
+        inner = indent + "    "
+        lines += [f"{inner}{self.name(var)} = {expr}" for var, expr in bound.items() if var in _reads(j)]
+        if any(v[0] in _reads(j) for v in j["in"][n:]):
+            lines.append(f"{inner}{', '.join(carry)}, = carry")
+        lines += self.body(j, inner)
+        outs = [self.atom(a) for a in j["out"]]
+        ret = ", ".join(outs) + ("," if len(outs) == 1 and tuple_out else "")
+        lines.append(f"{inner}return {ret}")
+        return lines
+
+    # -- the script -----------------------------------------------------------------------------
+    def script(self, spec: dict, header: str = "") -> str:
+        self.shapes: dict = {}
+        j = spec["jaxpr"]
+        params = [self.name(v[0]) for v in j["in"]]
+        fn = self.function("f", j, params, "", False)
+        inputs = []
+        for v, a in zip(j["in"], spec["args"]):
+            shape = tuple(a["shape"])
+            if "values" in a:
+                inputs.append(f"{self.name(v[0])} = {self.array_expr(v[0], shape, a['dtype'], a['values'])}")
+            else:
+                inputs.append(f"{self.name(v[0])} = jnp.ones({shape!r}, {_dtype(a['dtype'])})")
+        chain = []
+        from reducer.levels.jaxpr.program import jaxprs
+
+        uses_enzyme = any(t["t"] == "enzyme" for t in spec["transforms"]) or any(
+            e["p"] == "enzyme" for _, sub in jaxprs(j) for e in sub["eqns"])
+        current = "f"
+        for k, t in enumerate(reversed(spec["transforms"])):
+            kind = t["t"]
+            if kind == "jit":
+                expr = f"jax.jit({current})"
+            elif kind == "enzyme":
+                expr = f"enzyme_jax_ir()({current})"
+            elif kind == "vmap":
+                expr = f"jax.vmap({current}, in_axes={tuple(t['in_axes'])!r})"
+            elif kind == "vjp":
+                chain.append(f"def fn{k}(*xs):\n    out, pullback = jax.vjp({current}, *xs)\n"
+                             f"    return pullback(jax.tree_util.tree_map(jnp.ones_like, out))\n")
+                current = f"fn{k}"
+                continue
+            elif kind == "jvp":
+                chain.append(f"def fn{k}(*xs):\n    return jax.jvp({current}, xs, tuple(jnp.ones_like(x) for x in xs))\n")
+                current = f"fn{k}"
+                continue
+            else:
+                expr = f"jax.{kind}({current}, argnums={tuple(t['argnums'])!r})"
+            chain.append(f"fn{k} = {expr}")
+            current = f"fn{k}"
+        head = ["import jax", "import jax.numpy as jnp", "from jax import lax"]
+        if self.arrays:
+            head.append("import numpy as np")
+        if uses_enzyme:
+            head.append("from enzyme_ad.jax import enzyme_jax_ir")
+        head += sorted(self.imports)
+        if spec.get("x64"):
+            head += ["", 'jax.config.update("jax_enable_x64", True)']
+        if self.arrays:
+            head += ["", f"INPUTS = np.load({NPZ!r})"]
+        call = f"print({current}({', '.join(params)}))"
+        parts = [header.rstrip("\n")] if header else []
+        parts += ["\n".join(head), "\n".join(fn), "\n".join(inputs + chain + [call])]
+        return "\n\n\n".join(p for p in parts if p) + "\n"
+
+
+def _reads(j: dict) -> set:
+    """Variables a jaxpr's own equations and outputs read."""
+    from reducer.levels.jaxpr.program import uses
+
+    return uses(j)
+
+
+def emit(spec: dict, header: str = "", bind_all: bool = False) -> tuple[str, dict]:
+    """The script for `spec` and the arrays it reads from `inputs.npz` (empty when none)."""
+    e = Emitter(bind_all)
+    text = e.script(spec, header)
+    return text, e.arrays

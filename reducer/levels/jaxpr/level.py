@@ -1,0 +1,223 @@
+"""The traced-program level: capture the failing transformation's jaxpr, shrink it, write it back.
+
+1. Capture: one sandboxed run of the script under `reducer.levels.jaxpr.capture`, which records every
+   failing call through a JAX transformation as a spec (innermost first).
+2. Keep the first spec whose own run, in a warm worker (`reducer.levels.jaxpr.worker`), shows the same
+   failure signature as the script (same oracle, same judge).
+3. Reduce it with the generic engine and the jaxpr passes; candidates run in warm workers, one per
+   job, with no Python source written per candidate.
+4. Write it back as a standalone script (`reducer.levels.jaxpr.emit`, public jax.numpy / jax.lax calls)
+   and verify that script in a fresh interpreter through the normal sandbox and oracle; when the
+   public spelling loses the failure, bind the primitives directly instead.
+"""
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oracles.base import Oracle, Signature
+from reducer.levels.jaxpr import emit as jaxpr_emit
+from reducer.levels.jaxpr.fit import out_of_reach
+from reducer.levels.jaxpr import program as jp
+from reducer.engine import Engine
+from reducer.levels.jaxpr.worker import JaxprServer
+from reducer.levels.mlir.run import ServerPool
+from reducer.levels.jaxpr.passes import jaxpr_passes
+from reducer.workers.sandbox import Limits, Sandbox
+
+@dataclass
+class TracedResult:
+    """What the level produced: the written-back script (and its arrays), and how it went."""
+
+    script: str
+    arrays: dict
+    spec: str
+    equations_before: int
+    equations_after: int
+    tested: int
+    accepted: int
+    seconds: float
+    verified: str
+    transforms: list = field(default_factory=list)
+
+
+def capture(sandbox: Sandbox, source: str, limits: Limits) -> dict:
+    """Run the script once under the capturing harness; returns {"specs", "notes", "error"}."""
+    run = sandbox.run(source, limits, entry="reducer.levels.jaxpr.capture")
+    if run.timed_out:
+        return {"specs": [], "notes": ["the capturing run timed out"], "error": ""}
+    if "specs" not in run.harness:
+        tail = run.stderr.strip().splitlines()[-1:] or [""]
+        return {"specs": [], "notes": [f"the capturing run wrote nothing ({tail[0][:200]})"], "error": ""}
+    return run.harness
+
+
+def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature, log,
+                  budget: float = 300.0, jobs: int = 1, platform: str = "cpu",
+                  stop: threading.Event | None = None, verify_runs: int = 2) -> TracedResult | None:
+    """Capture, reduce and write back the failing traced program of `source`; None (and a log line
+    saying why) when no captured program shows the failure or the written-back script does not."""
+    start = time.monotonic()
+    stop = stop or threading.Event()
+    found = capture(sandbox, source, limits)
+    for note in found.get("notes", [])[:3]:
+        log(f"jaxpr level: not captured: {note}")
+    if not found["specs"]:
+        log("jaxpr level: no failing transformation was captured")
+        return None
+    servers = ServerPool([JaxprServer(platform=platform) for _ in range(max(1, jobs))], method="run_spec")
+    try:
+        spec, first = None, None
+        for candidate in found["specs"]:
+            run = servers.run(candidate, max(limits.timeout, 30.0))
+            ok, seen = oracle.judge(wanted, run)
+            if ok:
+                spec, first = candidate, run
+                break
+            log(f"jaxpr level: a captured program shows {seen or 'no failure'}, not the failure; skipped")
+        if spec is None:
+            log("jaxpr level: no captured program reproduces the failure on its own")
+            return None
+        rep = jp.JaxprSpec()
+        timeout = max(3.0, 3 * (first.seconds or 1.0))
+
+        def test(candidate: str, cancel: threading.Event) -> bool:  # the engine caches outcomes
+            if stop.is_set() or cancel.is_set():
+                return False
+            return oracle.judge(wanted, servers.run(candidate, timeout))[0]
+
+        before = jp.count_eqns(jp.loads(spec)["jaxpr"])
+        log(f"jaxpr level: captured {' ∘ '.join(t['t'] for t in jp.loads(spec)['transforms']) or 'a call'} of "
+            f"{before} equations (first run {first.seconds:.2f} s; candidate timeout {timeout:.0f} s)")
+        engine = Engine(rep, jaxpr_passes(), test, jobs=jobs, stop=stop, deadline=start + budget)
+        best = engine.reduce(spec)
+        stats = engine.stats
+        after = jp.count_eqns(jp.loads(best)["jaxpr"])
+        log(f"jaxpr level: {before} -> {after} equations; {stats.tested} tested, {stats.accepted} accepted")
+        for name, counts in stats.per_pass.items():
+            log(f"  jaxpr pass {name}: {counts['tested']} tested, {counts['accepted']} accepted")
+    finally:
+        servers.close()
+    result = write_back(best, sandbox, limits, oracle, wanted, verify_runs, log)
+    if result is None:
+        return None
+    script, arrays, verified = result
+    return TracedResult(script=script, arrays=arrays, spec=best, equations_before=before, equations_after=after,
+                        tested=stats.tested, accepted=stats.accepted, seconds=time.monotonic() - start,
+                        verified=verified, transforms=[t["t"] for t in jp.loads(best)["transforms"]])
+
+
+def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature, runs: int,
+               log) -> tuple[str, dict, str] | None:
+    """The script for `spec` that reproduces the failure in fresh interpreters, its arrays and verdict."""
+    import numpy as np
+
+    for bind_all in (False, True):
+        text, arrays = jaxpr_emit.emit(jp.loads(spec), bind_all=bind_all)
+        extra = ()
+        holder = None
+        if arrays:
+            holder = Path(sandbox.root) / f"jaxpr-inputs-{int(bind_all)}"
+            holder.mkdir(parents=True, exist_ok=True)
+            np.savez(holder / jaxpr_emit.NPZ, **arrays)
+            extra = (holder / jaxpr_emit.NPZ,)
+        checker = Sandbox(Path(sandbox.root) / "jaxpr-verify", script_name=sandbox.script_name,
+                          data_files=tuple(sandbox.data_files) + extra, platform=sandbox.platform,
+                          check_gradients=sandbox.check_gradients)
+        try:
+            good = sum(oracle.judge(wanted, checker.run(text, limits, fresh=True))[0] for _ in range(runs))
+        finally:
+            checker.close()
+        if good == runs:
+            how = "primitives bound directly" if bind_all else "public jax.numpy / jax.lax calls"
+            return text, arrays, f"yes ({good}/{runs} runs of the written-back script, {how})"
+        log(f"jaxpr level: the written-back script ({'bound primitives' if bind_all else 'public calls'}) "
+            f"showed the failure in {good}/{runs} runs")
+    return None
+
+
+# -- choosing the level, inside a script reduction ------------------------------------------------
+LEVELS = ("source", "jaxpr")
+#: `auto` runs the jaxpr level on programs built from classes (modules, configs: the structure the
+#: source level stalls on) or longer than this, unless `reducer.levels.jaxpr.fit` knows before capturing
+#: that the failure is out of its reach. On the shared benchmark's flat scripts (240-460 tokens) it
+#: ended smaller and faster than the source level alone where the failure can be captured
+#: (gp_cholesky_enzyme 57 against 76 tokens, newton_while_loop 40 against 46,
+#: mlp_reduce_precision_enzyme 45 against 69, in a fifth to two thirds of the time) and cost nothing
+#: where it cannot; below this size the source level alone is quick.
+AUTO_MIN_TOKENS = 200
+
+
+def _has_classes(source: str) -> bool:
+    import ast
+
+    try:
+        return any(isinstance(n, ast.ClassDef) for n in ast.walk(ast.parse(source)))
+    except (SyntaxError, ValueError):
+        return False
+
+
+def parse_levels(text: str) -> tuple[str, ...] | None:
+    """`auto` -> None; else the named levels. Raises ValueError on an unknown name."""
+    if text.strip() in ("", "auto"):
+        return None
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    bad = [n for n in names if n not in LEVELS]
+    if bad or not names:
+        raise ValueError(f"unknown level {', '.join(bad) or repr(text)} (known: auto, {', '.join(LEVELS)})")
+    return names
+
+
+def traced_level(job, original: str, est) -> str:
+    """Run the traced-program level for a `reducer.reduce.Reduction` when its levels say so (by
+    default: a program with classes or over AUTO_MIN_TOKENS tokens, an oracle that judges output), and return the program the
+    source level starts from: the written-back script when it reproduces and is smaller. Sets
+    `job.levels_run`, the levels the report names."""
+    from oracles.generic import Script
+
+    chosen = parse_levels(getattr(job.options, "levels", "auto"))
+    job.levels_run = []
+    size = job.rep.size(original)
+    if chosen is None:
+        want = size > AUTO_MIN_TOKENS or _has_classes(original)
+        why_not = f"a flat script of {size} tokens, at most {AUTO_MIN_TOKENS}" if not want else ""
+    else:
+        want, why_not = "jaxpr" in chosen, "not asked for"
+    if want and (isinstance(est.oracle, Script) or est.oracle.needs_gradient_checks):
+        want, why_not = False, f"the {est.oracle.name} oracle needs the script itself"
+    if want and out_of_reach(original, est.signature):
+        want, why_not = False, out_of_reach(original, est.signature)
+    if want and job.resume:
+        want, why_not = False, "resuming a source-level reduction"
+    if want:
+        budget = min(600.0, 0.5 * job.options.max_time) if job.options.max_time else 600.0
+        result = reduce_traced(original, job.sandbox, job.limits, est.oracle, est.signature, job.log,
+                               budget=budget, jobs=job.options.jobs, platform=job.options.platform, stop=job.stop)
+        if result is not None:
+            job.traced_counts = (result.tested, result.accepted)
+            smaller = job.rep.size(result.script) < size
+            if smaller or chosen is not None:
+                if result.arrays:
+                    import numpy as np
+
+                    holder = job.scratch / "jaxpr"
+                    holder.mkdir(parents=True, exist_ok=True)
+                    np.savez(holder / jaxpr_emit.NPZ, **result.arrays)
+                    job.sandbox.data_files = tuple(job.sandbox.data_files) + (holder / jaxpr_emit.NPZ,)
+                    job.out.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(holder / jaxpr_emit.NPZ, job.out / jaxpr_emit.NPZ)
+                job.levels_run.append("jaxpr")
+                original = job.rep.normalize(result.script)
+                job.log(f"jaxpr level: written back as a script of {job.rep.size(original)} tokens "
+                        f"(from {size}); verified: {result.verified}")
+            else:
+                job.log(f"jaxpr level: the written-back script ({job.rep.size(result.script)} tokens) is not "
+                        f"smaller than the program ({size}); kept the program")
+    elif chosen is not None or size > AUTO_MIN_TOKENS or _has_classes(original):
+        job.log(f"jaxpr level: not run ({why_not})")
+    if chosen is None or "source" in chosen or not job.levels_run:
+        job.levels_run.append("source")
+    return original

@@ -1,0 +1,42 @@
+"""Traced-program passes: they shrink a jaxpr spec (`reducer.levels.jaxpr.program`), one pass per file.
+
+Same contract as every pass: `candidates(program)` lazily yields smaller specs, largest cuts
+first, and never runs anything.
+"""
+from __future__ import annotations
+
+from reducer.levels.jaxpr.passes.bypass_equations import BypassEquations
+from reducer.levels.jaxpr.passes.drop_equations import DropEquations
+from reducer.levels.jaxpr.passes.drop_inputs import DropInputs
+from reducer.levels.jaxpr.passes.drop_operands import DropOperands
+from reducer.levels.jaxpr.passes.drop_outputs import DropOutputs
+from reducer.levels.jaxpr.passes.drop_transforms import DropTransforms
+from reducer.levels.jaxpr.passes.merge_inputs import MergeInputs
+from reducer.levels.jaxpr.passes.inline_calls import InlineCalls as InlineJaxprCalls
+from reducer.levels.jaxpr.passes.narrow_dtypes import NarrowDtypes
+from reducer.levels.jaxpr.passes.promote_to_inputs import PromoteToInputs
+from reducer.levels.jaxpr.passes.retarget_grads import RetargetGrads
+from reducer.levels.jaxpr.passes.shrink_dims import ShrinkDims
+from reducer.levels.jaxpr.passes.unmask_loops import UnmaskLoops
+from reducer.levels.jaxpr.passes.unwrap_control_flow import UnwrapControlFlow
+
+JAXPR_PASSES = [
+    DropOutputs,
+    PromoteToInputs,
+    DropEquations,
+    InlineJaxprCalls,
+    UnwrapControlFlow,
+    UnmaskLoops,
+    BypassEquations,
+    DropInputs,
+    MergeInputs,
+    RetargetGrads,
+    DropOperands,
+    DropTransforms,
+    ShrinkDims,
+    NarrowDtypes,
+]
+
+
+def jaxpr_passes() -> list:
+    return [cls() for cls in JAXPR_PASSES]

@@ -1,0 +1,60 @@
+"""Small edits shared by the jaxpr passes: copies, chunks, splicing equations, constant fills."""
+from __future__ import annotations
+
+import copy
+from typing import Iterator
+
+from reducer.levels.jaxpr import program as jp
+
+
+def chunks(n: int) -> Iterator[range]:
+    """Ranges over `n` items, halves first, then quarters … then single items; later items first."""
+    size = n
+    while size >= 1:
+        for end in range(n, 0, -size):
+            yield range(max(0, end - size), end)
+        if size == 1:
+            break
+        size = max(1, size // 2)
+
+
+def fill(out: list, value: int | None = None) -> dict:
+    """A constant array for the output `out`: ones (False for booleans, so that loops end)."""
+    if value is None:
+        value = 0 if out[2] == "bool" else 1
+    return {"p": "__fill__", "in": [], "out": [list(out)], "params": {"fill": value}, "subs": []}
+
+
+def real_eqns(j: dict) -> list[int]:
+    """Indices of the equations that count (not constants or fills)."""
+    return [i for i, e in enumerate(j["eqns"]) if e["p"] not in jp.VALUE_PRIMS]
+
+
+def finish(spec: dict) -> str:
+    jp.dce(spec["jaxpr"])
+    return jp.dumps(spec)
+
+
+def clone(spec: dict) -> dict:
+    return copy.deepcopy(spec)
+
+
+def equations(spec: dict, primitives) -> Iterator[tuple[tuple, int, dict]]:
+    """(path, index, equation) of every equation of one of `primitives`, in every jaxpr of `spec`."""
+    for path, j in list(jp.jaxprs(spec["jaxpr"])):
+        for i, e in enumerate(j["eqns"]):
+            if e["p"] in primitives:
+                yield path, i, e
+
+
+def edit(spec: dict, path, i: int) -> tuple[dict, dict, dict]:
+    """A copy of `spec` to make a candidate of, with its jaxpr at `path` and that jaxpr's equation `i`."""
+    new = clone(spec)
+    target = jp.at(new["jaxpr"], path)
+    return new, target, target["eqns"][i]
+
+
+def splice(j: dict, i: int, body: list, out_map: dict) -> None:
+    """Replace equation `i` of `j` by the equations `body`; uses of its outputs read `out_map`."""
+    j["eqns"][i:i + 1] = body
+    jp.rename(j, out_map)

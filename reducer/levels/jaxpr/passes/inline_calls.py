@@ -1,0 +1,32 @@
+"""Inline nested calls: an inner `jit` (and an `enzyme_jax_ir` call, in case the failure does not
+need Enzyme) becomes the equations of its body."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.passes._edit import edit, equations, finish, splice
+
+CALLS = ("jit", "enzyme")
+
+
+def inline_body(j: dict, i: int, sub: dict, ins: list) -> None:
+    """Replace equation `i` of `j` by `sub`'s equations applied to `ins`."""
+    e = j["eqns"][i]
+    body = [dict(x) for x in sub["eqns"]]
+    local = {v[0]: a for v, a in zip(sub["in"], ins)}
+    holder = {"eqns": body, "out": list(sub["out"])}
+    jp.rename(holder, local)
+    splice(j, i, holder["eqns"], {o[0]: a for o, a in zip(e["out"], holder["out"])})
+
+
+class InlineCalls:
+    name = "inline-calls"
+
+    def candidates(self, program: str) -> Iterator[str]:
+        spec = jp.loads(program)
+        for kind in CALLS:
+            for path, i, _ in equations(spec, (kind,)):
+                new, target, ne = edit(spec, path, i)
+                inline_body(target, i, ne["subs"][0], ne["in"])
+                yield finish(new)

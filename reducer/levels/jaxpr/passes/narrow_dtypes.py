@@ -1,0 +1,31 @@
+"""Narrow 64-bit types to 32-bit ones everywhere (float64, int64, uint64, complex128) and leave
+64-bit mode, when the program was captured with `jax_enable_x64`."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from reducer.levels.jaxpr import program as jp
+
+NARROW = {"float64": "float32", "int64": "int32", "uint64": "uint32", "complex128": "complex64"}
+
+
+def narrowed(value):
+    if isinstance(value, str):
+        return NARROW.get(value, value)
+    if isinstance(value, list):
+        return [narrowed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: narrowed(v) for k, v in value.items()}
+    return value
+
+
+class NarrowDtypes:
+    name = "narrow-dtypes"
+
+    def candidates(self, program: str) -> Iterator[str]:
+        spec = jp.loads(program)
+        if not spec.get("x64"):
+            return
+        new = narrowed(spec)
+        del new["x64"]
+        yield jp.dumps(new)

@@ -1,0 +1,48 @@
+"""Differentiate another input instead, the one differentiated so far becoming a constant.
+
+A captured program differentiates what the user trained (hyperparameters, weights), which often
+reaches the failing operation only through arithmetic on the data (`theta * x`): the source level
+cannot drop that arithmetic without losing the differentiated path. Moving a `grad`-like
+transformation's argument to another floating-point input, and building the former one as a
+constant (its recorded values, or ones), lets the other passes bypass that arithmetic. Inputs a
+`vmap` maps, and ones another transformation still differentiates, stay."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.passes._edit import clone, fill, finish
+from reducer.levels.jaxpr.passes.drop_inputs import remove_inputs
+
+FLOATS = ("float", "bfloat", "complex")
+
+
+def as_constant(spec: dict, k: int) -> dict:
+    """An equation building input `k`'s value: its recorded values, or ones."""
+    var, arg = spec["jaxpr"]["in"][k], spec["args"][k]
+    if "values" in arg:
+        return {"p": "__const__", "in": [], "out": [list(var)], "params": {"values": arg["values"]}, "subs": []}
+    return fill(var, 1)
+
+
+class RetargetGrads:
+    name = "retarget-grads"
+
+    def candidates(self, program: str) -> Iterator[str]:
+        spec = jp.loads(program)
+        ins = spec["jaxpr"]["in"]
+        mapped = {k for t in spec["transforms"] if t["t"] == "vmap" for k, ax in enumerate(t["in_axes"])
+                  if ax is not None}
+        for n, t in enumerate(spec["transforms"]):
+            for k in t.get("argnums", ()):
+                others = [u for u in spec["transforms"] if u is not t and k in u.get("argnums", ())]
+                if k in mapped or others:
+                    continue
+                for m in range(len(ins)):
+                    if m in t["argnums"] or m in mapped or not ins[m][2].startswith(FLOATS):
+                        continue
+                    new = clone(spec)
+                    new["transforms"][n]["argnums"] = sorted(set(t["argnums"]) - {k} | {m})
+                    new["jaxpr"]["eqns"].insert(0, as_constant(new, k))
+                    remove_inputs(new, {k})
+                    yield finish(new)

@@ -1,0 +1,42 @@
+"""Let every lane of a batched-predicate `while` step while any lane goes on.
+
+`vmap` of a loop whose condition depends on the mapped values leaves a `while` whose condition
+returns one predicate per lane; JAX stops each lane on its own, which the written-back script must
+spell out as a select per step. Setting `any_lane` drops that select (the loop runs as
+`lax.while_loop(lambda c: jnp.any(cond(c)), body, init)`); the oracle keeps it when the failure does
+not need lanes to stop apart. A per-lane predicate that is a constant becomes one scalar literal,
+and the loop a plain one."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.passes._edit import edit, equations, finish
+
+
+def constant_predicate(cond: dict):
+    """The value of a condition whose predicate is a constant fill (None when it is not)."""
+    pred = cond["out"][0]
+    for e in cond["eqns"]:
+        if e["p"] == "__fill__" and e["out"][0][0] == pred:
+            return bool(e["params"].get("fill", 0))
+    return None
+
+
+class UnmaskLoops:
+    name = "unmask-loops"
+
+    def candidates(self, program: str) -> Iterator[str]:
+        spec = jp.loads(program)
+        for path, i, e in equations(spec, ("while",)):
+            if not jp.batched_predicate(e["subs"][0]):
+                continue
+            value = constant_predicate(e["subs"][0])
+            if value is not None:  # the same for every lane: one scalar predicate
+                new, _, ne = edit(spec, path, i)
+                ne["subs"][0]["out"][0] = {"lit": value, "dtype": "bool"}
+                yield finish(new)
+            if jp.masked_loop(e):
+                new, _, ne = edit(spec, path, i)
+                ne["params"]["any_lane"] = True
+                yield finish(new)

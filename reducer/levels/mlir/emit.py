@@ -1,0 +1,84 @@
+"""Writers for what an IR-level reduction leaves behind: the Python runner with its header, and the
+bug report (the module, the shortest failing pipeline, an `enzymexlamlir-opt` command line, the
+runner, the output excerpt, the environment and how it was reduced)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from oracles.base import Signature
+from reducer import emit, env as envmod
+from reducer.files import scrub
+from reducer.levels.mlir.run import ENZYME, runner_source
+from reducer.levels.mlir.pipeline import opt_command
+
+
+@dataclass
+class ModuleSummary:
+    source_name: str
+    kind: str  # mlir_run.ENZYME or mlir_run.XLA
+    original_ops: int
+    final_ops: int
+    original_passes: int
+    final_passes: int
+    seconds: float
+    tested: int
+    accepted: int
+    cache_hits: int
+    verified: str
+    interrupted: bool = False
+    isolation: str = ""
+
+    @property
+    def rate(self) -> float:
+        return self.tested / self.seconds if self.seconds > 0 else 0.0
+
+
+def runner(module_text: str, pipeline: str | None, sig: Signature, info: dict, summary: ModuleSummary,
+           name: str = "repro.py") -> str:
+    what = ("runs Enzyme-JAX's pass pipeline on the module" if summary.kind == ENZYME
+            else "compiles the module with XLA")
+    header = [f"# Reproducer for: {sig.title or sig}",
+              f"# Signature: {sig}",
+              f"# Run: python {name}   (it {what})",
+              f"# Versions: {envmod.versions_line(info)}" if info else "",
+              f"# Reduced by reducer from {summary.source_name}: {summary.original_ops} -> {summary.final_ops} "
+              f"operations" + (f", pipeline {summary.original_passes} -> {summary.final_passes} passes"
+                               if summary.kind == ENZYME else "")
+              + f", in {summary.seconds:.0f} s ({summary.tested} candidates tested)."]
+    return runner_source(summary.kind, module_text, pipeline, "\n".join(h for h in header if h))
+
+
+def reproduce_section(module_text: str, pipeline: str | None, runner_text: str, kind: str,
+                      module_file: str = "repro.mlir", runner_name: str = "repro.py") -> list[str]:
+    """Markdown lines: the module, the pipeline, the opt command and the Python runner."""
+    out = [f"The module (`{module_file}`):", "", "```mlir", module_text.rstrip(), "```", ""]
+    if kind == ENZYME and pipeline:
+        out += ["The shortest pipeline that still fails (`pipeline.txt`):", "", "```", pipeline, "```", "",
+                "With Enzyme-JAX's opt tool:", "", "```", opt_command(pipeline, module_file), "```", ""]
+    out += [f"From Python (`python {runner_name}`):", "", "```python", runner_text.rstrip(), "```", ""]
+    return out
+
+
+def report(module_text: str, pipeline: str | None, runner_text: str, sig: Signature, run_excerpt: str,
+           info: dict, summary: ModuleSummary, private_paths: tuple[str, ...] = (),
+           runner_name: str = "repro.py") -> str:
+    out = [f"# {sig.title or sig}", "", emit._what_happens(sig), "", "## Reproducer", ""]
+    out += reproduce_section(module_text, pipeline, runner_text, summary.kind, runner_name=runner_name)
+    out += ["## What happens", "", "```", scrub(run_excerpt.strip(), *private_paths) or "(no output)", "```", ""]
+    if sig.family == "crash" and sig.get("native"):
+        out += ["The native frames (shared object + offset, innermost first) come from a signal handler reducer "
+                f"adds to every candidate; with symbols: `gdb -batch -ex run -ex bt --args python {runner_name}`.", ""]
+    out += ["## What was expected", "", emit._expected(sig), ""]
+    out += ["## Environment", "", "```", envmod.render(info), "```", ""]
+    passes = (f", pipeline {summary.original_passes} → {summary.final_passes} passes"
+              if summary.kind == ENZYME else "")
+    out += ["## How this reproducer was made", "",
+            f"Reduced automatically by `reducer` (IR level) from `{summary.source_name}`: "
+            f"{summary.original_ops} → {summary.final_ops} operations{passes} in {summary.seconds:.0f} s, "
+            f"{summary.tested} candidates tested ({summary.rate:.0f} per second{summary.isolation}), "
+            f"{summary.accepted} accepted, {summary.cache_hits} cache hits. Every candidate passed the MLIR "
+            f"verifier before it ran, and every accepted one showed the same failure signature:", "",
+            "```", str(sig), "```", "", f"Verified in a fresh interpreter: {summary.verified}."]
+    if summary.interrupted:
+        out += ["", "The reduction was interrupted; this is the smallest module found until then."]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,52 @@
+"""Drop function arguments nothing uses: those of every function at once, then per function, then
+one at a time. Calls are rebuilt without the operand; for the function the pipeline
+differentiates, its activity list loses the entry too."""
+from __future__ import annotations
+
+from reducer.levels.mlir.graph import operation
+from reducer.levels.mlir.passes import _ir
+
+
+def unused(f) -> list[int]:
+    block = operation(f).regions[0].blocks[0]
+    return [a.arg_number for a in block.arguments if not any(True for _ in a.uses)]
+
+
+def drop(e: _ir.Edit, f, positions: list[int]) -> None:
+    f = operation(f)
+    block = f.regions[0].blocks[0]
+    n = len(block.arguments)
+    keep = [i for i in range(n) if i not in positions]
+    for call in _ir.callers(e.module, _ir.func_name(f)):
+        new = _ir.replace_call(call, [call.operands[i] for i in keep], [r.type for r in call.results])
+        for old, fresh in zip(call.results, new.results):
+            old.replace_all_uses_with(fresh)
+        call.erase()
+    for i in sorted(positions, reverse=True):
+        block.erase_argument(i)
+    e.signature_changed(f, keep, None)
+
+
+class DropArguments:
+    name = "drop-arguments"
+
+    def candidates(self, program: str):
+        base = _ir.Edit(program)
+        if not base.ok:
+            return
+        per_function = [(fi, unused(f)) for fi, f in enumerate(base.functions())]
+        per_function = [(fi, p) for fi, p in per_function if p]
+        groups = []
+        if len(per_function) > 1:
+            groups.append(per_function)
+        for fi, positions in per_function:
+            if len(positions) > 1:
+                groups.append([(fi, positions)])
+            groups += [[(fi, [i])] for i in positions]
+        for group in groups:
+            with _ir.Edit(program) as e:
+                functions = e.functions()
+                for fi, positions in group:
+                    drop(e, functions[fi], positions)
+                out = e.text()
+            yield out

@@ -1,0 +1,43 @@
+"""Drop function results: all that can go at once, then one at a time, the last first (the first
+results are usually what the function is for). A result can go when the function is not called,
+or when no caller uses it (the calls are rebuilt without it)."""
+from __future__ import annotations
+
+from reducer.levels.mlir.graph import operation
+from reducer.levels.mlir.passes import _ir
+
+
+def droppable(e: _ir.Edit, f) -> list[int]:
+    n = len(operation(f).attributes["function_type"].value.results)
+    calls = _ir.callers(e.module, _ir.func_name(f))
+    return [i for i in range(n) if all(not any(True for _ in c.results[i].uses) for c in calls)]
+
+
+def drop(e: _ir.Edit, f, positions: list[int]) -> None:
+    f = operation(f)
+    block = f.regions[0].blocks[0]
+    returned = list(operation(list(block.operations)[-1]).operands)
+    keep = [i for i in range(len(returned)) if i not in positions]
+    for call in _ir.callers(e.module, _ir.func_name(f)):
+        new = _ir.replace_call(call, list(call.operands), [call.results[i].type for i in keep])
+        for j, i in enumerate(keep):
+            call.results[i].replace_all_uses_with(new.results[j])
+        call.erase()
+    e.set_results(f, [returned[i] for i in keep], keep)
+
+
+class DropResults:
+    name = "drop-results"
+
+    def candidates(self, program: str):
+        base = _ir.Edit(program)
+        if not base.ok:
+            return
+        for fi, f in enumerate(base.functions()):
+            positions = droppable(base, f)
+            groups = ([positions] if len(positions) > 1 else []) + [[i] for i in reversed(positions)]
+            for group in groups:
+                with _ir.Edit(program) as e:
+                    drop(e, e.functions()[fi], group)
+                    out = e.text()
+                yield out

@@ -1,0 +1,82 @@
+"""Erase operations, putting something else where their results were used: one of the operation's
+own operands of the same type (bypass it), a new function argument, a zero or one splat constant,
+or another value in scope of the same type. What only fed the erased operation dies with it.
+Operations are tried in order of how much dies with them (the dataflow graph says), largest first.
+"""
+from __future__ import annotations
+
+from reducer.levels.mlir import module as mm
+from reducer.levels.mlir.graph import Dataflow
+from reducer.levels.mlir.passes import _ir
+
+
+def _used(value) -> bool:
+    return any(True for _ in value.uses)
+
+
+def choices(e: _ir.Edit, op) -> list[tuple]:
+    """What may replace `op`'s results, best first."""
+    used = [r for r in op.results if _used(r)]
+    if not used:
+        return [("nothing",)]
+    found = []
+    for k, v in enumerate(op.operands):
+        if all(v.type == r.type for r in used):
+            found.append(("operand", k))
+    f = _ir.function_of(op)
+    if f is not None and e.can_change_signature(f):
+        found.append(("argument",))
+    if op.name != "stablehlo.constant":
+        found += [("splat", 0.0), ("splat", 1.0)]
+    if all(_other_value(op, r) is not None for r in used):
+        found.append(("value",))
+    return found
+
+
+def _other_value(op, result):
+    """The nearest value in scope of `result`'s type that is not an operand of `op`."""
+    for v in _ir.values_in_scope(op):
+        if v.type == result.type and not any(v == o for o in op.operands):
+            return v
+    return None
+
+
+def apply(e: _ir.Edit, op, choice: tuple) -> bool:
+    for r in op.results:
+        if not _used(r):
+            continue
+        kind = choice[0]
+        if kind == "operand":
+            v = op.operands[choice[1]]
+        elif kind == "argument":
+            v = e.add_argument(_ir.function_of(op), r.type)
+        elif kind == "splat":
+            v = _ir.splat_constant(r.type, choice[1], op)
+        elif kind == "value":
+            v = _other_value(op, r)
+        else:
+            v = None
+        if v is None:
+            return False
+        r.replace_all_uses_with(v)
+    op.erase()
+    return True
+
+
+class EraseOps:
+    name = "erase-ops"
+
+    def candidates(self, program: str):
+        base = _ir.Edit(program)
+        if not base.ok:
+            return
+        flow = Dataflow(base.module, base.ops)
+        targets = [i for i, op in enumerate(base.ops) if mm.counted(op)]
+        dies = {i: flow.dies_with(base.ops[i]) for i in targets}
+        for i in sorted(targets, key=lambda i: -dies[i]):
+            for choice in choices(base, base.ops[i]):
+                with _ir.Edit(program) as e:
+                    if not apply(e, e.ops[i], choice):
+                        continue
+                    out = e.text()
+                yield out

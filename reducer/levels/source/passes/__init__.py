@@ -1,0 +1,53 @@
+"""Source-level passes: they shrink a Python script through its AST, one pass per file.
+
+Contract (after Hypothesis' "designing shrink passes"): `candidates(program)` yields variants of
+`program` lazily, in a fixed, deterministic order, largest cuts first; it keeps no state between
+calls and has no fixpoint loop of its own; the engine decides what is tried, kept and repeated.
+To add a pass: one module with a class that has `name` and `candidates`, and one line below.
+"""
+from __future__ import annotations
+
+from reducer.levels.source.passes.config_defaults import ConfigDefaults
+from reducer.levels.source.passes.def_to_lambda import DefToLambda
+from reducer.levels.source.passes.delete_statements import DeleteStatements
+from reducer.levels.source.passes.drop_arguments import DropArguments
+from reducer.levels.source.passes.drop_decorators import DropDecorators
+from reducer.levels.source.passes.drop_elements import DropElements
+from reducer.levels.source.passes.eta_reduce import EtaReduce
+from reducer.levels.source.passes.hoist_subexpressions import HoistSubexpressions
+from reducer.levels.source.passes.inline_calls import InlineCalls
+from reducer.levels.source.passes.inline_imports import InlineImports
+from reducer.levels.source.passes.inline_variables import InlineVariables
+from reducer.levels.source.passes.peel_transformations import PeelTransformations
+from reducer.levels.source.passes.remove_unused import RemoveUnused
+from reducer.levels.source.passes.reroute_values import RerouteValues
+from reducer.levels.source.passes.replace_with_constants import ReplaceWithConstants
+from reducer.levels.source.passes.scalarize_arrays import ScalarizeArrays
+from reducer.levels.source.passes.simplify_literals import SimplifyLiterals
+from reducer.levels.source.passes.unwrap_blocks import UnwrapBlocks
+
+#: source-level passes, in the order a round runs them: big structural cuts first
+SOURCE_PASSES = [
+    RemoveUnused,
+    UnwrapBlocks,
+    ScalarizeArrays,
+    DeleteStatements,
+    InlineCalls,
+    ConfigDefaults,
+    InlineVariables,
+    HoistSubexpressions,
+    ReplaceWithConstants,
+    DropDecorators,
+    PeelTransformations,
+    DefToLambda,
+    EtaReduce,
+    DropArguments,
+    DropElements,
+    RerouteValues,
+    InlineImports,
+    SimplifyLiterals,
+]
+
+
+def source_passes() -> list:
+    return [cls() for cls in SOURCE_PASSES]

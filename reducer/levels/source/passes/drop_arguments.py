@@ -1,0 +1,85 @@
+"""Drop arguments: keyword arguments and trailing positional arguments of calls, and parameters a
+function never reads, together with what its call sites pass for them."""
+from __future__ import annotations
+
+import ast
+
+from reducer.levels.source.passes import _ast_tools as t
+
+FUNCS = (ast.FunctionDef, ast.Lambda)
+
+
+def _unused_params(fn) -> list[int]:
+    body = fn.body if isinstance(fn.body, list) else [fn.body]
+    used = set()
+    for stmt in body:
+        used |= t.loaded_names(stmt)
+    return [k for k, p in enumerate(fn.args.args) if p.arg not in used]
+
+
+def _callers(tree: ast.AST, fn) -> list[ast.Call]:
+    """Calls that pass arguments to `fn`: by its name, or `transform(fn)(…)` as in `jax.grad(f)(x, y)`."""
+    def wraps_fn(node: ast.expr) -> bool:  # jax.jit(jax.grad(enzyme_jax_ir()(lambda ...)))
+        while isinstance(node, ast.Call) and node.args:
+            node = node.args[0]
+            if node is fn:
+                return True
+        return False
+
+    direct = [c for c in t.nodes(tree, ast.Call) if wraps_fn(c.func)]
+    if direct:
+        return direct
+    name = fn.name if isinstance(fn, ast.FunctionDef) else None
+    if name is None:
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Assign) and n.value is fn and isinstance(n.targets[0], ast.Name):
+                name = n.targets[0].id
+    if name is None:
+        return []
+
+    def named(node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id == name
+
+    def transformed(node: ast.expr) -> bool:  # jax.jit(jax.grad(enzyme_jax_ir()(f)))
+        while isinstance(node, ast.Call) and node.args:
+            node = node.args[0]
+            if named(node):
+                return True
+        return False
+
+    return [c for c in t.nodes(tree, ast.Call) if named(c.func) or transformed(c.func)]
+
+
+class DropArguments:
+    name = "drop-arguments"
+
+    def candidates(self, source: str):
+        tree = t.parse(source)
+        if tree is None:
+            return
+        for i, call in enumerate(t.nodes(tree, ast.Call)):
+            for j in range(len(call.keywords)):
+                fresh = t.parse(source)
+                del t.nodes(fresh, ast.Call)[i].keywords[j]
+                yield t.dump(fresh)
+            for j in reversed(range(len(call.args))):
+                fresh = t.parse(source)
+                del t.nodes(fresh, ast.Call)[i].args[j]
+                yield t.dump(fresh)
+        for i, fn in enumerate(t.nodes(tree, FUNCS)):
+            for k in reversed(_unused_params(fn)):
+                fresh = t.parse(source)
+                target = t.nodes(fresh, FUNCS)[i]
+                for call in _callers(fresh, target):
+                    if len(call.args) > k and not any(isinstance(a, ast.Starred) for a in call.args[:k + 1]):
+                        del call.args[k]
+                    call.keywords = [kw for kw in call.keywords if kw.arg != target.args.args[k].arg]
+                params = target.args
+                n_plain = len(params.args)
+                first_default = n_plain - len(params.defaults)
+                if k >= first_default:
+                    del params.defaults[k - first_default]
+                elif params.defaults:
+                    continue
+                del params.args[k]
+                yield t.dump(fresh)

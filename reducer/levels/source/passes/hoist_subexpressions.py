@@ -1,0 +1,62 @@
+"""Replace an expression by one of its sub-expressions (`jnp.mean((f(x) - y) ** 2)` becomes
+`(f(x) - y) ** 2`, then `f(x) - y`, then `f(x)`), outer expressions first, smaller sub-expressions
+first."""
+from __future__ import annotations
+
+import ast
+
+from reducer.levels.source.passes import _ast_tools as t
+
+SKIP = (ast.Name, ast.Constant, ast.Starred, ast.FormattedValue, ast.JoinedStr, ast.Slice)
+
+
+def _children(node: ast.expr) -> list[ast.expr]:
+    """Direct sub-expressions; the elements of a tuple or list argument count as direct too, so
+    that `solve((chol, True), y)` can become `chol` in one step."""
+    if isinstance(node, ast.Lambda):
+        return [node.body]
+    kids = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr) and not isinstance(c, ast.Starred)]
+    if isinstance(node, ast.Call):
+        kids += [k.value for k in node.keywords]
+        kids += [e for a in node.args if isinstance(a, ast.Tuple | ast.List) for e in a.elts]
+    kids = [k for k in kids if not isinstance(getattr(k, "ctx", None), ast.Store) and not isinstance(k, ast.Starred)]
+    return sorted(kids, key=lambda k: len(ast.unparse(k)))  # the biggest cut first
+
+
+def _module_names(tree: ast.AST) -> set[str]:
+    names = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            names |= {(a.asname or a.name).split(".")[0] for a in n.names}
+    return names
+
+
+def _root(node: ast.expr) -> ast.expr:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node
+
+
+def _targets(tree: ast.AST) -> list[ast.expr]:
+    """Expressions worth replacing; `jax.numpy.linalg` style module paths are left alone."""
+    modules = _module_names(tree)
+    return [n for n in t.nodes(tree) if isinstance(n, ast.expr) and not isinstance(n, SKIP)
+            and not isinstance(getattr(n, "ctx", None), ast.Store | ast.Del)
+            and not (isinstance(n, ast.Attribute) and isinstance(_root(n), ast.Name) and _root(n).id in modules)]
+
+
+class HoistSubexpressions:
+    name = "hoist-subexpressions"
+
+    def candidates(self, source: str):
+        tree = t.parse(source)
+        if tree is None:
+            return
+        count = len(_targets(tree))
+        for i in range(count):
+            probe = _targets(t.parse(source))[i]
+            for j in range(len(_children(probe))):
+                fresh = t.parse(source)
+                node = _targets(fresh)[i]
+                if t.replace_node(fresh, node, _children(node)[j]):
+                    yield t.dump(fresh)

@@ -1,0 +1,70 @@
+"""Remove definitions nobody reads: unused functions, classes, imports and assigned names, all at
+once first, then one by one; an assignment whose name is unused keeps only its value."""
+from __future__ import annotations
+
+import ast
+
+from reducer.levels.source.passes import _ast_tools as t
+
+
+def _defined(stmt: ast.stmt) -> set[str] | None:
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {stmt.name}
+    if isinstance(stmt, ast.Import | ast.ImportFrom):
+        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    if isinstance(stmt, ast.Assign):
+        names = [n for x in stmt.targets for n in ast.walk(x)]
+        if all(isinstance(n, ast.Name | ast.Tuple | ast.List | ast.expr_context) for n in names):
+            return {n.id for n in names if isinstance(n, ast.Name)}
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        return {stmt.target.id}
+    return None
+
+
+def _unused(tree: ast.Module) -> list[tuple[int, str, int]]:
+    """(statement list number, field, index) of statements that define only unread names."""
+    used = t.free_loads(tree)
+    out = []
+    for k, (owner, field) in enumerate(t.statement_lists(tree)):
+        if isinstance(owner, ast.ClassDef):
+            continue
+        for i, stmt in enumerate(getattr(owner, field)):
+            names = _defined(stmt)
+            if names and not (names & used) and not (names & {"__all__"}):
+                out.append((k, field, i))
+    return out
+
+
+def _apply(source: str, picks: list[tuple[int, str, int]], keep_value: bool) -> str | None:
+    tree = t.parse(source)
+    lists = t.statement_lists(tree)
+    by_list: dict[int, list[int]] = {}
+    for k, _, i in picks:
+        by_list.setdefault(k, []).append(i)
+    for k, idxs in by_list.items():
+        owner, field = lists[k]
+        body = getattr(owner, field)
+        new = []
+        for i, stmt in enumerate(body):
+            if i not in idxs:
+                new.append(stmt)
+            elif keep_value and isinstance(stmt, ast.Assign):
+                new.append(ast.Expr(stmt.value))
+        t.set_body(owner, field, new)
+    return t.dump(tree)
+
+
+class RemoveUnused:
+    name = "remove-unused"
+
+    def candidates(self, source: str):
+        tree = t.parse(source)
+        if tree is None:
+            return
+        picks = _unused(tree)
+        if not picks:
+            return
+        yield _apply(source, picks, keep_value=False)
+        for pick in picks:
+            yield _apply(source, [pick], keep_value=False)
+            yield _apply(source, [pick], keep_value=True)
