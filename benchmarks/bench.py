@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
-"""Benchmark: reduce every case of the shared benchmark and tabulate size, ratio, time, candidates.
+"""Benchmark: reduce every case of the benchmark and tabulate size, ratio, time, candidates.
 
 usage: python benchmarks/bench.py [--bench DIR] [--jobs N] [--only NAME ...] [--levels L] [--args ARGS] [--out FILE]
+
+The cases are benchmarks/cases/*.py with their hand-made minima in benchmarks/minimal/ (--bench DIR
+takes another folder of the same layout, e.g. ../shared/bench).
 
 Each case is reduced by `reducer reduce` with default options (plus --jobs, and --levels when
 given, e.g. `--levels source` to compare against the default choice of levels, and any other
 options given in --args, e.g. `--args '--pass-order yield'`), then measured with
 the benchmark's own `measure.py CASE repro.py --check` (its naive text test, run with this
-interpreter). Writes a markdown table to --out (default: stdout). Timings are noisy on shared
+interpreter). The write-back column says how the traced level's result came back as a script (public
+calls or bound primitives), "failed" when no written-back form reproduced, "not smaller" when the one
+that did was larger than the program. Writes a markdown
+table to --out (default: stdout). Timings are noisy on shared
 machines: compare figures from one run.
 """
 from __future__ import annotations
@@ -24,7 +30,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_BENCH = HERE.parent.parent / "shared" / "bench"
+DEFAULT_BENCH = HERE  # cases/, minimal/, measure.py and interesting.sh live next to this file
 
 
 def reduce_case(case: Path, out: Path, jobs: int, levels: str | None = None, args: str = "") -> dict:
@@ -49,6 +55,23 @@ def measure(bench: Path, name: str, repro: Path) -> dict:
     return {"tokens": int(m[1]), "minimal": int(m[2]), "ratio": float(m[3]), "reproduces": m[4]} if m else {}
 
 
+def write_back(out: Path) -> str:
+    """How the traced level's result came back, from reduce.log: the form used, "failed" (a write-back
+    that did not reproduce: a bug to count), or "-" when the traced level did not get that far."""
+    try:
+        log = (out / "reduce.log").read_text()
+    except OSError:
+        return "?"
+    used = re.search(r"jaxpr level: written back .*verified: yes \(.*?, (public|primitives)", log)
+    if used:
+        return "public calls" if used[1] == "public" else "bound primitives"
+    tries = re.findall(r"written-back script \((public calls|bound primitives)\) showed the failure in (\d+/\d+)", log)
+    if tries:
+        return "failed (" + ", ".join(f"{form} {runs}" for form, runs in tries) + ")"
+    larger = re.search(r"the written-back script \((\d+) tokens\) is not smaller", log)
+    return f"not smaller ({larger[1]} tokens)" if larger else "-"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH)
@@ -62,8 +85,8 @@ def main() -> None:
     cases = sorted((args.bench / "cases").glob("*.py"))
     if args.only:
         cases = [c for c in cases if c.stem in args.only]
-    rows = ["| case | original | reduced | minimal | ratio | reproduces | verified | levels | seconds | candidates "
-            "| per s |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| case | original | reduced | minimal | ratio | reproduces | verified | levels | write-back | seconds "
+            "| candidates | per s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     work = args.keep or Path(tempfile.mkdtemp(prefix="reducer-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     for case in cases:
@@ -73,7 +96,8 @@ def main() -> None:
         tested = r.get("tested", 0)
         rows.append(f"| {case.stem} | {r.get('original_tokens', '?')} | {m.get('tokens', '?')} | {m.get('minimal', '?')} "
                     f"| {m.get('ratio', '?')} | {m.get('reproduces', '?')} | {str(r.get('verified', r.get('error')))[:20]} "
-                    f"| {'+'.join(r.get('levels', [])) or '?'} | {r['wall']:.0f} | {tested} | {tested / r['wall']:.2f} |")
+                    f"| {'+'.join(r.get('levels', [])) or '?'} | {write_back(out)} | {r['wall']:.0f} | {tested} "
+                    f"| {tested / r['wall']:.2f} |")
         print(rows[-1], file=sys.stderr, flush=True)
     table = "\n".join(rows) + "\n"
     if args.out:

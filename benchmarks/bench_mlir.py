@@ -3,7 +3,7 @@ each, and print a table.
 
     python benchmarks/bench_mlir.py [--cases DIR] [--programs DIR ...] [--only NAME] [--max-time S]
 
-Every `*.py` program of the case folders (by default ../shared/bench/cases/ and the project's
+Every `*.py` program of the case folders (by default benchmarks/cases/ and the project's
 tests/programs/) runs once with TMPDIR in a fresh folder; a program whose pipeline fails leaves
 `Enzyme MLIR dumped to …` on stderr and the module in that folder. Programs that leave no dump are
 listed with the reason (they do not fail in the pipeline, or they crash before the dump is
@@ -61,7 +61,7 @@ def reduce(name: str, text: str, out: Path, max_time: float | None) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", type=Path, nargs="*", default=[ROOT.parent / "shared" / "bench" / "cases",
+    ap.add_argument("--cases", type=Path, nargs="*", default=[ROOT / "benchmarks" / "cases",
                                                                 ROOT / "tests" / "programs"])
     ap.add_argument("--modules", type=Path, default=ROOT / "tests" / "data" / "mlir")
     ap.add_argument("--only", default=None, help="only inputs whose name contains this")

@@ -4,7 +4,7 @@
 usage: python benchmarks/overhead.py [--programs FILE ...] [--reps 5] [--keep-caches] [--out FILE]
 
 For each small failing program (default: a few of tests/programs/ and every hand-reduced minimum of
-../shared/bench/minimal/) it measures the median wall time per run of:
+benchmarks/minimal/) it measures the median wall time per run of:
 
 - in-process: the program's own JAX work, exec'd `--reps` times in one interpreter that has already
   imported jax (and what the program imports) and run the program once; the JAX caches are

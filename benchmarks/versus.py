@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Benchmark: reducer side by side with Shrink Ray and pysource-minimize on the shared cases.
+"""Benchmark: reducer side by side with Shrink Ray and pysource-minimize on the benchmark cases.
 
 usage: python benchmarks/versus.py [--cases a,b] [--tools reducer,shrinkray,pysource-minimize] [--recheck OUT]
                                    [--jobs 2] [--cap SECONDS] [--out DIR]
 
 Run it with the project's interpreter (the one with jax, e.g. `.venv/bin/python`), after
-`pip install -e '.[enzyme,bench]'`. For every case of ../shared/bench/cases/ (or those named by
+`pip install -e '.[enzyme,bench]'`. For every case of benchmarks/cases/ (or those named by
 --cases) each tool reduces a copy of the case in OUT/CASE/TOOL/, one tool at a time:
 
 - reducer: `reducer reduce` with its own oracle (auto), `--jobs N`; candidates are the `tested`
@@ -295,13 +295,13 @@ def row(case: str, tool: str, r: dict, m: dict) -> str:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description="reducer vs Shrink Ray vs pysource-minimize on the shared cases")
+    ap = argparse.ArgumentParser(description="reducer vs Shrink Ray vs pysource-minimize on the benchmark cases")
     ap.add_argument("--cases", help="comma-separated case names (default: all)")
     ap.add_argument("--tools", default=",".join(TOOLS), help="comma-separated, from " + ",".join(TOOLS))
     ap.add_argument("--jobs", type=int, default=2, help="parallel candidates for every tool (default 2)")
     ap.add_argument("--cap", type=float, default=600.0, help="seconds per tool per case (default 600)")
     ap.add_argument("--out", type=Path, help="output folder (default: a new temporary folder)")
-    ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH, help="the shared benchmark folder")
+    ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH, help="the benchmark folder (cases/, minimal/, measure.py, interesting.sh; default benchmarks/)")
     ap.add_argument("--recheck", type=Path, help="build the table again from an earlier run's folder")
     ap.add_argument("--shrinkray-venv", type=Path, default=HERE / ".venv-shrinkray",
                     help="Python >= 3.12 venv for Shrink Ray (made on first use)")

@@ -9,13 +9,19 @@ from oracles.adjoint_missing import AdjointMissing
 from oracles.base import Oracle, Signature
 from oracles.crash import Crash
 from oracles.generic import Regex, Script
+from oracles.jax_error import JaxError
 from oracles.outcome import RunResult
+from oracles.pipeline_error import PipelineError
+from oracles.wrong_result import WrongResult
 
 #: the families `--oracle auto` tries, in this order
 FAMILIES = {
     "adjoint-missing": AdjointMissing,
     "activity-mismatch": ActivityMismatch,
+    "pipeline-error": PipelineError,
     "crash": Crash,
+    "wrong-result": WrongResult,
+    "jax-error": JaxError,
 }
 
 __all__ = ["Oracle", "Signature", "FAMILIES", "make_oracle", "detect", "Regex", "Script", "Crash"]

@@ -7,14 +7,15 @@ one the verdict comes from the harness (`reducer.harness`), which compares every
 gradient the program takes with JAX's own AD of the same function: the program's prints or exit
 message are never evidence on their own. When the original program itself computed both gradients
 and stopped with a message, the candidate must still do both, so the reproducer keeps showing the
-comparison the user saw.
+comparison the user saw. The signature names the operation at fault: the first equation of the
+function's jaxpr whose Enzyme-JAX derivative already disagrees (`reducer.watches.locate`).
 """
 from __future__ import annotations
 
 import re
 
 from oracles.base import Oracle, Signature, excerpt, final_exception
-from oracles.outcome import RunResult
+from oracles.outcome import RunResult, program_outcome
 
 PATTERNS = [
     (re.compile(r"Constant memory is stored \(or returned\) to a differentiable variable"), "enzyme", "constant-stored-to-active"),
@@ -51,19 +52,22 @@ class ActivityMismatch(Oracle):
         checks = [c for c in run.harness.get("checks", []) if c.get("mismatch")]
         if not checks:
             return None
+        run = program_outcome(run)
         counts = run.harness.get("gradients", {})
-        fields = [("source", "enzyme"), ("kind", "numeric"), ("reference", "jax-ad")]
+        worst = max(checks, key=lambda c: c.get("max_abs_err", 0.0))
+        op = worst.get("operation", "function")
+        fields = [("source", "enzyme"), ("kind", "numeric"), ("reference", "jax-ad"), ("op", op)]
         if counts.get("enzyme") and counts.get("plain"):
             fields.append(("program-compares", "yes"))
         if run.returncode not in (0, None):
             ended = final_exception(run.output)
             last = ended[1] if ended and ended[1] else _last_line(run.output)
             fields.append(("program-exit", last))
-        worst = max(checks, key=lambda c: c.get("max_abs_err", 0.0))
         detail = (f"harness: Enzyme-JAX gradient of `{worst['function']}` = {worst.get('enzyme')}, "
                   f"JAX AD = {worst.get('reference')} (max abs error {worst.get('max_abs_err'):.3g}, "
-                  f"rtol={worst.get('rtol')}, atol={worst.get('atol')})")
-        return Signature(self.name, tuple(fields), "Enzyme-JAX: gradient disagrees with JAX's AD",
+                  f"rtol={worst.get('rtol')}, atol={worst.get('atol')}); first disagreeing operation: `{op}`"
+                  + (f" at {worst['inputs']}" if worst.get("inputs") else ""))
+        return Signature(self.name, tuple(fields), f"Enzyme-JAX: gradient of `{op}` disagrees with JAX's AD",
                          detail + "\n" + "\n".join(run.output.strip().splitlines()[-4:]))
 
 

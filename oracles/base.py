@@ -7,9 +7,7 @@ being reduced; by default every field must be equal.
 """
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
 
 from oracles.outcome import RunResult, Signature
 
@@ -20,6 +18,9 @@ class Oracle:
     name = "oracle"
     #: whether runs need the harness's gradient checks
     needs_gradient_checks = False
+    #: whether the oracle runs each candidate itself (`run_candidate(source, filename)`, as the
+    #: user's interestingness command does) instead of judging the job's run of it
+    runs_candidates = False
 
     def classify(self, run: RunResult) -> Signature | None:
         raise NotImplementedError
@@ -28,16 +29,26 @@ class Oracle:
         return wanted == seen
 
     def judge(self, wanted: Signature, run: RunResult) -> tuple[bool, Signature | None]:
-        """Whether `run` shows the `wanted` failure, and what it showed."""
+        """Whether `run` shows the `wanted` failure, and what it showed. A run counts only when its
+        process ended: one that printed the failure and then ran out of time shows only a hang."""
         seen = self.classify(run)
+        if run.timed_out and not is_hang(seen):
+            return False, None
         return (seen is not None and self.same(wanted, seen)), seen
+
+
+def is_hang(seen: Signature | None) -> bool:
+    """Whether a signature is the crash family's hang (`--hangs`): the one failure a run that
+    did not end can show."""
+    return seen is not None and seen.family == "crash" and seen.get("how") == "hang"
 
 
 # -- helpers shared by the families --------------------------------------------------------------
 
 TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)', re.M)
 FAULT_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)', re.M)
-LIBRARIES = ("jax", "jaxlib", "enzyme_ad", "jax_plugins", "jax_cuda12_plugin", "jax_cuda13_plugin")
+LIBRARIES = ("jax", "jaxlib", "enzyme_ad", "jax_plugins", "jax_cuda12_plugin", "jax_cuda13_plugin",
+             "flax", "optax", "equinox")
 _LIB_PATH = re.compile(r"(?:site|dist)-packages/(?P<rel>(?P<top>[A-Za-z_0-9]+)/.*)$")
 
 
@@ -73,6 +84,36 @@ def innermost_library_frame(text: str, pattern: re.Pattern = TRACEBACK_FRAME) ->
         where = stdlib.group(1) if stdlib else "<script>"
         return f"{where}:{first.group('func')}"
     return None
+
+
+#: frames of reducer's own code around a candidate: never the place a program failed
+TOOL_FRAME = re.compile(r"/reducer/(?:harness\.py$|watches/|workers/|levels/)|^<frozen runpy>$|/threading\.py$")
+_FAULT_BLOCK = re.compile(r"^(?P<head>Current thread|Thread|Stack)(?: 0x[0-9a-fA-F]+)? \(most recent call first\):\n"
+                          r"(?P<body>(?:[ \t]+.*\n?)*)", re.M)
+NATIVE_THREAD = "<native thread>"
+NO_PYTHON_FRAME = "<no Python frame>"
+
+
+def crashing_frame(text: str) -> str:
+    """Where a process that died by a signal was, from faulthandler's dump: the innermost frame of
+    the crashing thread ("Current thread", or "Stack" when only that thread was dumped) inside a JAX
+    library, else its innermost frame that is not reducer's own; `<native thread>` when the crash
+    happened on a thread with no Python frames (an XLA or Eigen worker), `<no Python frame>` when
+    the crashing thread ran none of the program's."""
+    start = text.rfind("Fatal Python error")
+    blocks = list(_FAULT_BLOCK.finditer(text, max(start, 0)))
+    current = next((b for b in blocks if b.group("head") in ("Current thread", "Stack")), None)
+    if current is None:
+        return NATIVE_THREAD
+    frames = [f for f in FAULT_FRAME.finditer(current.group("body")) if not TOOL_FRAME.search(f.group("file"))]
+    for f in frames:  # most recent call first
+        rel = library_path(f.group("file"))
+        if rel:
+            return f"{rel}:{f.group('func')}"
+    if not frames:
+        return NO_PYTHON_FRAME
+    stdlib = re.search(r"/python3\.\d+/(.+)$", frames[0].group("file"))
+    return f"{stdlib.group(1) if stdlib else '<script>'}:{frames[0].group('func')}"
 
 
 _EXC_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Warning|Interrupt)|AssertionError|"

@@ -1,7 +1,10 @@
 """Crash: the process dies by a signal, XLA returns an error status, CUDA fails, JAX breaks inside.
 
 Signature: the platform, how it died (`signal`, `xla-status`, `cuda`, `internal-error`, `hang`) and
-a normalised detail: the signal name and the innermost library frame that faulthandler printed, the
+a normalised detail: the signal name and where the crashing thread was (`oracles.base.crashing_frame`:
+faulthandler's "Current thread", never reducer's own frames, `<native thread>` for a thread without
+Python frames; the harness makes CPU dispatch synchronous, so a computation that dies does so while
+the thread that launched it waits in it), the
 XLA status code and its message with numbers and shapes taken out, the CUDA error name, or the
 exception type and the innermost jax / jaxlib / enzyme_ad frame of its traceback. Hangs count only
 when asked for (`Crash(hangs=True)`), since any candidate can loop forever.
@@ -11,9 +14,9 @@ from __future__ import annotations
 import re
 import signal as signals
 
-from oracles.base import (FAULT_FRAME, Oracle, Signature, excerpt, final_exception, innermost_library_frame,
+from oracles.base import (Oracle, Signature, crashing_frame, excerpt, final_exception, innermost_library_frame,
                           normalize_message)
-from oracles.outcome import RunResult
+from oracles.outcome import RunResult, program_outcome
 
 FATAL_SIGNALS = {signals.SIGSEGV, signals.SIGABRT, signals.SIGBUS, signals.SIGILL, signals.SIGFPE}
 XLA_STATUS = re.compile(
@@ -40,6 +43,7 @@ class Crash(Oracle):
                          title, text_excerpt)
 
     def classify(self, run: RunResult) -> Signature | None:
+        run = program_outcome(run)
         text = run.output
         if run.timed_out:
             if not self.hangs:
@@ -47,7 +51,7 @@ class Crash(Oracle):
             return self._sig("hang", "timeout", f"Hang on {self.platform}", "\n".join(text.splitlines()[-8:]))
         if run.signal in FATAL_SIGNALS:
             name = signals.Signals(run.signal).name
-            frame = innermost_library_frame(text, FAULT_FRAME) or "unknown"
+            frame = crashing_frame(text)
             return self._sig("signal", f"{name} in {frame}", f"{name} on {self.platform} in `{frame}`",
                              excerpt(text, "Fatal Python error", 1, 6))
         if run.returncode in (0, None):

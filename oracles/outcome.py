@@ -3,6 +3,7 @@ use. A leaf module: it imports nothing of the project, so `oracles` and `reducer
 and neither imports the other for it."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 
@@ -59,3 +60,13 @@ class Signature:
     def __str__(self) -> str:
         parts = " ".join(f"{k}={v}" for k, v in self.fields)
         return f"{self.family}: {parts}" if parts else self.family
+
+
+def program_outcome(run: RunResult) -> RunResult:
+    """The run as the program itself ended it. The harness records the program's exit status before
+    its own checks (`reducer.harness`); a process that then died during those checks died by the
+    harness's doing, not the program's, so the recorded status stands in for the signal."""
+    program = run.harness.get("program") or {}
+    if run.harness.get("checking") and "exit" in program and run.returncode != program["exit"]:
+        return dataclasses.replace(run, returncode=program["exit"])
+    return run

@@ -1,4 +1,4 @@
-"""The `reducer` command: reduce, check, env.
+"""The `reducer` command: reduce, check, env (report, corpus and the others register below).
 
 Exit statuses are listed once, in `reducer.errors`; bad input gets one line and its status.
 """
@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 from enum import Enum
 from pathlib import Path
@@ -19,13 +18,14 @@ from rich.text import Text
 
 from reducer import env as envmod
 from reducer.engine import Event
-from reducer.errors import INTERRUPTED, USAGE, ReducerError
+from reducer.errors import USAGE, ReducerError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Shrink failing JAX / Enzyme-JAX programs to minimal reproducers with bug reports.")
 err = Console(stderr=True)
 
-ORACLE_HELP = "auto, adjoint-missing, activity-mismatch, crash, regex:PATTERN or script:COMMAND (exit 0 = interesting)"
+ORACLE_HELP = ("auto, adjoint-missing, activity-mismatch, pipeline-error, crash, wrong-result, jax-error, "
+               "regex:PATTERN or script:COMMAND (exit 0 = interesting)")
 
 
 class Platform(str, Enum):
@@ -39,14 +39,15 @@ def fail(message: str, status: int) -> None:
 
 
 class Display:
-    """Progress on the terminal (rich), JSON lines, or nothing."""
+    """Progress on the terminal (rich), JSON lines, or nothing; sizes in the job's unit (tokens,
+    operations), or passes while a pipeline shrinks."""
 
-    def __init__(self, mode: str, original_tokens: int):
+    def __init__(self, mode: str, original_size: int, unit: str = "tokens"):
         self.mode = mode
-        self.original = original_tokens
+        self.original = original_size
+        self.unit = unit
         self.live = None
         self.pass_name = ""
-        self.size = original_tokens
         if mode == "rich":
             self.live = Live(Text(""), console=err, refresh_per_second=4, transient=False)
 
@@ -62,15 +63,16 @@ class Display:
     def event(self, e: Event) -> None:
         if e.pass_name:
             self.pass_name = e.pass_name
-        self.size = e.size
         s = e.stats
+        unit = {"pipeline": "passes", "jaxpr": "jaxpr size", "IR": "operations"}.get(e.level, self.unit)
         if self.mode == "json" and e.kind == "accept":
-            print(json.dumps({"event": "accept", "pass": e.pass_name, "tokens": e.size, "tested": s.tested,
+            print(json.dumps({"event": "accept", "pass": e.pass_name, unit: e.size, "tested": s.tested,
                               "seconds": round(s.seconds, 1)}), file=sys.stderr, flush=True)
         if self.live:
-            pct = 100 * e.size / self.original if self.original else 100
+            whole = f"/{self.original} {unit} ({100 * e.size / self.original:.0f}%)" if unit == self.unit and \
+                self.original else f" {unit}"
             self.live.update(Text.assemble(
-                ("reducing ", "bold"), f"{e.size}/{self.original} tokens ({pct:.0f}%)  ",
+                ("reducing ", "bold"), f"{e.size}{whole}  ",
                 f"tested {s.tested}  accepted {s.accepted}  cache hits {s.cache_hits}  ",
                 ("pass ", "dim"), f"{self.pass_name}  ", ("elapsed ", "dim"), f"{s.seconds:.0f} s"))
 
@@ -79,129 +81,178 @@ class Display:
             err.print(f"[dim]{line}[/]", highlight=False, soft_wrap=True)
 
 
+#: options that do not apply to a .mlir module, with why (given there, they are refused)
+NOT_FOR_MLIR = {
+    "--runner": "a module's candidates run in the IR level's workers, not in a script runner",
+    "--levels": "a module is reduced at the IR level (and its pipeline) only",
+    "--runs": "the IR level establishes a module's failure from one run",
+}
+
+
+def mlir_job(path: Path, out: Optional[Path], options, given: dict, resume: bool):
+    """The job for `reducer reduce FILE.mlir`; an option that cannot apply there is refused."""
+    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+
+    for name, why in NOT_FOR_MLIR.items():
+        if given.get(name) is not None:
+            fail(f"{name} does not apply to a .mlir module: {why}", USAGE)
+    fields = {k: v for k, v in vars(options).items() if k not in ("runner", "levels", "runs", "verify_runs")}
+    return MlirReduction.from_file(path, out, MlirOptions(**fields), resume=resume)
+
+
+def run_job(job, quiet: bool, json_out: bool, bisect: str | None = None) -> int:
+    """Run a reduction job with progress and signals; print its summary; return its exit status.
+    With `bisect` (a package name), a verified result is then bisected over that package's releases."""
+    mode = "json" if json_out else ("quiet" if quiet or not err.is_terminal else "rich")
+    display = Display(mode, job.rep.size(job.original_program()), job.unit)
+    job.on_event = display.event
+    job.log_sink = display.log if mode == "rich" else (lambda line: None)
+    if mode == "quiet" and not quiet:
+        job.log_sink = lambda line: print(line, file=sys.stderr, flush=True)
+    try:
+        with job.signals(), display:
+            result = job.run()
+    except ReducerError as exc:
+        job.close()
+        fail(str(exc), exc.status)
+    job.close()
+    if bisect and result["status"] == 0:
+        from reducer.versions.cli import after_reduction
+
+        result["versions"] = after_reduction(Path(result["out"]), bisect, getattr(job, "votes", 1),
+                                             job.options.platform, quiet or json_out)
+    if json_out:
+        print(json.dumps({k: v for k, v in result.items() if k not in ("module", "runner_text")}))
+    elif not quiet:
+        size = (f"{result['original_ops']} -> {result['final_ops']} operations" if "final_ops" in result
+                else f"{result['original_tokens']} -> {result['final_tokens']} tokens")
+        err.print(f"[bold]{size}[/] in {result['seconds']} s; verified: {result['verified']}\n"
+                  f"wrote {result['out']}/{'repro.mlir, ' if 'final_ops' in result else ''}repro.py and report.md",
+                  highlight=False, soft_wrap=True)
+    if "bug" in result:
+        err.print(f"[bold red]reducer:[/] bug in reducer: {result['bug']}; stopped, and wrote the best program "
+                  f"so far to {result['out']} (traceback in reduce.log)", highlight=False, soft_wrap=True)
+    return result["status"]
+
+
+def check_choices(jobs: int, runs: Optional[int], stall: float, max_time: Optional[float], pass_order: str,
+                  runner: Optional[str], levels: Optional[str]) -> None:
+    """One line and exit 2 for a value `reducer reduce` cannot take."""
+    from reducer.levels.jaxpr.level import parse_levels
+    from reducer.reduce import RUNNER_MODES
+
+    if jobs < 1 or (runs is not None and runs < 1):
+        fail("--jobs and --runs must be at least 1", USAGE)
+    if stall < 0 or (max_time is not None and max_time <= 0):
+        fail("--stall must be 0 (never) or a number of seconds, --max-time a positive number of seconds", USAGE)
+    if pass_order not in ("fixed", "yield"):
+        fail(f"--pass-order must be fixed or yield, not {pass_order!r}", USAGE)
+    if runner is not None and runner not in RUNNER_MODES:
+        fail(f"--runner must be one of {', '.join(RUNNER_MODES)}, not {runner!r}", USAGE)
+    try:
+        parse_levels(levels or "auto")
+    except ValueError as exc:
+        fail(f"--levels: {exc}", USAGE)
+
+
 @app.command()
 def reduce(
-    script: Path = typer.Argument(..., help="the failing script (.py)"),
+    script: Path = typer.Argument(..., help="the failing script (.py), a test's node id (FILE.py::test) or an "
+                                  "MLIR module (.mlir)"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="output folder (default reduced-<script name>/)"),
     oracle: str = typer.Option("auto", "--oracle", help=ORACLE_HELP),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="seconds per candidate (default: 4x the first run, at least 20)"),
     platform: Platform = typer.Option(Platform.cpu, "--platform", help="JAX backend the candidates run on"),
     jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", "-j", help="candidates tested at once"),
-    runs: int = typer.Option(3, "--runs", help="runs of the original, to measure how reliably it fails"),
-    max_time: Optional[float] = typer.Option(None, "--max-time", help="stop reducing after this many seconds"),
+    runs: Optional[int] = typer.Option(None, "--runs", help="runs of the original, to measure how reliably it "
+                                       "fails (default 3; scripts only)"),
+    max_time: Optional[float] = typer.Option(None, "--max-time", help="stop after this many seconds, final checks "
+                                             "included"),
     stall: float = typer.Option(600.0, "--stall", help="stop when this many seconds pass without a smaller "
                                 "candidate (0: never)"),
     memory_mb: Optional[int] = typer.Option(None, "--memory-mb", help="address-space limit per candidate"),
     hangs: bool = typer.Option(False, "--hangs", help="with the crash oracle, count a timeout as the failure"),
     cold: bool = typer.Option(False, "--cold", help="run every candidate in a fresh interpreter (no warm workers)"),
-    runner: str = typer.Option("trust", "--runner", help="with warm workers: trust (candidates run one after "
-                               "another in one warm interpreter; the result is checked in a child of its own), "
-                               "confirm (every interesting verdict checked so), off (a forked child per candidate)"),
+    runner: Optional[str] = typer.Option(None, "--runner", help="scripts, with warm workers: trust (default: "
+                                         "candidates run one after another in one warm interpreter; the result is "
+                                         "checked in a child of its own), confirm (every interesting verdict checked "
+                                         "so), off (a forked child per candidate)"),
     pass_order: str = typer.Option("fixed", "--pass-order", help="fixed (registration order every round) or yield "
                                    "(from the second round on, the passes that shrank the program most per "
                                    "candidate in the round before go first)"),
-    levels: str = typer.Option("auto", "--levels", help="levels to reduce at: auto, or a comma list of source, jaxpr "
-                               "(the traced program: the failing transformation's jaxpr, written back as a script)"),
+    levels: Optional[str] = typer.Option(None, "--levels", help="scripts: auto (default), or a comma list of source, "
+                                         "jaxpr (the traced program: the failing transformation's jaxpr, written "
+                                         "back as a script)"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue the interrupted reduction in this output folder"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress display"),
     json_out: bool = typer.Option(False, "--json", help="machine-readable: JSON progress on stderr, summary on stdout"),
+    bisect: Optional[str] = typer.Option(None, "--bisect", help="after verifying, find which releases of this "
+                                         "package (jax, jaxlib, enzyme-ad …) show the failure (`reducer bisect`)"),
 ):
-    """Shrink SCRIPT to the smallest program that fails in the same way, and write a bug report."""
-    from reducer.reduce import RUNNER_MODES, Options, Reduction
+    """Shrink SCRIPT (or FILE.mlir) to the smallest program that fails in the same way, and write a bug report."""
+    from reducer.reduce import Options, Reduction
 
-    if jobs < 1 or runs < 1:
-        fail("--jobs and --runs must be at least 1", USAGE)
-    if stall < 0:
-        fail("--stall must be 0 (never) or a number of seconds", USAGE)
-    if pass_order not in ("fixed", "yield"):
-        fail(f"--pass-order must be fixed or yield, not {pass_order!r}", USAGE)
-    if runner not in RUNNER_MODES:
-        fail(f"--runner must be one of {', '.join(RUNNER_MODES)}, not {runner!r}", USAGE)
-    if script.suffix == ".mlir":
-        from reducer.levels.mlir.level import cli_reduce
-
-        raise typer.Exit(cli_reduce(script, out, oracle, timeout, jobs, max_time, platform.value, quiet, json_out, fail))
-    from reducer.levels.jaxpr.level import parse_levels
-
-    try:
-        parse_levels(levels)
-    except ValueError as exc:
-        fail(f"--levels: {exc}", USAGE)
-    options = Options(oracle=oracle, timeout=timeout, platform=platform.value, jobs=jobs, runs=runs,
+    check_choices(jobs, runs, stall, max_time, pass_order, runner, levels)
+    if resume is not None and out is not None and out != resume:
+        fail("give either --out or --resume, not both", USAGE)
+    options = Options(oracle=oracle, timeout=timeout, platform=platform.value, jobs=jobs, runs=runs or 3,
                       max_time=max_time, stall=stall or None, memory_mb=memory_mb, hangs=hangs, warm=not cold,
-                      runner=runner, reorder=pass_order == "yield", levels=levels)
+                      runner=runner or "trust", reorder=pass_order == "yield", levels=levels or "auto")
     try:
-        if resume is not None and out is not None and out != resume:
-            fail("give either --out or --resume, not both", USAGE)
-        job = Reduction(script, resume or out, options, resume=resume is not None)
+        if script.suffix == ".mlir":
+            given = {"--runner": runner, "--levels": levels, "--runs": runs}
+            job = mlir_job(script, resume or out, options, given, resume is not None)
+        else:
+            job = Reduction(script, resume or out, options, resume=resume is not None)
     except ReducerError as exc:
         fail(str(exc), exc.status)
     except ValueError as exc:
         fail(str(exc), USAGE)
-    mode = "json" if json_out else ("quiet" if quiet or not err.is_terminal else "rich")
-    display = Display(mode, job.rep.size(job.source))
-    job.on_event = display.event
-    job.log_sink = display.log if mode == "rich" else (lambda line: None)
-    if mode == "quiet" and not quiet:
-        job.log_sink = lambda line: print(line, file=sys.stderr, flush=True)
-
-    def interrupt(signum, frame):
-        job.stop.set()
-        job.sandbox.kill_all()
-
-    previous = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        with display:
-            result = job.run()
-    except ReducerError as exc:
-        job.close()
-        fail(str(exc), exc.status)
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-    job.close()
-    if json_out:
-        print(json.dumps(result))
-    elif not quiet:
-        err.print(f"[bold]{result['original_tokens']} -> {result['final_tokens']} tokens[/] in {result['seconds']} s; "
-                  f"verified: {result['verified']}\nwrote {result['out']}/repro.py and report.md", highlight=False)
-    if result["interrupted"]:
-        raise typer.Exit(INTERRUPTED)
+    raise typer.Exit(run_job(job, quiet, json_out, bisect))
 
 
 @app.command()
 def check(
-    script: Path = typer.Argument(..., help="the script to run once"),
+    script: Path = typer.Argument(..., help="the script (.py), a test's node id or an MLIR module (.mlir) to run once"),
     oracle: str = typer.Option("auto", "--oracle", help=ORACLE_HELP),
     platform: Platform = typer.Option(Platform.cpu, "--platform"),
     timeout: float = typer.Option(300.0, "--timeout", help="seconds before the run is stopped"),
     json_out: bool = typer.Option(False, "--json"),
 ):
     """Run SCRIPT once and print its failure signature (exit 0), or say it does not fail (exit 1)."""
-    from reducer.errors import NO_FAILURE
+    from reducer.errors import NO_BACKEND, NO_FAILURE
     from reducer.reduce import Options, Reduction
 
+    options = Options(oracle=oracle, platform=platform.value, timeout=timeout, jobs=1, runs=1)
     try:
-        job = Reduction(script, None, Options(oracle=oracle, platform=platform.value, timeout=timeout, jobs=1))
-    except ReducerError as exc:
-        fail(str(exc), 2)
-    except ValueError as exc:
+        if script.suffix == ".mlir":
+            job = mlir_job(script, None, options, {}, False)
+        else:
+            job = Reduction(script, None, options)
+    except (ReducerError, ValueError) as exc:
         fail(str(exc), 2)
     try:
-        est = job.establish(runs=1)
+        est = job.check()
+    except ValueError as exc:  # an oracle's setting that fails on first use (a command that cannot run)
+        fail(str(exc), 2)
     except ReducerError as exc:
-        job.close()
         if exc.status == NO_FAILURE:
             err.print(f"{script}: does not fail: nothing to reduce", highlight=False)
             raise typer.Exit(1)
-        fail(str(exc), 1)
-    job.close()
+        fail(str(exc), NO_BACKEND if exc.status == NO_BACKEND else 1)
+    finally:
+        job.close()
+    from reducer.corpus import known_line
+
+    known = known_line(est.signature)
     if json_out:
-        print(json.dumps(est.signature.to_dict()))
+        print(json.dumps({**est.signature.to_dict(), **({"known": known} if known else {})}))
     else:
         print(est.signature)
         if est.signature.title:
             print(est.signature.title)
+        if known:
+            print(known)
         if est.signature.excerpt:
             print("---")
             print(est.signature.excerpt)
@@ -220,6 +271,10 @@ def env_command(
 from reducer.cli_corpus import corpus_app, report_command  # noqa: E402
 app.add_typer(corpus_app, name="corpus")
 app.command("report")(report_command)
+from reducer.cli_hunt import hunt_command  # noqa: E402
+app.command("hunt")(hunt_command)
+from reducer.versions.cli import bisect_command  # noqa: E402
+app.command("bisect")(bisect_command)
 
 
 def main() -> None:  # pragma: no cover

@@ -31,12 +31,7 @@ def fail(message: str, status: int) -> None:
     raise typer.Exit(status)
 
 
-def default_corpus() -> Path:
-    """./corpus when there is one, else the corpus next to the installed (editable) project."""
-    here = Path.cwd() / "corpus"
-    if here.is_dir():
-        return here
-    return Path(__file__).resolve().parent.parent / "corpus"
+default_corpus = corpusmod.default_root
 
 
 CORPUS_HELP = "the corpus folder (default: ./corpus, else the project's corpus)"
@@ -66,13 +61,25 @@ def check(
     junit: Optional[Path] = typer.Option(None, "--junit", help="also write a JUnit XML report here"),
     jobs: int = typer.Option(2, "--jobs", "-j", help="cases checked at once"),
     timeout: float = typer.Option(300.0, "--timeout", help="seconds before a case's run is stopped"),
+    executor: str = typer.Option("local", "--executor", help="local (--jobs at a time here), or ray: every case a "
+                                 "Ray task on RAY_ADDRESS's cluster or a local one"),
+    versions: Optional[str] = typer.Option(None, "--versions", help="PACKAGE=LIST (jax=0.10.1,0.10.2 or "
+                                           "jax=0.9.0..0.10.2): also run every case under those releases, each "
+                                           "in a cached environment of its own (reducer bisect's)"),
 ):
     """Re-run every case: still reproduces, fixed (runs cleanly) or changed (fails differently).
 
-    Exit 0 when every case shows its expected status, 1 when any differs.
+    Exit 0 when every case shows its expected status (with the installed versions), 1 when any differs.
     """
     if jobs < 1:
         fail("--jobs must be at least 1", 2)
+    if versions is not None:
+        from reducer.versions.command import parse_versions_option
+
+        try:
+            package, spec = parse_versions_option(versions)
+        except ReducerError as exc:
+            fail(str(exc), exc.status)
     try:
         loaded = corpusmod.load_corpus(corpus or default_corpus(), cases or ())
     except ReducerError as exc:
@@ -88,12 +95,42 @@ def check(
             print(f"[{done[0]}/{len(loaded)}] {o.case.id}: {o.label} ({o.seconds:.1f} s)", file=sys.stderr,
                   flush=True)
 
-    outcomes = corpusmod.check_all(loaded, jobs=jobs, timeout=timeout, on_done=progress)
+    if executor not in ("local", "ray"):
+        fail(f"--executor must be local or ray, not {executor!r}", 2)
+    if executor == "ray":
+        from reducer.executors import check_cases_on_ray
+
+        try:
+            outcomes = check_cases_on_ray(loaded, timeout, on_done=progress)
+        except ReducerError as exc:
+            fail(str(exc), exc.status)
+    else:
+        outcomes = corpusmod.check_all(loaded, jobs=jobs, timeout=timeout, on_done=progress)
     print(corpusmod.summary_table(outcomes))
+    report = corpusmod.junit_xml(outcomes)
+    if versions is not None:
+        report = other_releases(loaded, package, spec, jobs, timeout, report)
     if junit:
-        write_atomic(junit, corpusmod.junit_xml(outcomes))
+        write_atomic(junit, report)
     if any(not o.as_expected for o in outcomes):
         raise typer.Exit(DIFFERS)
+
+
+def other_releases(loaded: list, package: str, spec: str, jobs: int, timeout: float, report: str) -> str:
+    """`--versions`: every case under each release named; prints the table, returns the JUnit XML with them."""
+    from reducer.versions import corpus_versions
+
+    def progress(case, version, status, probe) -> None:
+        print(f"{case.id} on {package} {version}: {corpusmod.LABELS[status]} ({probe.seconds:.1f} s)",
+              file=sys.stderr, flush=True)
+
+    try:
+        names, results = corpus_versions.check_versions(loaded, package, spec, jobs, timeout, on_done=progress)
+    except ReducerError as exc:
+        fail(str(exc), exc.status)
+    print()
+    print(corpus_versions.table(loaded, package, names, results))
+    return corpus_versions.junit_xml(report, loaded, package, names, results)
 
 
 def report_command(
@@ -103,9 +140,58 @@ def report_command(
     """Re-run a case once and (re)write its report.md with fresh output and environment."""
     if not folder.is_dir():
         fail(f"{folder}: no such folder", 3)
+    module_only = (folder / "repro.mlir").is_file() and not (folder / "repro_mlir.py").is_file()
     try:
-        path, status, detail = corpusmod.refresh_report(folder, timeout)
+        path, status, detail = (refresh_module_report if module_only else corpusmod.refresh_report)(folder, timeout)
     except ReducerError as exc:
         fail(str(exc), exc.status)
     print(f"wrote {path} ({corpusmod.LABELS[status]}" + ("" if status == corpusmod.REPRODUCES else f": {detail}")
           + ")")
+
+
+def refresh_module_report(folder: Path, timeout: float | None = None) -> tuple[Path, str, str]:
+    """`reducer report` on the output of `reducer reduce FILE.mlir` (or a case made from one): run
+    repro.mlir once as the IR level does and rewrite report.md, keeping how it was made."""
+    import datetime
+    import json
+
+    from oracles.outcome import Signature
+    from reducer import env as envmod
+    from reducer.errors import BAD_CASE, NO_FAILURE, OTHER_FAILURE
+    from reducer.levels.mlir import emit as mlir_emit, module as mm
+    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+
+    try:
+        wanted = Signature.from_dict(json.loads((folder / "signature.json").read_text()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ReducerError(f"{folder}/signature.json: unreadable signature ({type(exc).__name__})", BAD_CASE) from None
+    platform = wanted.get("platform") or "cpu"
+    job = MlirReduction.from_file(folder / "repro.mlir", folder, MlirOptions(
+        oracle=corpusmod.oracle_spec(wanted), platform=platform, timeout=timeout))
+    try:
+        est = job.check()
+        same = est.oracle.judge(wanted, est.run)[0]
+        status, detail = (corpusmod.REPRODUCES, "") if same else (corpusmod.CHANGED, f"fails differently: {est.signature}")
+        excerpt = est.signature.excerpt
+    except ReducerError as exc:
+        if exc.status not in (NO_FAILURE, OTHER_FAILURE):
+            raise
+        status = corpusmod.FIXED if exc.status == NO_FAILURE else corpusmod.CHANGED
+        detail = str(exc).split(": ", 1)[-1]
+        excerpt = f"(the module no longer shows this failure: {corpusmod.LABELS[status]}: {detail})"
+    finally:
+        job.close()
+    pipeline, module_text = mm.split(job.original)
+    old = (folder / "report.md").read_text() if (folder / "report.md").is_file() else ""
+    made = old[old.find("## How this reproducer was made"):].rstrip().splitlines() if "## How this" in old else []
+    while made and (not made[-1].strip() or made[-1].startswith("Re-run by `reducer report`")):
+        made.pop()
+    made += ["", f"Re-run by `reducer report` on {datetime.date.today().isoformat()}: {corpusmod.LABELS[status]}"
+             + (f" ({detail})." if detail else ".")]
+    runner = folder / "repro.py"
+    summary = mlir_emit.ModuleSummary(folder.name, job.kind, 0, 0, 0, 0, 0.0, 0, 0, 0, "")
+    runner_text = runner.read_text() if runner.is_file() else mlir_emit.runner(module_text, pipeline, wanted, {}, summary)
+    text = mlir_emit.report(module_text, pipeline, runner_text, wanted, excerpt, envmod.collect(platform=platform),
+                            summary, private_paths=(str(job.scratch),), made=made)
+    write_atomic(folder / "report.md", text)
+    return folder / "report.md", status, detail

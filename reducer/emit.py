@@ -124,8 +124,14 @@ def _expected(sig: Signature) -> str:
 
 def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: ReductionSummary,
            mlir: str | None = None, private_paths: tuple[str, ...] = (), pipeline: str | None = None,
-           mlir_runner: str | None = None) -> str:
-    out = [f"# {sig.title or sig}", "", _what_happens(sig), "", "## Reproducer", "",
+           mlir_runner: str | None = None, versions: str = "", known: str = "") -> str:
+    """The bug report; `versions` is the "Versions" section `reducer bisect` wrote (reducer.versions.record);
+    `known` the corpus case with the same signature (reducer.corpus.known_line), so no duplicate is filed."""
+    out = [f"# {sig.title or sig}", ""]
+    if known:
+        out += [f"> Already known to reducer's regression corpus ({known}): look for the existing report before "
+                "filing a new one.", ""]
+    out += [_what_happens(sig), "", "## Reproducer", "",
            f"Run with `{run_command(sig)}`:", "", "```python", code.rstrip(), "```", ""]
     out += ["## What happens", "", "```", trim(scrub(run_excerpt.strip(), *private_paths)) or "(no output)", "```", ""]
     out += ["## What was expected", "", _expected(sig), ""]
@@ -138,6 +144,8 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
                     "```", pipeline, "```", "", "With Enzyme-JAX's opt tool:", "", "```", opt_command(pipeline), "```", ""]
         if mlir_runner:
             out += [f"Or from Python: `python {mlir_runner}`.", ""]
+    if versions:
+        out += [versions.rstrip("\n"), ""]
     out += ["## Environment", "", "```", envmod.render(info), "```", ""]
     verified = summary.verified
     out += ["## How this reproducer was made", "",

@@ -1,14 +1,26 @@
 """The generic reduction driver: passes propose, the engine tests, keeps the best, repeats.
 
-It knows nothing about Python, jaxprs or MLIR. A *representation* says how big a program is and
-whether a candidate is well formed; a *pass* lazily proposes smaller variants of a program in a
-fixed order; a *test* says whether a candidate is still interesting. The engine runs the passes
-to a fixpoint: for each pass it tests candidates in order, up to `jobs` at a time (the first
-success in proposal order wins, later ones are cancelled), moves to the accepted candidate and
-resumes the pass at the same position, as C-Vise does; a round in which no pass succeeds ends it.
+It knows nothing about Python, jaxprs or MLIR. A `Problem` is what one level reduces (as Shrink
+Ray's `ReductionProblem`): its *representation* (how big a program is, the order candidates must
+descend in, whether a candidate is well formed, and how to parse a program into the *work item*
+passes read), the *test* (is a candidate still interesting?), the callbacks that see progress,
+and the outcome cache and statistics, kept for the whole level run however many engines run on it.
+
+A *pass* reports the change points of a work item (`points(item)`, in the order they are to be
+tried; a `Chunks(where, n)` entry stands for chunks of `n` items that the driver lays out, the
+whole first, then halves, quarters … single items) and makes the candidate for one point
+(`apply(item, point)`, None when the point gives none). The engine parses the best program once
+and hands that item to each pass. It runs the passes to a fixpoint: for each pass it tests
+candidates in order, up to `jobs` at a time (the first success in proposal order wins, later ones
+are cancelled), moves to the accepted candidate and resumes the pass at the same position of the
+new item's points, without making the candidates before it again (llvm-reduce's driver does the
+same); a round in which no pass succeeds ends it. A pass that only has `candidates(program)`
+(lazily yielding whole programs) still works, resumed by skipping as many candidates.
 With `reorder`, from the second round on, the passes run in order of how much each shrank the
-program per candidate tested in the round before (registration order among equals), so that the
-passes that make large cuts go first. Outcomes are cached by the candidate's content.
+program per candidate tested in the round before (registration order among equals).
+
+An exception raised by a pass or by the test is a bug of the tool, not a verdict: the engine stops
+and raises `ToolBug`, which carries the pass, the traceback and the best program so far.
 """
 from __future__ import annotations
 
@@ -16,26 +28,87 @@ import hashlib
 import itertools
 import threading
 import time
+import traceback
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Protocol, Sequence
 
 
 class Representation(Protocol):
     def size(self, program: str) -> int: ...
     def key(self, program: str) -> tuple: ...  # what must strictly decrease; starts with size
     def verify(self, program: str) -> bool: ...
+    # optional: parse(program) -> the work item passes read; without it they get the text
 
 
 class Pass(Protocol):
     name: str
 
-    def candidates(self, program: str) -> Iterator[str]: ...
+    def points(self, item: Any) -> Sequence: ...  # what can change, in the order to try it
+    def apply(self, item: Any, point: Any) -> str | None: ...  # the candidate for one point
+
+
+class Chunks(NamedTuple):
+    """A change point that stands for chunks of `length` items at `where` (the driver lays them out)."""
+
+    where: Any
+    length: int
+    from_end: bool = False  # within one chunk size, the last chunk first
+
+
+class Chunk(NamedTuple):
+    """One chunk, items `start` to `stop` (not included) of what `where` names."""
+
+    where: Any
+    start: int
+    stop: int
+
+
+def chunk_order(n: int, from_end: bool = False) -> Iterator[tuple[int, int]]:
+    """(start, stop) of every chunk of `n` items, the whole first, then halves … single items."""
+    size = n
+    while size >= 1:
+        if from_end:
+            yield from ((max(0, end - size), end) for end in range(n, 0, -size))
+        else:
+            yield from ((start, min(n, start + size)) for start in range(0, n, size))
+        if size == 1:
+            break
+        size = max(1, size // 2)
+
+
+def layout(points: Iterable) -> list:
+    """The points a pass reported, with every `Chunks` entry laid out as its chunks."""
+    out = []
+    for point in points:
+        if isinstance(point, Chunks):
+            out += [Chunk(point.where, a, b) for a, b in chunk_order(point.length, point.from_end)]
+        else:
+            out.append(point)
+    return out
+
+
+def proposals(p, item: Any) -> Iterator[str]:
+    """Every candidate a pass makes for `item`, in order (for tests and measurements)."""
+    for point in layout(p.points(item)):
+        candidate = p.apply(item, point)
+        if candidate is not None:
+            yield candidate
 
 
 #: test(candidate, cancel) -> still interesting?
 Test = Callable[[str, threading.Event], bool]
+
+
+class ToolBug(Exception):
+    """A pass or a test raised an exception: a bug of the tool, never a verdict on a candidate."""
+
+    def __init__(self, pass_name: str, trace: str, best: str, during: str = "pass"):
+        self.pass_name, self.trace, self.best, self.during = pass_name, trace, best, during
+        last = trace.strip().splitlines()[-1] if trace.strip() else "an exception"
+        where = f"pass {pass_name}" if during == "pass" else f"the test of a candidate of pass {pass_name}"
+        super().__init__(f"bug in reducer: {where} raised {last}")
 
 
 @dataclass
@@ -68,20 +141,60 @@ class Event:
     pass_name: str
     size: int
     stats: Stats
+    level: str = ""  # "source", "jaxpr", "IR", "pipeline"
+
+
+def _ignore(_: Any) -> None:
+    return None
+
+
+def _same(program: str) -> str:
+    return program
+
+
+@dataclass
+class Problem:
+    """What one level reduces, handed to every engine of that level run: the representation, the
+    test, the callbacks, and the outcome cache and statistics that outlive any one engine."""
+
+    representation: Representation
+    test: Test
+    on_event: Callable[[Event], None] = _ignore
+    on_accept: Callable[[str], None] = _ignore
+    level: str = ""
+    cache: dict[str, bool] = field(default_factory=dict)
+    stats: Stats = field(default_factory=Stats)
+    whole: Callable[[str], str] = _same  # the whole program a candidate stands for (see `part`)
+
+    def digest(self, candidate: str) -> str:
+        return hashlib.sha1(self.whole(candidate).encode()).hexdigest()
+
+    def parse(self, program: str) -> Any:
+        parse = getattr(self.representation, "parse", None)
+        return parse(program) if parse is not None else program
+
+    def forget(self) -> None:
+        """Drop every cached verdict (when earlier verdicts turn out not to be trusted)."""
+        self.cache.clear()
+
+    def part(self, representation: Representation, whole: Callable[[str], str], level: str) -> Problem:
+        """The same problem reduced through one part of its programs (an MLIR module's pipeline):
+        a candidate part is tested, cached, counted and saved as the whole program it makes."""
+        outer = self.whole
+        return replace(self, representation=representation, level=level, whole=lambda c: outer(whole(c)),
+                       test=lambda c, cancel: self.test(whole(c), cancel),
+                       on_accept=lambda c: self.on_accept(whole(c)))
 
 
 class Engine:
-    def __init__(self, representation: Representation, passes: Iterable[Pass], test: Test, jobs: int = 1,
-                 on_event: Callable[[Event], None] | None = None,
-                 on_accept: Callable[[str], None] | None = None,
-                 stop: threading.Event | None = None, deadline: float | None = None,
-                 stall: float | None = None, reorder: bool = False):
-        self.rep = representation
+    """Runs passes on one problem to a fixpoint; `reduce` may be called again on the same problem."""
+
+    def __init__(self, problem: Problem, passes: Iterable[Pass], jobs: int = 1, stop: threading.Event | None = None,
+                 deadline: float | None = None, stall: float | None = None, reorder: bool = False):
+        self.problem = problem
+        self.rep = problem.representation
         self.passes = list(passes)
-        self.test = test
         self.jobs = max(1, jobs)
-        self.on_event = on_event or (lambda e: None)
-        self.on_accept = on_accept or (lambda p: None)
         self.stop = stop or threading.Event()
         self.deadline = deadline
         self.stall = stall  # stop after this many seconds without an accepted candidate
@@ -89,13 +202,14 @@ class Engine:
         self._yield: dict[str, tuple[int, int]] = {}  # pass -> (size removed, candidates tested), last round
         self.stalled = False
         self._last_progress = time.monotonic()
-        self.cache: dict[str, bool] = {}
-        self.stats = Stats()
         self.best = ""
         self._best_key: tuple = ()
+        self._item: Any = None  # the best program, parsed (once per accepted candidate)
+        self._points: dict[int, list] = {}  # id of a pass -> its laid-out points for `_item`
 
-    def _key(self, program: str) -> tuple:
-        return self.rep.key(program)
+    @property
+    def stats(self) -> Stats:
+        return self.problem.stats
 
     def _halted(self) -> bool:
         now = time.monotonic()
@@ -103,9 +217,16 @@ class Engine:
             self.stalled = True
         return self.stop.is_set() or self.stalled or (self.deadline is not None and now > self.deadline)
 
+    def _event(self, kind: str, pass_name: str) -> None:
+        self.problem.on_event(Event(kind, pass_name, self._best_key[0], self.stats, self.problem.level))
+
+    def _move_to(self, program: str) -> None:
+        self.best, self._best_key = program, self.rep.key(program)
+        self._item, self._points = None, {}
+
     def reduce(self, program: str) -> str:
         """Shrink `program` to a fixpoint of all passes; returns the smallest interesting one."""
-        self.best, self._best_key = program, self._key(program)
+        self._move_to(program)
         self._last_progress = time.monotonic()
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             self._pool = pool
@@ -113,13 +234,13 @@ class Engine:
             while progress and not self._halted():
                 progress = False
                 self.stats.rounds += 1
-                self.on_event(Event("round", "", self._best_key[0], self.stats))
+                self._event("round", "")
                 order = self.pass_order()
                 self._yield = {}
                 for p in order:
                     if self._halted():
                         break
-                    self.on_event(Event("pass", p.name, self._best_key[0], self.stats))
+                    self._event("pass", p.name)
                     size, tested = self._best_key[0], self.stats.tested
                     progress |= self.run_pass(p)
                     self._yield[p.name] = (size - self._best_key[0], self.stats.tested - tested)
@@ -146,23 +267,59 @@ class Engine:
             start, progressed = found, True
         return progressed
 
+    def _bug(self, p: Pass, during: str = "pass") -> ToolBug:
+        return ToolBug(p.name, traceback.format_exc(), self.best, during)
+
+    def _proposed(self, p: Pass, start: int) -> Iterator[tuple[int, str]]:
+        """(position, candidate) from position `start` on: a point-based pass makes only the
+        candidates asked for; a `candidates`-only pass is re-run and skips the first `start`."""
+        if not hasattr(p, "points"):
+            yield from enumerate(itertools.islice(p.candidates(self.best), start, None), start)
+            return
+        if self._item is None:
+            self._item = self.problem.parse(self.best)
+        if id(p) not in self._points:
+            self._points[id(p)] = layout(p.points(self._item))
+        points = self._points[id(p)]
+        for index in range(start, len(points)):
+            candidate = p.apply(self._item, points[index])
+            if candidate is not None:
+                yield index, candidate
+
     def _eligible(self, p: Pass, start: int) -> Iterator[tuple[int, str]]:
         seen: set[str] = set()
-        for index, cand in enumerate(itertools.islice(p.candidates(self.best), start, None), start):
-            digest = hashlib.sha1(cand.encode()).hexdigest()
-            if digest in seen or self._key(cand) >= self._best_key:
+        cache, stats = self.problem.cache, self.stats
+        proposed = self._proposed(p, start)
+        while True:
+            try:
+                nxt = next(proposed, None)
+            except Exception:
+                raise self._bug(p) from None
+            if nxt is None:
+                return
+            index, cand = nxt
+            digest = self.problem.digest(cand)
+            if digest in seen or self.rep.key(cand) >= self._best_key:
                 continue
             seen.add(digest)
-            if digest in self.cache:
-                self.stats.cache_hits += 1
-                if self.cache[digest]:
+            if digest in cache:
+                stats.cache_hits += 1
+                if cache[digest]:
                     yield index, cand  # cannot normally happen: a success is always accepted
                 continue
             if not self.rep.verify(cand):
-                self.stats.invalid += 1
-                self.cache[digest] = False
+                stats.invalid += 1
+                cache[digest] = False
                 continue
             yield index, cand
+
+    def _accept(self, p: Pass, cand: str) -> None:
+        self._move_to(cand)
+        self.stats.accepted += 1
+        self._last_progress = time.monotonic()
+        self.stats.count(p.name, "accepted")
+        self.problem.on_accept(cand)
+        self._event("accept", p.name)
 
     def _first_success(self, p: Pass, start: int) -> int | None:
         """Test candidates from position `start` on; accept the first interesting one in order."""
@@ -177,28 +334,22 @@ class Engine:
                         exhausted = True
                         break
                     cancel = threading.Event()
-                    window.append((*nxt, self._pool.submit(self.test, nxt[1], cancel), cancel))
+                    window.append((*nxt, self._pool.submit(self.problem.test, nxt[1], cancel), cancel))
                 if not window:
                     return None
                 index, cand, fut, cancel = window.popleft()
                 try:
                     ok = fut.result()
                 except Exception:
-                    ok = False
+                    raise self._bug(p, "test") from None
                 if cancel.is_set():  # stopped: the verdict means nothing
                     continue
-                digest = hashlib.sha1(cand.encode()).hexdigest()
-                self.cache[digest] = ok
+                self.problem.cache[self.problem.digest(cand)] = ok
                 self.stats.tested += 1
                 self.stats.count(p.name, "tested")
-                self.on_event(Event("test", p.name, self._best_key[0], self.stats))
-                if ok and self._key(cand) < self._best_key:
-                    self.best, self._best_key = cand, self._key(cand)
-                    self.stats.accepted += 1
-                    self._last_progress = time.monotonic()
-                    self.stats.count(p.name, "accepted")
-                    self.on_accept(cand)
-                    self.on_event(Event("accept", p.name, self._best_key[0], self.stats))
+                self._event("test", p.name)
+                if ok and self.rep.key(cand) < self._best_key:
+                    self._accept(p, cand)
                     return index
                 if self._halted():
                     return None
@@ -208,5 +359,5 @@ class Engine:
             for _, _, fut, _ in window:
                 try:
                     fut.result()
-                except Exception:
+                except Exception:  # a cancelled candidate: its verdict, or its failure, is not used
                     pass

@@ -14,6 +14,8 @@ BAD_CASE = 10      # a corpus case folder that cannot be read
 NO_BACKEND = 11    # JAX cannot start the requested platform (no GPU for --platform gpu)
 NO_RESUME = 12     # --resume DIR holds no interrupted run of this script
 DUPLICATE_CASE = 13  # `corpus add`: the corpus already has a case with this signature (--force adds it)
+NOT_VERIFIED = 14  # the reduced program does not show the failure in fresh interpreters
+TOOL_BUG = 15      # an oracle or a pass raised an exception: a bug of reducer; the best program so far is kept
 INTERRUPTED = 130
 
 
@@ -21,3 +23,4 @@ class ReducerError(Exception):
     def __init__(self, message: str, status: int):
         super().__init__(message)
         self.status = status
+

@@ -1,27 +1,30 @@
-"""The wrapper every candidate runs under: `python -m reducer.harness SCRIPT`.
+"""The wrapper every candidate runs under: `python -m reducer.harness SCRIPT [ARGS…]`.
 
 It applies the limits the sandbox asks for (address space, output size, no core dumps), makes the
-script see itself as `__main__` with its own `sys.argv`, and, when `REDUCER_CHECK_GRADIENTS` is
-set, watches the gradients the program takes: every function wrapped by Enzyme-JAX's
-`enzyme_jax_ir` is sampled at the values it is called with, and after the program ends its
-Enzyme gradient is compared with JAX's own AD of the same function. What it saw goes to the JSON
-file named by `REDUCER_HARNESS_OUT`, so that the oracle's verdict rests on the harness's own
-comparison, never on what the program prints.
+script see itself as `__main__` with its own `sys.argv`, and runs JAX's CPU computations
+synchronously (`jax_cpu_enable_async_dispatch` off), so that a computation that dies does so while
+the thread that launched it waits in it, and a crash is told by where the program was, not by where
+the main thread happened to be. After the program, it waits for what is still running (a crash
+there is still the program's) and collects garbage, as an interpreter does at exit.
+
+With `REDUCER_CHECK_GRADIENTS` set, the watches observe the program (`reducer.watches`): the
+Enzyme-JAX derivatives it takes, compared with JAX's AD (`gradients`), and, for a program that fails,
+the results of its `jit`-compiled functions, compared with the same functions run op by op
+(`results`). They only observe: their checks run after the program, on what it computed, with their
+output kept out of the program's; the program's exit status is written to the JSON file named by
+`REDUCER_HARNESS_OUT` before they start, so a check that dies cannot pass for the program's failure
+(`oracles.outcome.program_outcome`).
 """
 from __future__ import annotations
 
-import functools
+import contextlib
+import gc
 import json
 import os
 import resource
 import runpy
 import sys
-import threading
 import traceback
-
-RTOL = 1e-3
-ATOL = 1e-5
-MAX_SAMPLES = 8
 
 
 def apply_limits() -> None:
@@ -35,194 +38,153 @@ def apply_limits() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
 
-class GradientWatch:
-    """Records Enzyme-wrapped calls and which gradients the program takes, then compares them."""
+def synchronous_dispatch(script: str) -> None:
+    """Run CPU computations on the thread that launches them. JAX reads the option when it creates
+    its CPU client, so jax is imported (as warm workers have it already) and set before the program;
+    a program that never names jax is spared importing it (seconds in a fresh interpreter)."""
+    try:
+        if "jax" not in sys.modules:
+            with open(script, "rb") as fh:
+                if b"jax" not in fh.read():
+                    return
+        import jax
+
+        jax.config.update("jax_cpu_enable_async_dispatch", False)
+    except Exception:  # no JAX, or one without the option
+        pass
+
+
+def settle() -> None:
+    """Wait for the computations and callbacks still running, then collect garbage."""
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        try:
+            jax.effects_barrier()
+            for array in jax.live_arrays():
+                array.block_until_ready()
+        except Exception:  # a deleted or donated array, a backend that never started: nothing to wait for
+            pass
+    gc.collect()
+
+
+class Watches:
+    """The gradient and result watches of one run, and the report they leave."""
 
     def __init__(self):
-        self.samples: list[tuple[str, object, object, tuple, dict]] = []
-        self.sampled: set[int] = set()
-        self.counts = {"enzyme": 0, "plain": 0}
-        self.local = threading.local()
-        self.orig = {}
+        from reducer.watches.gradients import GradientWatch
+        from reducer.watches.results import ResultWatch
 
-    # -- recording -------------------------------------------------------------------------
-    def _stack(self) -> list:
-        if not hasattr(self.local, "stack"):
-            self.local.stack = []
-        return self.local.stack
-
-    def marking(self, fun):
-        """Wrap a function given to a JAX AD transformation, to learn whether Enzyme ran inside."""
-        watch = self
-
-        @functools.wraps(fun)
-        def traced(*args, **kwargs):
-            stack = watch._stack()
-            stack.append(False)
-            try:
-                return fun(*args, **kwargs)
-            finally:
-                seen = stack.pop()
-                watch.counts["enzyme" if seen else "plain"] += 1
-                if seen and stack:
-                    stack[-1] = True
-
-        return traced
+        self.gradients, self.results = GradientWatch(), ResultWatch()
 
     def install(self) -> None:
-        import jax
-
-        def lifting(name):
-            orig = getattr(jax, name)
-            self.orig[name] = orig
-
-            @functools.wraps(orig)
-            def transform(fun, *args, **kwargs):
-                return orig(self.marking(fun), *args, **kwargs)
-
-            setattr(jax, name, transform)
-
-        for name in ("grad", "value_and_grad", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"):
-            lifting(name)
-        try:
-            import enzyme_ad.jax as ejax
-        except ImportError:
-            return
-        orig_ir = ejax.enzyme_jax_ir
-        watch = self
-
-        @functools.wraps(orig_ir)
-        def enzyme_jax_ir(*dargs, **dkwargs):
-            decorator = orig_ir(*dargs, **dkwargs)
-
-            def wrap(fun):
-                wrapped = decorator(fun)
-
-                @functools.wraps(fun)
-                def call(*args, **kwargs):
-                    stack = watch._stack()
-                    if stack:
-                        stack[-1] = True
-                    watch.sample(fun, wrapped, args, kwargs)
-                    return wrapped(*args, **kwargs)
-
-                return call
-
-            return wrap
-
-        self.orig["enzyme_jax_ir"] = orig_ir
-        ejax.enzyme_jax_ir = enzyme_jax_ir
+        self.gradients.install()
+        self.results.install()
 
     def uninstall(self) -> None:
-        """Put back what `install` replaced (a long-lived runner goes on to the next candidate)."""
-        import jax
+        self.gradients.uninstall()
+        self.results.uninstall()
 
-        for name, orig in self.orig.items():
-            if name == "enzyme_jax_ir":
-                import enzyme_ad.jax as ejax
-
-                ejax.enzyme_jax_ir = orig
-            else:
-                setattr(jax, name, orig)
-
-    def sample(self, fun, wrapped, args, kwargs) -> None:
-        import jax
-
-        if id(fun) in self.sampled or len(self.samples) >= MAX_SAMPLES:
-            return
-        self.sampled.add(id(fun))
-        name = getattr(fun, "__name__", "function")
-        leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-        if not any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
-            self.samples.append((name, fun, wrapped, args, kwargs))
-            return
-
-        def store(*values):
-            a, k = jax.tree_util.tree_unflatten(treedef, list(values))
-            self.samples.append((name, fun, wrapped, a, k))
-
-        jax.debug.callback(store, *leaves)
-
-    # -- checking --------------------------------------------------------------------------
-    def check(self) -> list[dict]:
-        import jax
-        import jax.numpy as jnp
-        import numpy as np
-
-        grad = self.orig.get("grad", jax.grad)
-        results = []
-        for name, fun, wrapped, args, kwargs in self.samples:
-            leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-            active = [i for i, leaf in enumerate(leaves) if jnp.issubdtype(jnp.result_type(leaf), jnp.inexact)]
-            if not active:
-                continue
-
-            def scalar(fn):
-                def total(*xs):
-                    values = list(leaves)
-                    for i, x in zip(active, xs):
-                        values[i] = x
-                    a, k = jax.tree_util.tree_unflatten(treedef, values)
-                    outs = [o for o in jax.tree_util.tree_leaves(fn(*a, **k))
-                            if jnp.issubdtype(jnp.result_type(o), jnp.inexact)]
-                    return sum(jnp.sum(jnp.real(o)) for o in outs)
-                return total
-
-            xs = [leaves[i] for i in active]
-            argnums = tuple(range(len(xs)))
-            entry = {"function": name}
-            try:
-                enzyme = jax.jit(grad(scalar(wrapped), argnums=argnums))(*xs)
-                reference = grad(scalar(fun), argnums=argnums)(*xs)
-            except Exception as exc:  # another failure: the other oracles judge it
-                entry["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                results.append(entry)
-                continue
-            worst = 0.0
-            mismatch = False
-            for e, r in zip(enzyme, reference):
-                e, r = np.asarray(e, dtype=np.float64), np.asarray(r, dtype=np.float64)
-                err = float(np.max(np.abs(e - r))) if e.size else 0.0
-                worst = max(worst, err)
-                if not np.allclose(e, r, rtol=RTOL, atol=ATOL, equal_nan=True):
-                    mismatch = True
-            entry.update(mismatch=mismatch, max_abs_err=worst, rtol=RTOL, atol=ATOL,
-                         enzyme=[np.asarray(e).ravel()[:4].tolist() for e in enzyme],
-                         reference=[np.asarray(r).ravel()[:4].tolist() for r in reference])
-            results.append(entry)
-        return results
+    def finish(self, code: int) -> None:
+        """Put JAX back, then check what the program computed (results only when it failed)."""
+        self.uninstall()
+        out = os.environ.get("REDUCER_HARNESS_OUT")
+        report = {"program": {"exit": code}, "gradients": self.gradients.counts, "checks": [], "results": []}
+        check_results = code != 0 and bool(self.results.calls)
+        if out and (self.gradients.samples or check_results):
+            _write(out, {**report, "checking": True})
+            with _quiet(out + ".log"):
+                report["checks"] = _guarded(self.gradients.check, report, "check_error")
+                if check_results:
+                    report["results"] = _guarded(self.results.check, report, "results_error")
+        if out:
+            _write(out, report)
 
 
-def main(argv: list[str]) -> None:
-    apply_limits()
-    script = argv[0]
-    sys.argv = list(argv)
-    sys.path[0] = os.path.dirname(os.path.abspath(script))
-    watch = None
-    if os.environ.get("REDUCER_CHECK_GRADIENTS"):
-        watch = GradientWatch()
-        watch.install()
+def _guarded(check, report: dict, key: str) -> list:
+    try:
+        return check()
+    except Exception as exc:  # the program's own failure must still show
+        report[key] = f"{type(exc).__name__}: {exc}"
+        return []
+
+
+def _write(path: str, data: dict) -> None:
+    with open(path, "w") as fh:
+        json.dump(data, fh, default=repr)
+
+
+@contextlib.contextmanager
+def _quiet(path: str):
+    """Send descriptors 1 and 2 (and so faulthandler and native code), and `sys.stdout` and
+    `sys.stderr`, to `path` for a while."""
+    streams = (sys.stdout, sys.stderr)
+    for stream in streams:
+        stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(path, "w", buffering=1) as fh:
+        try:
+            os.dup2(fh.fileno(), 1)
+            os.dup2(fh.fileno(), 2)
+            sys.stdout = sys.stderr = fh
+            yield
+        finally:
+            sys.stdout, sys.stderr = streams
+            fh.flush()
+            for fd, copy in ((1, saved[0]), (2, saved[1])):
+                os.dup2(copy, fd)
+                os.close(copy)
+
+
+@contextlib.contextmanager
+def exit_handlers(script: str):
+    """Keep the functions the script itself registers with `atexit`, so that they run when it ends,
+    as at an interpreter's exit (a long-lived runner never exits; a fresh interpreter would run them
+    again, so they are not registered there)."""
+    import atexit
+
+    path, kept = os.path.abspath(script), []
+    register, unregister = atexit.register, atexit.unregister
+
+    def keep(func, *args, **kwargs):
+        if os.path.abspath(sys._getframe(1).f_code.co_filename) != path:
+            return register(func, *args, **kwargs)
+        kept.append((func, args, kwargs))
+        return func
+
+    def drop(func):
+        kept[:] = [h for h in kept if h[0] is not func]
+        unregister(func)
+
+    atexit.register, atexit.unregister = keep, drop
+    try:
+        yield kept
+    finally:
+        atexit.register, atexit.unregister = register, unregister
+
+
+def _run_exit_handlers(kept: list) -> None:
+    for func, args, kwargs in reversed(kept):
+        try:
+            func(*args, **kwargs)
+        except SystemExit:
+            pass
+        except BaseException:
+            print(f"Exception ignored in atexit callback: {func!r}", file=sys.stderr)
+            traceback.print_exc()
+
+
+def run_program(script: str) -> int:
+    """Run `script` as `__main__`, then the exit handlers it registered; its exit code (an uncaught
+    exception prints its traceback and gives 1, `sys.exit` gives its code)."""
+    with exit_handlers(script) as kept:
+        code = _run_main(script)
+    _run_exit_handlers(kept)
+    return code
+
+
+def _run_main(script: str) -> int:
     try:
         runpy.run_path(script, run_name="__main__")
-    finally:
-        out = os.environ.get("REDUCER_HARNESS_OUT")
-        if watch is not None and out:
-            report = {"gradients": watch.counts, "checks": []}
-            try:
-                report["checks"] = watch.check()
-            except Exception as exc:  # the program's own failure must still show
-                report["check_error"] = f"{type(exc).__name__}: {exc}"
-            with open(out, "w") as fh:
-                json.dump(report, fh)
-        if watch is not None:
-            watch.uninstall()
-
-
-def run_script(script: str) -> int:
-    """Run `script` as `python SCRIPT` would, in this interpreter; returns its exit code (an uncaught
-    exception prints its traceback and gives 1, `sys.exit` gives its code)."""
-    try:
-        main([script])
         return 0
     except SystemExit as exc:
         if exc.code is None:
@@ -234,6 +196,27 @@ def run_script(script: str) -> int:
     except BaseException:
         traceback.print_exc()
         return 1
+
+
+def run_script(script: str, argv: list[str] | None = None) -> int:
+    """Run `script` as `python SCRIPT` would, in this interpreter, under the limits and watches;
+    returns its exit code."""
+    apply_limits()
+    sys.argv = list(argv or [script])
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    synchronous_dispatch(script)
+    watches = Watches() if os.environ.get("REDUCER_CHECK_GRADIENTS") else None
+    if watches is not None:
+        watches.install()
+    code = run_program(script)
+    settle()
+    if watches is not None:
+        watches.finish(code)
+    return code
+
+
+def main(argv: list[str]) -> None:
+    sys.exit(run_script(argv[0], argv))
 
 
 if __name__ == "__main__":

@@ -59,3 +59,20 @@ def data_files(script: Path, source: str, limit_bytes: int = 200 * 1024 * 1024) 
         total += size
         picked.append(entry)
     return tuple(picked)
+
+
+def read_input(path: Path) -> tuple[Path, str]:
+    """The script to reduce and its text: a .py file, or a test's node id (FILE.py::Class::test) made standalone.
+
+    For a node id the script's path is a name next to the test file (it is never written there), so
+    that files the test reads from its folder are still found.
+    """
+    text = str(path)
+    if "::" not in text:
+        return Path(path), read_script(Path(path))
+    from reducer.testcase import standalone_source
+
+    file, *names = text.split("::")
+    source = read_script(Path(file))
+    script = Path(file).with_name(f"{Path(file).stem}__{'__'.join(names)}.py".replace("[", "_").replace("]", ""))
+    return script, standalone_source(text, source)

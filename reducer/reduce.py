@@ -1,36 +1,39 @@
-"""One reduction of a script, from the first run to the files in the output folder.
+"""One reduction of a Python script (the source level, after the traced level where it applies).
 
-`establish` runs the original (several times, to measure how reliably it fails) and fixes the
-failure signature; `Reduction.run` drives the engine with the source passes, keeps other failures
-aside, writes the best program so far after every step, verifies the result in fresh interpreters
-and writes `repro.py`, `report.md`, `signature.json`, `env.json` and `reduce.log`.
+`Reduction` is the script's `reducer.job.Job`: `establish` runs the original (several times, to
+measure how reliably it fails) and fixes the failure signature; `shrink` runs the traced level when
+it applies, then drives the engine with the source passes, writing the best program so far after
+every step; `finish` writes `repro.py` and `report.md` (the job writes the rest). After a failure in
+the Enzyme pipeline, the module Enzyme dumps for the result is reduced too (`follow_up`).
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
-import shutil
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import oracles
 from oracles.base import Oracle, Signature, final_exception
-from oracles.generic import Script
-from reducer import emit, env as envmod
-from reducer.engine import Engine, Event
+from reducer import emit
+from reducer.corpus import known_line
+from reducer.engine import Engine, Event, Problem
 from reducer.errors import NEEDS_INPUT, NO_BACKEND, NO_FAILURE, NO_RESUME, OTHER_FAILURE, ReducerError
 from reducer.files import write_atomic
-from reducer.inputs import data_files, read_script
+from reducer.inputs import data_files, read_input
+from reducer.job import Established, Job, Options, Verdict, last_words, no_backend
 from reducer.levels.source.passes import source_passes
 from reducer.levels.source.representation import PythonSource
-from reducer.workers.sandbox import Limits, RunResult, Sandbox
 from reducer.timeouts import AdaptiveTimeout
+from reducer.workers.sandbox import Limits, RunResult, Sandbox
+
+__all__ = ["Options", "Established", "Reduction", "RUNNER_MODES", "preload_modules"]
+
+#: the IR follow-up's budget in seconds at most, and the least worth starting it with
+IR_BUDGET, IR_MIN = 120.0, 10.0
 
 
 def default_memory_mb(jobs: int) -> int:
@@ -48,52 +51,6 @@ RUNNER_MODES = {
     "confirm": "as trust, with every interesting verdict confirmed in a forked child of its own",
     "off": "a forked child per candidate",
 }
-
-
-@dataclass
-class Options:
-    oracle: str = "auto"
-    timeout: float | None = None
-    platform: str = "cpu"
-    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
-    runs: int = 3
-    verify_runs: int = 3
-    max_time: float | None = None
-    stall: float | None = 600.0  # stop after this many seconds without progress
-    memory_mb: int | None = None
-    hangs: bool = False
-    keep_aside: int = 5
-    warm: bool = True
-    reorder: bool = False  # passes in order of last round's yield (Engine.pass_order)
-    runner: str = "trust"  # RUNNER_MODES: reuse one interpreter for candidates, and how far to trust it
-    levels: str = "auto"  # "auto" or a comma list of: source, jaxpr (reducer.levels.jaxpr.level.parse_levels)
-
-
-@dataclass
-class Established:
-    oracle: Oracle
-    signature: Signature
-    run: RunResult | None
-    rate: float
-    seconds: float
-
-
-def _last_words(run: RunResult) -> str:
-    ended = final_exception(run.output)
-    if ended:
-        return f"{ended[0]}: {ended[1]}"[:200]
-    if run.timed_out:
-        return "timed out"
-    lines = [line for line in run.output.strip().splitlines() if line.strip()]
-    return (lines[-1] if lines else f"exit status {run.returncode}")[:200]
-
-
-def no_backend(run: RunResult) -> str | None:
-    """A reason when JAX could not start the requested backend (say, --platform gpu without a GPU)."""
-    for line in run.output.splitlines():
-        if "Unable to initialize backend" in line:
-            return "JAX cannot start the requested backend: " + line.split("Unable to initialize backend", 1)[1].strip(" :")[:160]
-    return None
 
 
 def needs_input(run: RunResult) -> str | None:
@@ -133,89 +90,71 @@ def preload_modules(source: str) -> tuple[str, ...]:
     return tuple(keep)
 
 
-class Reduction:
+class Reduction(Job):
+    """The job for a Python script (or a test's node id made standalone)."""
+
     def __init__(self, script: Path, out: Path | None, options: Options, on_event=None, log=None,
                  resume: bool = False):
-        self.script = Path(script)
-        self.source = read_script(self.script)
-        self.options = options
-        self.out = Path(out) if out else Path.cwd() / f"reduced-{self.script.stem}"
-        self.resume = resume
-        self.on_event = on_event or (lambda e: None)
-        self.log_lines: list[str] = []
-        self.log_sink = log or (lambda line: None)
-        self.stop = threading.Event()
+        path, source = read_input(Path(script))  # a .py file or a test's node id
+        super().__init__(Path(out) if out else Path.cwd() / f"reduced-{path.stem}", options, on_event, log, resume)
+        self.script, self.source = path, source
+        self.file_name = path.name
         self.rep = PythonSource()
-        self.scratch = Path(tempfile.mkdtemp(prefix="reducer-"))
         self.oracle_spec = oracles.make_oracle(options.oracle, options.platform, options.hangs)
         self.needs_gradients = self.oracle_spec is None or self.oracle_spec.needs_gradient_checks
-        self.sandbox = Sandbox(self.scratch / "runs", script_name=self.script.name,
-                               data_files=data_files(self.script, self.source), platform=options.platform,
+        self.sandbox = Sandbox(self.scratch / "runs", script_name=path.name,
+                               data_files=data_files(path, source), platform=options.platform,
                                check_gradients=self.needs_gradients, warm=options.warm,
-                               warm_modules=preload_modules(self.source), reuse=options.runner != "off")
+                               warm_modules=preload_modules(source), reuse=options.runner != "off")
         self.memory_mb = options.memory_mb or default_memory_mb(options.jobs)
         self.limits = Limits(timeout=options.timeout or 300.0, memory_mb=self.memory_mb)
-        self.aside: dict[Signature, int] = {}
         self.runaway = {"timed out": 0, "killed by a signal": 0, "out of memory": 0, "output cut": 0}
-        self.aside_lock = threading.Lock()
         self.votes = 1
         self.timeout: AdaptiveTimeout | None = None  # set once the first runs are timed
         self.traced_counts = (0, 0)  # candidates tested and accepted at the jaxpr level
+        self.levels_run: list[str] = []  # set by the traced level (reducer.levels.jaxpr.level.traced_level)
         self.unconfirmed = 0  # runner verdicts that a child of its own did not confirm
+        self.previous: dict = {}  # counts of the interrupted run being resumed
+        self.problem: Problem | None = None
+        self.stalled = False
 
-    # -- logging ----------------------------------------------------------------------------
-    def log(self, line: str) -> None:
-        stamped = f"[{time.strftime('%H:%M:%S')}] {line}"
-        self.log_lines.append(stamped)
-        self.log_sink(line)
+    # -- running programs -----------------------------------------------------------------------
+    def execute(self, source: str, limits: Limits, cancel: threading.Event | None = None, **how) -> RunResult:
+        """One run of `source`: by the oracle itself when it runs candidates (the user's command),
+        else in the sandbox (`how`: fresh, isolated); never past --max-time."""
+        limits = dataclasses.replace(limits, timeout=self.bounded(limits.timeout))
+        if self.oracle_spec is not None and self.oracle_spec.runs_candidates:
+            return self.oracle_spec.run_candidate(source, self.file_name, limits.timeout)
+        return self.sandbox.run(source, limits, cancel, **how)
 
-    def close(self) -> None:
-        self.sandbox.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+    def fresh_run(self, program: str) -> RunResult:
+        return self.execute(program, self.limits, fresh=True)
 
-    # -- the first runs ---------------------------------------------------------------------
+    def original_program(self) -> str:
+        return self.source
+
+    def classify(self, run: RunResult) -> tuple[Oracle, Signature] | None:
+        if self.oracle_spec is None:
+            return oracles.detect(run, self.options.platform, self.options.hangs)
+        sig = self.oracle_spec.classify(run)
+        return (self.oracle_spec, sig) if sig else None
+
+    # -- the first runs -------------------------------------------------------------------------
     def establish(self, runs: int | None = None) -> Established:
         runs = runs or self.options.runs
-        if isinstance(self.oracle_spec, Script):
-            start = time.monotonic()
-            ok, _ = self.oracle_spec.interesting(self.source, self.script.name)
-            if not ok:
-                raise ReducerError(f"{self.script}: the interestingness command rejects the original script",
-                                   OTHER_FAILURE)
-            return Established(self.oracle_spec, self.oracle_spec.signature(), None, 1.0, time.monotonic() - start)
         with ThreadPoolExecutor(max_workers=max(1, min(runs, self.options.jobs))) as pool:
-            results = list(pool.map(lambda _: self.sandbox.run(self.source, self.limits), range(runs)))
-        found = []
-        for run in results:
-            if self.oracle_spec is None:
-                hit = oracles.detect(run, self.options.platform, self.options.hangs)
-            else:
-                sig = self.oracle_spec.classify(run)
-                hit = (self.oracle_spec, sig) if sig else None
-            found.append(hit)
+            results = list(pool.map(lambda _: self.execute(self.source, self.limits), range(runs)))
+        reason = no_backend(results[0])
+        if reason:
+            raise ReducerError(f"{self.script}: {reason}", NO_BACKEND)
+        found = [self.classify(run) for run in results]
         hits = [h for h in found if h]
         if not hits:
-            run = results[0]
-            reason = needs_input(run)
-            if reason:
-                raise ReducerError(f"{self.script}: {reason}", NEEDS_INPUT)
-            reason = no_backend(run)
-            if reason:
-                raise ReducerError(f"{self.script}: {reason}", NO_BACKEND)
-            if run.returncode == 0:
-                raise ReducerError(f"{self.script}: does not fail: nothing to reduce", NO_FAILURE)
-            if self.oracle_spec is not None:
-                seen = oracles.detect(run, self.options.platform, self.options.hangs)
-                what = str(seen[1]) if seen else _last_words(run)
-                raise ReducerError(f"{self.script}: fails, but not as --oracle {self.options.oracle} expects; "
-                                   f"saw: {what}", OTHER_FAILURE)
-            raise ReducerError(f"{self.script}: fails with no recognised failure ({_last_words(run)}); "
-                               f"use --oracle regex:PATTERN or script:COMMAND", OTHER_FAILURE)
+            raise self.not_failing(results[0])
         oracle, sig = hits[0]
-        same = sum(1 for h in found if h and oracle.same(sig, h[1]))
-        rate = same / len(results)
+        rate = sum(1 for h in found if h and oracle.same(sig, h[1])) / len(results)
         slowest = max(r.seconds for r in results)
-        if self.needs_gradients and not (oracle.needs_gradient_checks):
+        if self.needs_gradients and not oracle.needs_gradient_checks:
             self.sandbox.check_gradients = False
         if rate < 1.0:
             self.votes = max(3, runs)
@@ -223,16 +162,69 @@ class Reduction:
             self.limits = Limits(timeout=max(20.0, 4 * slowest), memory_mb=self.memory_mb)
         return Established(oracle, sig, results[found.index(hits[0])], rate, slowest)
 
-    # -- testing candidates -----------------------------------------------------------------
-    def _keep_aside(self, source: str, run: RunResult, seen: Signature) -> None:
-        with self.aside_lock:
-            if seen in self.aside or len(self.aside) >= self.options.keep_aside:
-                return
-            self.aside[seen] = n = len(self.aside) + 1
-        write_atomic(self.out / "also-interesting" / f"{n:02d}-{seen.family}.py",
-                     f"# Also fails, differently: {seen}\n" + source)
-        self.log(f"kept aside another failure: {seen}")
+    def not_failing(self, run: RunResult) -> ReducerError:
+        """The error for an original that does not show the failure asked for."""
+        spec = self.oracle_spec
+        if spec is not None and spec.runs_candidates:
+            return ReducerError(f"{self.script}: the --oracle command rejects the original script "
+                                f"({last_words(run)})", OTHER_FAILURE)
+        reason = needs_input(run)
+        if reason:
+            return ReducerError(f"{self.script}: {reason}", NEEDS_INPUT)
+        if run.returncode == 0:
+            return ReducerError(f"{self.script}: does not fail: nothing to reduce", NO_FAILURE)
+        if spec is not None:
+            seen = oracles.detect(run, self.options.platform, self.options.hangs)
+            what = str(seen[1]) if seen else last_words(run)
+            return ReducerError(f"{self.script}: fails, but not as --oracle {self.options.oracle} expects; "
+                                f"saw: {what}", OTHER_FAILURE)
+        return ReducerError(f"{self.script}: fails with no recognised failure ({last_words(run)}); "
+                            f"use --oracle regex:PATTERN or script:COMMAND", OTHER_FAILURE)
 
+    def check(self) -> Established:
+        """`reducer check`: one run and its signature."""
+        return self.establish(runs=1)
+
+    def begin(self) -> tuple[Established, str]:
+        est = self.establish()
+        self.log(f"reducing {self.script} ({self.rep.size(self.source)} tokens), output in {self.out}")
+        self.log(f"failure: {est.signature} (seen in {est.rate:.0%} of {self.options.runs} runs, "
+                 f"slowest {est.seconds:.1f} s; candidate timeout {self.limits.timeout:.0f} s)")
+        if known_line(est.signature):
+            self.log(f"{known_line(est.signature)}: the corpus has this bug already")
+        return est, self.rep.normalize(self.source)
+
+    def resume_from(self) -> tuple[Established, str]:
+        """The interrupted run's oracle, signature and best program, checked to still fail."""
+        state, best, wanted = self.read_state()
+        if state.get("script_sha1") != hashlib.sha1(self.source.encode()).hexdigest():
+            raise ReducerError(f"{self.out}: was made from another version of {self.script.name}", NO_RESUME)
+        self.oracle_spec = oracle = oracles.make_oracle(state["oracle"], state.get("platform", "cpu"),
+                                                        self.options.hangs)
+        self.limits = Limits(timeout=self.options.timeout or state.get("timeout", 120.0), memory_mb=self.memory_mb)
+        self.votes = state.get("votes", 1)
+        if not oracle.needs_gradient_checks:
+            self.sandbox.check_gradients = False
+        run = self.execute(best, self.limits)
+        ok, seen = self.judge(oracle, wanted, run)
+        if not ok:
+            raise ReducerError(f"{self.out}/best.py no longer shows {wanted} (saw {seen or last_words(run)})",
+                               NO_RESUME)
+        self.previous = state
+        self.log(f"resuming {self.out}: {self.rep.size(best)} tokens, {state.get('tested', 0)} candidates "
+                 f"tested before")
+        return Established(oracle, wanted, run, state.get("rate", 1.0), 0.0), best
+
+    def _state(self, est: Established) -> dict:
+        stats, previous = self.problem.stats, self.previous
+        return {"script": str(self.script.resolve()), "script_sha1": hashlib.sha1(self.source.encode()).hexdigest(),
+                "oracle": self.options.oracle if self.oracle_spec is not None else est.oracle.name,
+                "platform": self.options.platform, "signature": est.signature.to_dict(),
+                "timeout": self.limits.timeout, "votes": self.votes, "rate": est.rate,
+                "tested": previous.get("tested", 0) + stats.tested, "accepted": previous.get("accepted", 0) + stats.accepted,
+                "seconds": previous.get("seconds", 0.0) + stats.seconds}
+
+    # -- testing candidates ---------------------------------------------------------------------
     def _count_runaway(self, run: RunResult) -> None:
         kinds = [("timed out", run.timed_out), ("killed by a signal", run.signal is not None),
                  ("out of memory", "MemoryError" in run.stderr[-2000:]), ("output cut", run.truncated)]
@@ -247,20 +239,18 @@ class Reduction:
 
     def make_test(self, est: Established):
         oracle, wanted = est.oracle, est.signature
-        if self.options.timeout is None and not self.options.hangs and not isinstance(oracle, Script):
+        if self.options.timeout is None and not self.options.hangs and not oracle.runs_candidates:
             self.timeout = AdaptiveTimeout(self.limits.timeout)
 
         def test(source: str, cancel: threading.Event) -> bool:
-            if isinstance(oracle, Script):
-                return oracle.interesting(source, self.script.name)[0]
             for _ in range(self.votes):
                 if self.stop.is_set() or cancel.is_set():
                     return False
-                run = self.sandbox.run(source, self.candidate_limits(), cancel)
+                run = self.execute(source, self.candidate_limits(), cancel)
                 self._count_runaway(run)
-                ok, seen = oracle.judge(wanted, run)
+                ok, seen = self.judge(oracle, wanted, run)
                 if ok and run.reused and self.options.runner == "confirm":
-                    run, (ok, seen) = self._confirm(source, run, oracle, wanted, cancel)
+                    run, (ok, seen) = self._confirm(source, oracle, wanted, cancel)
                 if ok:
                     if self.timeout is not None:
                         self.timeout.record(run.seconds)
@@ -271,17 +261,17 @@ class Reduction:
                     other = oracles.detect(run, self.options.platform)
                     seen = other[1] if other else None
                 if seen is not None and seen != wanted:
-                    self._keep_aside(source, run, seen)
+                    self.keep_aside(source, seen)
                     return False
             return False
 
         return test
 
-    def _confirm(self, source: str, run: RunResult, oracle, wanted: Signature, cancel: threading.Event):
+    def _confirm(self, source: str, oracle, wanted: Signature, cancel: threading.Event):
         """An interesting verdict from the long-lived runner, checked in a child of its own: no
         earlier candidate can have left anything behind there."""
-        again = self.sandbox.run(source, self.candidate_limits(), cancel, isolated=True)
-        verdict = oracle.judge(wanted, again)
+        again = self.execute(source, self.candidate_limits(), cancel, isolated=True)
+        verdict = self.judge(oracle, wanted, again)
         if not verdict[0] and not again.cancelled:
             with self.aside_lock:
                 self.unconfirmed += 1
@@ -289,12 +279,12 @@ class Reduction:
         return again, verdict
 
     def _holds(self, code: str, est: Established) -> bool:
-        return est.oracle.judge(est.signature, self.sandbox.run(code, self.limits, isolated=True))[0]
+        return self.judge(est.oracle, est.signature, self.execute(code, self.limits, isolated=True))[0]
 
     def _runner_misled(self, best: str, est: Established) -> bool:
         """Whether trusted runner verdicts led to a result that fails only after other candidates."""
         trusted = self.options.warm and self.sandbox.reuse and self.options.runner == "trust"
-        return trusted and not isinstance(est.oracle, Script) and not self._holds(best, est)
+        return trusted and not est.oracle.runs_candidates and not self._holds(best, est)
 
     def _last_that_holds(self, accepted: list[str], est: Established) -> str:
         """The newest accepted program that fails in a child of its own (bisected; the first holds)."""
@@ -307,129 +297,46 @@ class Reduction:
                 bad = mid
         return accepted[good]
 
-    def verify(self, code: str, est: Established) -> tuple[str, RunResult | None]:
-        if isinstance(est.oracle, Script):
-            ok = est.oracle.interesting(code, self.script.name)[0]
-            return ("yes" if ok else "no: the interestingness command rejects it"), None
-        n = self.options.verify_runs
-        runs = [self.sandbox.run(code, self.limits, fresh=True) for _ in range(n)]
-        verdicts = [est.oracle.judge(est.signature, r) for r in runs]
-        good = sum(1 for ok, _ in verdicts if ok)
-        last_ok = next((r for r, (ok, _) in zip(runs, verdicts) if ok), runs[-1])
-        if good == n:
-            return f"yes ({good}/{n} runs show the same signature)", last_ok
-        seen = {str(s) for ok, s in verdicts if not ok and s is not None} or {"no failure"}
-        if good:
-            return f"only {good}/{n} runs show the signature (nondeterministic); others: {', '.join(seen)}", last_ok
-        # before concluding, ask whether the original still fails: lost by reduction, or gone for both
-        again = self.sandbox.run(self.source, self.limits, fresh=True)
-        if est.oracle.judge(est.signature, again)[0]:
-            return (f"no: the failure was lost (0/{n} runs of the result show it, the original still does; "
-                    f"saw {', '.join(seen)})"), last_ok
-        return (f"no: nondeterministic (0/{n} runs of the result and a new run of the original show it; "
-                f"saw {', '.join(seen)})"), last_ok
+    # -- shrinking ------------------------------------------------------------------------------
+    def on_engine_event(self, event: Event) -> None:
+        if event.kind == "accept":  # in the log file only: the progress display shows it live
+            self.log_lines.append(f"[{time.strftime('%H:%M:%S')}] {event.size} tokens after "
+                                  f"{event.stats.seconds:.0f} s ({event.pass_name})")
+        self.on_event(event)
 
-    # -- resuming ---------------------------------------------------------------------------
-    def _state(self, est: Established, stats, previous: dict) -> dict:
-        return {"script": str(self.script.resolve()), "script_sha1": hashlib.sha1(self.source.encode()).hexdigest(),
-                "oracle": self.options.oracle if self.oracle_spec is not None else est.oracle.name,
-                "platform": self.options.platform, "signature": est.signature.to_dict(),
-                "timeout": self.limits.timeout, "votes": self.votes, "rate": est.rate,
-                "tested": previous.get("tested", 0) + stats.tested, "accepted": previous.get("accepted", 0) + stats.accepted,
-                "seconds": previous.get("seconds", 0.0) + stats.seconds}
-
-    def load_resume(self) -> tuple[Established, str, dict]:
-        """The interrupted run's oracle, signature and best program, checked to still fail."""
-        try:
-            state = json.loads((self.out / "state.json").read_text())
-            best = (self.out / "best.py").read_text()
-            wanted = Signature.from_dict(state["signature"])
-        except (OSError, ValueError, KeyError) as exc:
-            raise ReducerError(f"{self.out}: nothing to resume ({exc.__class__.__name__}: no readable state.json "
-                               f"and best.py)", NO_RESUME) from None
-        if state.get("script_sha1") != hashlib.sha1(self.source.encode()).hexdigest():
-            raise ReducerError(f"{self.out}: was made from another version of {self.script.name}", NO_RESUME)
-        oracle = oracles.make_oracle(state["oracle"], state.get("platform", "cpu"), self.options.hangs)
-        self.limits = Limits(timeout=self.options.timeout or state.get("timeout", 120.0), memory_mb=self.memory_mb)
-        self.votes = state.get("votes", 1)
-        if not oracle.needs_gradient_checks:
-            self.sandbox.check_gradients = False
-        est = Established(oracle, wanted, None, state.get("rate", 1.0), 0.0)
-        if not isinstance(oracle, Script):
-            run = self.sandbox.run(best, self.limits)
-            ok, seen = oracle.judge(wanted, run)
-            if not ok:
-                raise ReducerError(f"{self.out}/best.py no longer shows {wanted} (saw {seen or _last_words(run)})",
-                                   NO_RESUME)
-            est.run = run
-        return est, best, state
-
-    # -- the whole job ----------------------------------------------------------------------
-    def run(self) -> dict:
-        start = time.monotonic()
-        previous: dict = {}
-        if self.resume:
-            est, original, previous = self.load_resume()
-            self.log(f"resuming {self.out}: {self.rep.size(original)} tokens, {previous.get('tested', 0)} "
-                     f"candidates tested before")
-        else:
-            est = self.establish()
-            original = self.rep.normalize(self.source)
-            self.log(f"reducing {self.script} ({self.rep.size(self.source)} tokens), output in {self.out}")
-            self.log(f"failure: {est.signature} (seen in {est.rate:.0%} of {self.options.runs} runs, "
-                     f"slowest {est.seconds:.1f} s; candidate timeout {self.limits.timeout:.0f} s)")
-        info_box: dict = {}
-        info_thread = threading.Thread(target=lambda: info_box.update(envmod.collect(platform=self.options.platform)),
-                                       daemon=True)
-        info_thread.start()
-        self.out.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.out / "signature.json", est.signature.to_json() + "\n")
+    def shrink(self, program: str, est: Established) -> str:
         from reducer.levels.jaxpr.level import traced_level  # the traced-program level, when chosen
 
-        original = traced_level(self, original, est)
-        deadline = start + self.options.max_time if self.options.max_time else None
-
-        def on_event(event: Event) -> None:
-            if event.kind == "accept":  # in the log file only: the progress display shows it live
-                self.log_lines.append(f"[{time.strftime('%H:%M:%S')}] {event.size} tokens after "
-                                      f"{event.stats.seconds:.0f} s ({event.pass_name})")
-            self.on_event(event)
-
-        passes = source_passes() if "source" in self.levels_run else []
-        engine = Engine(self.rep, passes, self.make_test(est), jobs=self.options.jobs,
-                        on_event=on_event, stop=self.stop, deadline=deadline, stall=self.options.stall,
-                        reorder=self.options.reorder)
-
-        accepted = [original]
-
-        def save(best: str) -> None:
-            accepted.append(best)
-            write_atomic(self.out / "best.py", best)
-            write_atomic(self.out / "state.json", json.dumps(self._state(est, engine.stats, previous), indent=1))
-
-        engine.on_accept = save
-        engine.cache[hashlib.sha1(original.encode()).hexdigest()] = True
-        save(original)
-        best = engine.reduce(original)
-        interrupted = self.stop.is_set()
-        if not interrupted and self._runner_misled(best, est):
-            restart = self._last_that_holds(accepted, est)
+        program = traced_level(self, program, est)
+        self.problem = Problem(self.rep, self.make_test(est), on_event=self.on_engine_event,
+                               on_accept=lambda best: self.save_best(best, self._state(est)), level="source")
+        engine = Engine(self.problem, source_passes() if "source" in self.levels_run else [], jobs=self.options.jobs,
+                        stop=self.stop, deadline=self.shrink_deadline(est.seconds),
+                        stall=self.options.stall, reorder=self.options.reorder)
+        self.save_best(program, self._state(est))
+        best = engine.reduce(program)
+        if not self.stop.is_set() and self._runner_misled(best, est):
+            restart = self._last_that_holds(self.accepted, est)
             self.log(f"the result ({self.rep.size(best)} tokens) does not fail in a child of its own: an earlier "
                      f"candidate left something behind in the long-lived runner; going on from the last accepted "
                      f"program that does ({self.rep.size(restart)} tokens), with interesting verdicts confirmed")
             self.options.runner = "confirm"
-            engine.cache = {}
-            save(restart)
+            self.problem.forget()
+            self.save_best(restart, self._state(est))
             best = engine.reduce(restart)
-            interrupted = self.stop.is_set()
-        stats = engine.stats
-        if interrupted:
-            save(best)
+        self.stalled = engine.stalled
+        if self.stop.is_set():
+            self.save_best(best, self._state(est))
+        self.log_counts(best)
+        return best
+
+    def log_counts(self, best: str) -> None:
+        stats = self.problem.stats
         self.log(f"reduced to {self.rep.size(best)} tokens: {stats.tested} tested, {stats.accepted} accepted, "
                  f"{stats.cache_hits} cache hits ({stats.hit_rate():.0%}), {stats.invalid} invalid, "
                  f"{stats.rounds} rounds")
-        if engine.stalled:
-            self.log(f"stopped early: no smaller candidate in {self.options.stall:.0f} s (--stall)")
+        if self.stalled:
+            self.log(f"stopped early: no smaller candidate in {self.options.stall:g} s (--stall)")
         if any(self.runaway.values()):
             self.log("runaway candidates stopped: " + ", ".join(f"{n} {k}" for k, n in self.runaway.items() if n))
         if self.sandbox.reuse and self.options.warm and self.options.runner == "confirm":
@@ -438,63 +345,50 @@ class Reduction:
             self.log(f"candidate timeout at the end: {self.timeout.value:.0f} s (adapted to the interesting runs)")
         for name, counts in stats.per_pass.items():
             self.log(f"  pass {name}: {counts['tested']} tested, {counts['accepted']} accepted")
-        if interrupted:
-            verified, vrun = "not run (interrupted)", est.run
-        else:
-            verified, vrun = self.verify(best, est)
-        self.log(f"verified: {verified}")
-        self.ir_level = None if interrupted else self.reduce_module(best, est)
-        info_thread.join(timeout=150)
-        info = info_box or {"error": "environment probe did not finish"}
-        summary = emit.ReductionSummary(
-            script_name=self.script.name, original_tokens=self.rep.size(self.source),
-            final_tokens=self.rep.size(best), seconds=time.monotonic() - start + previous.get("seconds", 0.0),
-            tested=stats.tested + previous.get("tested", 0) + self.traced_counts[0],
-            accepted=stats.accepted + previous.get("accepted", 0) + self.traced_counts[1],
-            cache_hits=stats.cache_hits, verified=verified, interrupted=interrupted,
-            failure_rate=(f"{est.rate:.0%} of {self.options.runs} runs of the original; candidates accepted on "
-                          f"any of {self.votes} runs" if est.rate < 1.0 else ""))
-        summary.levels = list(self.levels_run)
-        if self.ir_level:
-            summary.levels.append("IR")
-        excerpt = est.signature.excerpt
-        if vrun is not None:
-            seen = est.oracle.classify(vrun)
-            excerpt = seen.excerpt if seen and seen.excerpt else excerpt
-        self.write_outputs(best, est.signature, excerpt, info, summary, keep_state=interrupted)
-        return {"out": str(self.out), "signature": est.signature.to_dict(), "original_tokens": summary.original_tokens,
-                "final_tokens": summary.final_tokens, "seconds": round(summary.seconds, 1),
-                "tested": summary.tested, "accepted": summary.accepted, "cache_hits": stats.cache_hits,
-                "verified": verified, "interrupted": interrupted, "levels": summary.levels}
 
-    def reduce_module(self, best: str, est: Established) -> dict | None:
+    def follow_up(self, best: str, est: Established) -> dict | None:
         """After an Enzyme pipeline failure, reduce the module Enzyme dumps for the reduced script
         into the same folder (repro.mlir, pipeline.txt, repro_mlir.py); a failure there is only logged."""
         sig = est.signature
         if sig.family != "adjoint-missing" or sig.get("source") != "enzyme":
             return None
+        budget = min(IR_BUDGET, self.remaining()) if self.deadline is not None else IR_BUDGET
+        if budget < IR_MIN:
+            self.log(f"IR level: not run (less than {IR_MIN:.0f} s of --max-time left)")
+            return None
         try:
             from reducer.levels.mlir.level import reduce_after_script
 
-            return reduce_after_script(best, self.sandbox, self.limits, self.out, self.log, budget=120.0,
-                                       platform=self.options.platform, stop=self.stop)
+            limits = dataclasses.replace(self.limits, timeout=self.bounded(self.limits.timeout))
+            return reduce_after_script(best, self.sandbox, limits, self.out, self.log, budget=budget,
+                                       platform=self.options.platform, parent=self, on_event=self.on_event)
         except Exception as exc:  # the script result must never be lost to the IR level
             self.log(f"IR level: not reduced ({type(exc).__name__}: {str(exc)[:200]})")
             return None
 
-    def write_outputs(self, best: str, sig: Signature, excerpt: str, info: dict, summary,
-                      keep_state: bool = False) -> None:
+    # -- outputs --------------------------------------------------------------------------------
+    def finish(self, best: str, est: Established, verdict: Verdict, info: dict, stopped: bool, ir) -> dict:
+        stats, previous = self.problem.stats if self.problem else None, self.previous
+        tested = (stats.tested if stats else 0) + previous.get("tested", 0) + self.traced_counts[0]
+        accepted = (stats.accepted if stats else 0) + previous.get("accepted", 0) + self.traced_counts[1]
+        hits = stats.cache_hits if stats else 0
+        summary = emit.ReductionSummary(
+            script_name=self.script.name, original_tokens=self.rep.size(self.source), final_tokens=self.rep.size(best),
+            seconds=time.monotonic() - self.started + previous.get("seconds", 0.0), tested=tested, accepted=accepted,
+            cache_hits=hits, verified=verdict.text, interrupted=stopped,
+            levels=list(self.levels_run or ["source"]) + (["IR"] if ir else []),
+            failure_rate=(f"{est.rate:.0%} of {self.options.runs} runs of the original; candidates accepted on "
+                          f"any of {self.votes} runs" if est.rate < 1.0 else ""))
         private = (str(self.scratch), str(self.script.resolve().parent))
-        write_atomic(self.out / "repro.py", emit.reproducer(best, sig, info, summary))
-        ir = getattr(self, "ir_level", None)
         ir_args = {"mlir": ir["module"], "pipeline": ir["pipeline"], "mlir_runner": ir["runner"]} if ir else {}
-        write_atomic(self.out / "report.md", emit.report(best, sig, excerpt, info, summary, private_paths=private,
+        write_atomic(self.out / "repro.py", emit.reproducer(best, est.signature, info, summary))
+        write_atomic(self.out / "report.md", emit.report(best, est.signature, self.excerpt(est, verdict), info, summary,
+                                                         private_paths=private, known=known_line(est.signature),
                                                          **ir_args))
-        write_atomic(self.out / "env.json", json.dumps(info, indent=2) + "\n")
-        write_atomic(self.out / "reduce.log", "\n".join(self.log_lines) + "\n")
-        if not keep_state:  # an interrupted run keeps what --resume needs
-            for name in ("best.py", "state.json"):
-                try:
-                    (self.out / name).unlink()
-                except FileNotFoundError:
-                    pass
+        if est.rate < 1.0:  # a flaky failure: `reducer bisect` runs each version as often as it was needed here
+            from reducer.versions.record import note_runs
+
+            note_runs(self.out, self.votes, est.rate)
+        return {"out": str(self.out), "signature": est.signature.to_dict(), "original_tokens": summary.original_tokens,
+                "final_tokens": summary.final_tokens, "seconds": round(summary.seconds, 1),
+                "tested": summary.tested, "accepted": summary.accepted, "cache_hits": hits, "levels": summary.levels}

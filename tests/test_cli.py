@@ -29,6 +29,10 @@ def test_check_prints_the_signature(name, expected):
 def test_check_json_and_explicit_oracles():
     done = reducer_cli("check", PROGRAMS / "while_loop_grad.py", "--json", "--oracle", "adjoint-missing")
     assert json.loads(done.stdout)["fields"]["op"] == "while_loop"
+    # the corpus has this bug: check says so, so that no duplicate is filed
+    assert json.loads(done.stdout)["known"].startswith("known: adjoint-missing-jax-while-loop-reverse-")
+    assert "known: adjoint-missing-jax-while-loop-reverse-" in reducer_cli("check", PROGRAMS / "while_loop_grad.py").stdout
+    assert "known:" not in reducer_cli("check", PROGRAMS / "segfault.py").stdout
     done = reducer_cli("check", PROGRAMS / "while_loop_grad.py", "--oracle", "regex:Reverse-mode")
     assert done.returncode == 0 and done.stdout.startswith("regex:")
 
@@ -135,7 +139,16 @@ def test_reduce_enzyme_top_k_end_to_end(tmp_path):
     repro = (tmp_path / "out" / "repro.py").read_text()
     assert "top_k" in repro and "enzyme_jax_ir" in repro
     assert result["final_tokens"] <= 60, repro
-    assert "Enzyme-JAX: no adjoint for `chlo.top_k`" in (tmp_path / "out" / "report.md").read_text()
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "Enzyme-JAX: no adjoint for `chlo.top_k`" in report
+    assert "Already known to reducer's regression corpus (known: adjoint-missing-enzyme-chlo-top-k-" in report
+    # the IR follow-up: the module Enzyme dumped for the reduced script, reduced next to repro.py
+    assert "IR" in result["levels"], result
+    assert "chlo.top_k" in (tmp_path / "out" / "repro.mlir").read_text()
+    assert "enzyme-wrap" in (tmp_path / "out" / "pipeline.txt").read_text()
+    assert "python repro_mlir.py" in report and (tmp_path / "out" / "repro_mlir.py").is_file()
+    rerun = subprocess.run([sys.executable, str(tmp_path / "out" / "repro_mlir.py")], capture_output=True, text=True)
+    assert "could not compute the adjoint" in rerun.stderr
 
 
 @pytest.mark.slow

@@ -112,7 +112,7 @@ def test_check_reports_fixed_and_changed(tmp_path):
     assert done.returncode == 1, done.stderr
     rows = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith(("a-", "b-", "c-"))}
     assert "fixed  <-- differs" in rows["a-fixed"] and "runs cleanly" in rows["a-fixed"]
-    assert "changed  <-- differs" in rows["b-changed"] and "fails differently: ValueError: vmap" in rows["b-changed"]
+    assert "changed  <-- differs" in rows["b-changed"] and "fails differently: jax-error: library=jax type=ValueError" in rows["b-changed"]
     assert "<-- differs" not in rows["c-expected-fixed"]
     assert "3 cases: 0 still reproduce, 2 fixed, 1 changed; 2 differ from the expected status" in done.stdout
     suite = ET.parse(junit).getroot()

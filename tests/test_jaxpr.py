@@ -552,4 +552,6 @@ def test_failures_out_of_the_captures_reach_are_known_in_advance():
     assert out_of_reach(rules, sig("activity-mismatch", source="jax", kind="custom-vjp-structure"))
     assert not out_of_reach(plain, internal)  # an internal error elsewhere may well be captured
     assert not out_of_reach(rules, sig("adjoint-missing", source="jax", operation="while"))
+    traced_if = sig("jax-error", library="jax", type="TracerBoolConversionError", message="Attempted boolean …")
+    assert "Python code on traced values" in out_of_reach(plain, traced_if)
     assert not out_of_reach(rules, sig("crash", platform="cpu", how="xla-status", detail="INTERNAL: x"))

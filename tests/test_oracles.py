@@ -7,9 +7,14 @@ import oracles
 from conftest import GPU_OUTPUTS, recorded
 from oracles.activity_mismatch import ActivityMismatch
 from oracles.adjoint_missing import AdjointMissing, enzyme_ops
-from oracles.base import Signature, final_exception, normalize_message
+from oracles.base import Signature, crashing_frame, final_exception, normalize_message
 from oracles.crash import Crash
 from oracles.generic import Regex, Script
+from oracles.jax_error import JaxError
+from oracles.jax_error import normalise as jax_error_normalise
+from oracles.pipeline_error import PipelineError
+from oracles.pipeline_error import normalise as pipeline_normalise
+from oracles.wrong_result import WrongResult
 from reducer.workers.sandbox import RunResult
 
 
@@ -18,10 +23,26 @@ from reducer.workers.sandbox import RunResult
     ("top_k_enzyme", "adjoint-missing", {"source": "enzyme", "op": "chlo.top_k"}),
     ("while_loop_grad", "adjoint-missing", {"source": "jax", "op": "while_loop", "rule": "reverse"}),
     ("custom_vjp_wrong_arity", "activity-mismatch", {"source": "jax", "kind": "custom_vjp-structure"}),
-    ("digamma_mismatch", "activity-mismatch", {"kind": "numeric", "program-compares": "yes"}),
+    ("digamma_mismatch", "activity-mismatch", {"kind": "numeric", "program-compares": "yes", "op": "digamma"}),
+    ("stop_gradient_mismatch", "activity-mismatch", {"kind": "numeric", "op": "stop_gradient"}),
     ("nonlinear_jvp", "crash", {"how": "internal-error",
                                 "detail": "AssertionError in jax/_src/interpreters/ad.py:fancy_bilinear_transpose"}),
     ("segfault", "crash", {"how": "signal", "detail": "SIGSEGV in ctypes/__init__.py:string_at"}),
+    ("rank7_sum_segfault", "crash", {"how": "signal", "detail": "SIGSEGV in jax/_src/interpreters/pxla.py:__call__"}),
+    ("median_enzyme_segfault", "crash",
+     {"how": "signal", "detail": "SIGSEGV in enzyme_ad/jax/primitives.py:_enzyme_primal_lowering"}),
+    ("enzyme_complex_conj", "pipeline-error", {"op": "complex.conj", "message": (
+        "<type> op operand #N must be complex type with floating-point elements, but got <type>")}),
+    ("enzyme_while_trip_count", "pipeline-error", {"op": "WhileOp"}),
+    ("eig_grad", "adjoint-missing", {"source": "jax", "op": "eig", "rule": "jvp"}),
+    ("jit_miscompare", "wrong-result", {"op": "reduce_sum", "program-exit": "jit and eager results differ"}),
+    ("leaked_tracer", "jax-error", {"type": "UnexpectedTracerError", "raised-in": "jax/_src/core.py:check_eval_args"}),
+    ("tracer_to_numpy", "jax-error", {"type": "TracerArrayConversionError", "raised-in": "jax/_src/core.py:__array__"}),
+    ("traced_size", "jax-error", {"type": "ConcretizationTypeError",
+                                  "raised-in": "jax/_src/core.py:concrete_or_error"}),
+    ("odeint_bad_args", "jax-error", {"type": "TypeError", "raised-in": "jax/experimental/ode.py:odeint",
+                                      "message": "The contents of odeint *args must be arrays or scalars, "
+                                                 "but got <value>"}),
 ])
 def test_auto_recognises_each_family(name, family, fields):
     oracle, sig = oracles.detect(recorded(name))
@@ -31,7 +52,8 @@ def test_auto_recognises_each_family(name, family, fields):
     assert oracle.judge(sig, recorded(name))[0]
 
 
-@pytest.mark.parametrize("name", ["clean", "plain_error", "needs_stdin", "needs_args", "liar"])
+@pytest.mark.parametrize("name", ["clean", "plain_error", "needs_stdin", "needs_args", "liar", "sort_enzyme_forward",
+                                  "jit_results_liar"])
 def test_nothing_recognised(name):
     assert oracles.detect(recorded(name)) is None
 
@@ -140,3 +162,65 @@ def test_signature_round_trip_and_helpers():
     assert Signature.from_dict(sig.to_dict()) == sig
     assert final_exception(recorded("plain_error").output) == ("KeyError", "'no such thing'")
     assert normalize_message("allocate 1234 bytes at 0xdeadbeef for f32[3,4]") == "allocate N bytes at 0x_ for <aval>"
+
+
+def test_the_two_wrong_gradient_bugs_name_different_operations():
+    digamma = ActivityMismatch().classify(recorded("digamma_mismatch"))
+    stop = ActivityMismatch().classify(recorded("stop_gradient_mismatch"))
+    assert (digamma.get("op"), stop.get("op")) == ("digamma", "stop_gradient")
+    assert not ActivityMismatch().judge(digamma, recorded("stop_gradient_mismatch"))[0]
+
+
+def test_forward_only_enzyme_program_gets_no_check_of_its_own():
+    run = recorded("sort_enzyme_forward")
+    assert run.returncode == 0 and run.harness["checks"] == [] and "Pipeline" not in run.output
+    assert run.harness["gradients"] == {"enzyme": 0, "plain": 0}
+
+
+def test_wrong_result_verdict_is_the_harness_comparison():
+    real, liar = recorded("jit_miscompare"), recorded("jit_results_liar")
+    sig = WrongResult().classify(real)
+    worst = real.harness["results"][0]
+    assert worst["mismatch"] and worst["jit"] != worst["eager"] and worst["rtol"] == 1e-4
+    assert WrongResult().classify(liar) is None  # says the results differ; the harness saw them agree
+    assert not WrongResult().judge(sig, liar)[0]
+    clean_exit = dataclasses.replace(real, returncode=0)
+    assert WrongResult().classify(clean_exit) is None  # a program that does not fail has nothing to reduce
+
+
+def test_a_check_that_dies_is_not_the_programs_failure():
+    # the program ended cleanly; the harness then died during its own checks
+    run = dataclasses.replace(recorded("clean"), returncode=-11,
+                              harness={"program": {"exit": 0}, "checking": True, "checks": []})
+    assert Crash().classify(run) is None
+    assert oracles.detect(run) is None
+    died_in_program = dataclasses.replace(run, harness={})
+    assert Crash().classify(died_in_program).get("how") == "signal"
+
+
+def test_crashing_frame_reads_the_crashing_thread_and_skips_the_tool():
+    native = ("Fatal Python error: Segmentation fault\n\nThread 0x00007f (most recent call first):\n"
+              '  File "/work/main/reducer/workers/runner.py", line 60 in restore\n'
+              '  File "/x/site-packages/jax/_src/api.py", line 1 in clean_up\n')
+    assert crashing_frame(native) == "<native thread>"
+    tool_only = ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f (most recent call first):\n"
+                 '  File "/work/main/reducer/harness.py", line 135 in run_program\n'
+                 '  File "<frozen runpy>", line 88 in _run_code\n')
+    assert crashing_frame(tool_only) == "<no Python frame>"
+    other_thread = native.replace("Thread 0x00007f", "Current thread 0x00007e (most recent call first):\n"
+                                  '  File "/x/site-packages/jaxlib/xla_client.py", line 5 in run\n\nThread 0x00007f')
+    assert crashing_frame(other_thread) == "jaxlib/xla_client.py:run"
+    only_this_thread = ("Fatal Python error: Segmentation fault\n\nStack (most recent call first):\n"
+                        '  File "/x/site-packages/jaxlib/mlir/ir.py", line 9 in parse\n')
+    assert crashing_frame(only_this_thread) == "jaxlib/mlir/ir.py:parse"  # faulthandler with all_threads=False
+
+
+def test_message_normalisation_of_the_new_families():
+    assert jax_error_normalise("must be arrays or scalars, but got decay.") == "must be arrays or scalars, but got <value>"
+    assert pipeline_normalise("'stablehlo.add' op operand %12 has type 'tensor<3xf32>'") == "<type> op operand %v has type <type>"
+
+
+def test_new_oracle_names():
+    for name, cls in (("wrong-result", WrongResult), ("jax-error", JaxError), ("pipeline-error", PipelineError)):
+        assert isinstance(oracles.make_oracle(name), cls)
+    assert list(oracles.FAMILIES)[-1] == "jax-error"  # tried last by auto

@@ -1,7 +1,12 @@
 """Per-pass tests: the candidates each source pass proposes on small inputs."""
 import ast
 
+from pathlib import Path
+
 import pytest
+
+from reducer.engine import Engine, Problem, layout
+from reducer.levels.source.representation import PythonSource
 
 from reducer.levels.source.passes import SOURCE_PASSES, source_passes
 from reducer.levels.source.passes.config_defaults import ConfigDefaults
@@ -28,6 +33,41 @@ def norm(src: str) -> str:
 
 def proposals(p, src):
     return list(p.candidates(norm(src)))
+
+
+PROGRAM_FILES = sorted((Path(__file__).parent / "programs").glob("*.py"))
+SMALL_PROGRAMS = [path for path in PROGRAM_FILES if len(path.read_text()) < 1000]
+
+
+@pytest.mark.parametrize("p", source_passes(), ids=lambda p: p.name)
+def test_every_point_makes_one_candidate_and_the_shared_tree_stays_as_parsed(p):
+    """The driver resumes a pass by position among its points, so each point must make exactly one
+    candidate; and since every pass reads the same parsed script, none may change its tree."""
+    rep = PythonSource()
+    for path in SMALL_PROGRAMS:
+        script = rep.parse(rep.normalize(path.read_text()))
+        before = ast.dump(script.tree)
+        points = layout(p.points(script))
+        made = [p.apply(script, point) for point in points]
+        assert None not in made, (path.name, points[made.index(None)])
+        assert ast.dump(script.tree) == before, path.name
+
+
+def test_resuming_a_pass_makes_only_the_candidates_from_its_position_on():
+    """On a large program the driver pays for one candidate to resume a pass near its end, not for
+    every candidate before it (as re-running the pass and skipping did)."""
+    source = "\n".join(path.read_text() for path in PROGRAM_FILES if path.name.startswith("flax_style"))
+    script = PythonSource().parse(PythonSource().normalize(source))
+    p = HoistSubexpressions()
+    points = layout(p.points(script))
+    assert len(points) > 500
+    made = []
+    original = p.apply
+    p.apply = lambda item, point: made.append(point) or original(item, point)
+    engine = Engine(Problem(PythonSource(), lambda c, cancel: False), [p])
+    engine._move_to(script.text)
+    assert [i for i, _ in engine._proposed(p, len(points) - 2)] == [len(points) - 2, len(points) - 1]
+    assert made == points[-2:]
 
 
 def test_every_pass_is_registered_once_and_named():
@@ -239,3 +279,34 @@ def test_reroute_values_to_another_parameter_of_the_same_function():
 def test_conditions_become_false_or_true():
     got = proposals(ReplaceWithConstants(), "loop(lambda s: s[1] > tol, body)\n")
     assert got[1:3] == [norm("loop(lambda s: False, body)"), norm("loop(lambda s: True, body)")]
+
+
+def test_jaxpr_passes_make_one_candidate_per_point_and_leave_the_shared_spec_alone():
+    import json
+
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax import lax
+
+    from reducer.levels.jaxpr import program as jp
+    from reducer.levels.jaxpr.codec import Encoder
+    from reducer.levels.jaxpr.passes import jaxpr_passes
+
+    def fun(w, x):
+        v = lax.while_loop(lambda v: jnp.sum(v) > 1.0, lambda v: v * 0.5, jnp.tanh(x @ w))
+        s = lax.scan(lambda c, a: (c + a, c * a), 0.0, v[0])[0]
+        return jnp.sum(jax.jit(jnp.sin)(v)) + s + lax.cond(s > 0, jnp.sum, jnp.prod, v)
+
+    args = (jnp.ones((3, 4)), jnp.ones((2, 3)))
+    text = jp.dumps({"transforms": [{"t": "grad", "argnums": [0]}], "jaxpr": Encoder().closed(jax.make_jaxpr(fun)(*args)),
+                     "args": [{"shape": list(np.shape(a)), "dtype": "float32", "values": [1.0] * a.size} for a in args]})
+    spec = jp.JaxprSpec().parse(text)
+    before = json.dumps(spec, sort_keys=True)
+    total = 0
+    for p in jaxpr_passes():
+        made = [p.apply(spec, point) for point in layout(p.points(spec))]
+        assert None not in made, p.name
+        assert json.dumps(spec, sort_keys=True) == before, p.name
+        total += len(made)
+    assert total > 50

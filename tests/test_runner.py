@@ -136,10 +136,10 @@ def test_runners_are_shared_only_between_like_candidates():
     env = {"HOME": "/a", "TMPDIR": "/a/tmp", "REDUCER_HARNESS_OUT": "/a/h.json", "JAX_PLATFORMS": "cpu"}
     same = dict(env, HOME="/b", TMPDIR="/b/tmp", REDUCER_HARNESS_OUT="/b/h.json")
     other = dict(env, JAX_PLATFORMS="cuda")
-    key = runner.reuse_key({"script": "p.py", "env": env})
-    assert key == runner.reuse_key({"script": "p.py", "env": same})
-    assert key != runner.reuse_key({"script": "p.py", "env": other})
-    assert key != runner.reuse_key({"script": "q.py", "env": env})
+    key = runner.reuse_key({"request": {"kind": "script", "name": "p.py"}, "env": env})
+    assert key == runner.reuse_key({"request": {"kind": "script", "name": "p.py"}, "env": same})
+    assert key != runner.reuse_key({"request": {"kind": "script", "name": "p.py"}, "env": other})
+    assert key == runner.reuse_key({"request": {"kind": "jaxpr", "spec": "{}"}, "env": same})
 
 
 def test_a_result_that_holds_only_in_the_runner_is_caught_and_bisected(tmp_path):
@@ -174,3 +174,117 @@ def test_a_runner_near_the_memory_limit_retires():
              "print(runner.near_memory_limit())\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["False", "True", "False"], done.stderr
+
+
+# -- every level's candidates, one worker stack -----------------------------------------------------------
+TINY_MODULE = ("module @tiny {\n  func.func public @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+               "    %0 = stablehlo.add %a, %a : tensor<2xf32>\n    return %0 : tensor<2xf32>\n  }\n}\n")
+
+
+def traced(fun, *args) -> str:
+    """The spec of `fun` traced on `args` (a `TracedProgram` candidate's payload)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from reducer.levels.jaxpr import program as jp
+    from reducer.levels.jaxpr.codec import Encoder
+
+    body = Encoder().closed(jax.make_jaxpr(fun)(*args))
+    return jp.dumps({"transforms": [], "jaxpr": body,
+                     "args": [{"shape": list(np.shape(a)), "dtype": str(jnp.result_type(a))} for a in args]})
+
+
+def endless(x):
+    """A loop that never ends once XLA runs it (the value goes to inf, which stays above -1)."""
+    from jax import lax
+
+    return lax.while_loop(lambda v: v > -1.0, lambda v: v + 1.0, x)
+
+
+def test_script_ir_and_traced_candidates_share_one_runner(box):
+    from reducer.workers.requests import IrModule, TracedProgram
+
+    double = traced(lambda x: x * 2.0, 1.0)  # before the first run: importing jax here sets variables
+    first = box.run(PID)
+    module = box.run(IrModule(TINY_MODULE, None, "xla"))
+    spec = box.run(TracedProgram(double))
+    assert (module.returncode, spec.returncode) == (0, 0), module.stderr + spec.stderr
+    assert first.reused and module.reused and spec.reused
+    broken = box.run(IrModule(TINY_MODULE.replace("stablehlo.add", "stablehlo.no_such_op"), None, "xla"))
+    assert broken.returncode == 1 and "Traceback" in broken.stderr and "no_such_op" in broken.stderr
+    assert pid_of(box.run(PID)) == pid_of(first)
+
+
+def test_a_traced_candidate_that_never_ends_is_timed_out_cancelled_and_killed(box):
+    from reducer.workers.requests import TracedProgram
+
+    loop = TracedProgram(traced(endless, 0.0))
+    start = time.monotonic()
+    hung = box.run(loop, Limits(timeout=3.0))
+    assert hung.timed_out and hung.returncode is None and time.monotonic() - start < 20
+    cancel = threading.Event()
+    threading.Timer(1.0, cancel.set).start()
+    assert box.run(loop, Limits(timeout=120), cancel).cancelled
+    threading.Timer(1.0, box.kill_all).start()  # what Ctrl-C does
+    start = time.monotonic()
+    killed = box.run(loop, Limits(timeout=120))
+    assert killed.signal == 9 and time.monotonic() - start < 20
+    assert box.run(PID).returncode == 0
+
+
+def test_requests_run_in_fresh_interpreters_and_in_runners_of_cold_sandboxes(tmp_path):
+    """`--cold` is about scripts: another level's candidates still go to a runner (one that imports
+    jax on its first candidate), and `fresh` runs one in a new interpreter."""
+    from reducer.workers.requests import IrModule, TracedProgram
+
+    sandbox = Sandbox(tmp_path / "runs", warm=False)
+    try:
+        warm = sandbox.run(IrModule(TINY_MODULE, None, "xla"))
+        assert warm.returncode == 0 and warm.reused, warm.stderr
+        assert not sandbox.run(PID).reused  # scripts: a fresh interpreter each
+        fresh = sandbox.run(TracedProgram('{"not": "a spec"}'), fresh=True)
+        assert fresh.returncode == 1 and "KeyError" in fresh.stderr and not fresh.reused
+    finally:
+        sandbox.close()
+
+
+# -- a warm worker lends no module the candidate did not import ---------------------------------------------
+ODE_WITHOUT_ITS_IMPORT = """import jax
+import jax.numpy as jnp
+
+print(jax.experimental.ode.odeint(lambda y, t: -y, jnp.ones(2), jnp.linspace(0.0, 1.0, 3)))
+"""
+
+
+def test_a_submodule_used_without_its_import_fails_as_in_a_fresh_interpreter(tmp_path):
+    """The real case: a reduced repro.py called jax.experimental.ode.odeint after a bare `import jax`;
+    the worker had imported the submodule (the original imported it), so only a fresh interpreter
+    showed the AttributeError."""
+    from reducer.reduce import preload_modules
+
+    original = "from jax.experimental.ode import odeint\n" + ODE_WITHOUT_ITS_IMPORT
+    sandbox = Sandbox(tmp_path / "runs", script_name="repro.py", warm=True, warm_modules=preload_modules(original))
+    try:
+        assert "jax.experimental.ode" in sandbox.warm_modules
+        assert sandbox.run(original).returncode == 0  # the runner has now run odeint itself
+        fresh = sandbox.run(ODE_WITHOUT_ITS_IMPORT, fresh=True)
+        for run in (sandbox.run(ODE_WITHOUT_ITS_IMPORT), sandbox.run(ODE_WITHOUT_ITS_IMPORT, isolated=True), fresh):
+            assert run.returncode == 1, run.stdout
+            assert "AttributeError: module 'jax.experimental' has no attribute 'ode'" in run.stderr, run.stderr[-2000:]
+        again = sandbox.run("import jax.experimental.ode\n" + ODE_WITHOUT_ITS_IMPORT)
+        assert again.returncode == 0 and again.reused, again.stderr[-2000:]
+    finally:
+        sandbox.close()
+
+
+def test_what_a_candidate_imports_comes_back_whole_and_warm(box):
+    """Modules taken away come back on import as the same objects, with the submodules their own
+    loading imported bound as in a fresh interpreter, and without being executed again."""
+    probe = ("import sys, jax\nprint('numpy' in vars(jax), 'linalg' in vars(jax.numpy), hasattr(jax, 'experimental'),"
+             " id(jax), 'json.tool' in sys.modules)\n")
+    first, second = box.run(probe), box.run("import json.tool\n" + probe)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert first.stdout.split()[:3] == ["True", "True", "True"]
+    assert first.stdout.split()[3] == second.stdout.split()[3]  # the same jax module: not loaded again
+    assert box.run(probe).stdout.split()[4] == "False"  # json.tool, imported by the candidate before, is gone

@@ -2,12 +2,13 @@
 
 A child forked per candidate pays, every time, for starting the XLA backend and for a first compile
 that is slower than later ones in the same process. The runner pays that once: it is forked like
-any candidate child, then keeps its initialised interpreter and runs each new candidate in it,
-exactly as `reducer.harness` would run it in a fresh child (own scratch folder, environment, output
-files, `__main__`). Between candidates it puts back what a script can change: the working
-directory, `sys.argv`, `sys.path`, the environment, warning filters, every `jax.config` option,
-the script's own modules (those loaded from its scratch folder), and JAX's caches; processes the
-candidate started in the runner's process group are killed.
+any candidate child, then keeps its initialised interpreter and runs each new candidate in it, of
+whatever level (`reducer.workers.requests`), a script exactly as `reducer.harness` would run it in a
+fresh child (own scratch folder, environment, output files, `__main__`, and only the modules its
+own imports load: `reducer.workers.imports`). Between candidates it puts back what a script can
+change: the working directory, `sys.argv`, `sys.path`, the environment, warning filters, every
+`jax.config` option, the script's own modules (those loaded from its scratch folder), and JAX's
+caches; processes the candidate started in the runner's process group are killed.
 
 When the interpreter can no longer be trusted (a config option that cannot be reset), when its
 address space has grown past most of the candidates' memory limit, or after `RECYCLE_AFTER`
@@ -24,15 +25,18 @@ import signal
 import sys
 import warnings
 
+from reducer.workers import requests
+from reducer.workers.requests import ScriptFile
+
 RECYCLE_AFTER = 200
 PER_CANDIDATE = ("HOME", "TMPDIR", "REDUCER_HARNESS_OUT")
 
 
-def reuse_key(request: dict) -> str:
-    """Candidates with the same key may share a runner: same script name, same environment apart
-    from the variables that name the candidate's own scratch folder (and so the same limits)."""
-    env = {k: v for k, v in request["env"].items() if k not in PER_CANDIDATE}
-    return json.dumps([request["script"], sorted(env.items())])
+def reuse_key(envelope: dict) -> str:
+    """Candidates with the same key may share a runner, whatever their kind: the same environment
+    apart from the variables that name the candidate's own scratch folder (so the same limits)."""
+    env = {k: v for k, v in envelope["env"].items() if k not in PER_CANDIDATE}
+    return json.dumps(sorted(env.items()))
 
 
 class Baseline:
@@ -52,8 +56,9 @@ class Baseline:
         jax = sys.modules.get("jax")
         return dict(jax.config.values) if jax is not None else {}
 
-    def restore(self, scratch: str) -> bool:
-        """Undo what the last candidate changed; False when the interpreter cannot be trusted."""
+    def restore(self, scratch: str, clear_caches: bool = True) -> bool:
+        """Undo what the last candidate changed (JAX's caches too, with `clear_caches`); False when
+        the interpreter cannot be trusted."""
         os.chdir(self.cwd)
         sys.argv[:] = self.argv
         sys.path[:] = self.path
@@ -78,7 +83,8 @@ class Baseline:
             return False
         if not self.config:  # the first candidate imported jax: from now on, keep its defaults
             self.config = self._config()
-        jax.clear_caches()
+        if clear_caches:
+            jax.clear_caches()
         return True
 
 
@@ -92,41 +98,50 @@ def _redirect(stdout: str, stderr: str) -> None:
         os.close(target)
 
 
-def run_one(request: dict) -> int:
-    """Run one candidate in this interpreter, as the fork server's one-shot child would."""
+def run_one(envelope: dict) -> int:
+    """Run one candidate in this interpreter, as the fork server's one-shot child would:
+    `envelope` is `{"scratch", "env", "request"}`, the request as `reducer.workers.requests.wire`
+    wrote it."""
     import tempfile
 
-    from reducer import harness
-
-    scratch = request["scratch"]
+    scratch = envelope["scratch"]
     os.chdir(scratch)
     _redirect(os.path.join(scratch, ".reducer-stdout"), os.path.join(scratch, ".reducer-stderr"))
     os.environ.clear()
-    os.environ.update(request["env"])
+    os.environ.update(envelope["env"])
     tempfile.tempdir = None
-    return harness.run_script(request["script"])
+    return requests.from_wire(envelope["request"]).run()
 
 
-def serve(requests, replies, first: dict) -> None:
+def serve(incoming, replies, first: dict) -> None:
     """The runner's loop (in the forked child): run `first`, then each request read from
-    `requests`, answering `{"code", "retire"}` on `replies` after each; never returns."""
+    `incoming`, answering `{"code", "retire"}` on `replies` after each; never returns.
+
+    JAX's caches are cleared after each script, and before a script that follows other requests:
+    those (traced programs, IR modules) are reducer's own making and keep the caches between them,
+    since a captured program compiles for seconds and its candidates share most of it."""
     baseline = Baseline()
-    request, done = first, 0
+    request, done, filled = first, 0, False
     while request is not None:
+        script = request["request"]["kind"] == ScriptFile.kind
+        if script and filled and "jax" in sys.modules:
+            sys.modules["jax"].clear_caches()
         code = run_one(request)
         done += 1
-        kill_strays()
+        if script:  # other levels' requests run reducer's own code, which starts no process
+            kill_strays()
         try:
-            trusted = baseline.restore(request["scratch"])
+            trusted = baseline.restore(request["scratch"], clear_caches=script)
         except Exception:
             trusted = False
+        filled = not script
         retire = not trusted or done >= RECYCLE_AFTER or near_memory_limit()
         _redirect(os.devnull, os.devnull)
         replies.write(json.dumps({"code": code, "retire": retire}) + "\n")
         replies.flush()
         if retire:
             break
-        line = requests.readline()
+        line = incoming.readline()
         request = json.loads(line) if line else None
     os._exit(0)
 
@@ -165,3 +180,14 @@ def kill_strays() -> None:
                 break
         except ChildProcessError:
             break
+
+
+def main(argv: list[str]) -> int:
+    """`python -m reducer.workers.runner REQUEST.json`: run one request in a fresh interpreter (the
+    cold path for requests that are not scripts), in the current folder and environment."""
+    with open(argv[0], encoding="utf-8") as fh:
+        return requests.from_wire(json.load(fh)).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

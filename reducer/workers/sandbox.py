@@ -1,15 +1,19 @@
-"""Run one candidate program in a private scratch folder, in its own process group, under limits.
+"""Run one candidate of any level in a private scratch folder, in its own process group, under limits.
 
-A candidate is a mutated copy of the user's program: it may loop, allocate without bound, print
-without end, fork, or write files. It therefore runs with its working directory, HOME and TMPDIR in
-a scratch folder of its own, with a wall-clock limit, an address-space and output-size limit
-(applied by `reducer.harness` inside the child), and every process of its group is killed when it
-ends. The result is a `RunResult`, which oracles turn into failure signatures.
+A candidate is a mutated copy of the user's program (a script, or a request of another level:
+`reducer.workers.requests`): it may loop, allocate without bound, print without end, fork, crash,
+or write files. It therefore runs with its working directory, HOME and TMPDIR in a scratch folder
+of its own, with a wall-clock limit, an address-space and output-size limit (applied by
+`reducer.harness` inside the child), and every process of its group is killed when it ends, is
+cancelled, or `kill_all` is called (Ctrl-C). Every candidate goes through a fork server
+(`reducer.workers.forkserver`): into its long-lived runner, a child forked for it alone, or a fresh
+interpreter. The result is a `RunResult`, which oracles turn into failure signatures.
 """
 from __future__ import annotations
 
 import json
 import os
+import queue
 import select
 import shutil
 import signal
@@ -22,10 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracles.outcome import RunResult
+from reducer.workers.forkserver import REQUEST_FILE
+from reducer.workers.requests import ScriptFile, wire
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HEAD_BYTES = 256 * 1024
 TAIL_BYTES = 1024 * 1024
+HARNESS = "reducer.harness"
 
 
 @dataclass(frozen=True)
@@ -63,15 +70,21 @@ class WorkerError(Exception):
 
 
 class _ColdProcess:
-    """A candidate in a fresh interpreter: `python -m ENTRY SCRIPT` (ENTRY: reducer.harness)."""
+    """A candidate in a fresh interpreter: `python -m ENTRY SCRIPT` for a script (ENTRY:
+    reducer.harness), `python -m reducer.workers.runner REQUEST.json` for another kind."""
 
     broken = False
     reused = alive = False
 
-    def __init__(self, python: str, script: str, scratch: Path, env: dict, entry: str = "reducer.harness"):
+    def __init__(self, python: str, request, scratch: Path, env: dict, entry: str = HARNESS):
+        if isinstance(request, ScriptFile):
+            command = [python, "-m", entry, request.name]
+        else:
+            (scratch / REQUEST_FILE).write_text(json.dumps(wire(request)))
+            command = [python, "-m", "reducer.workers.runner", REQUEST_FILE]
         with open(scratch / ".reducer-stdout", "wb") as out, open(scratch / ".reducer-stderr", "wb") as err:
-            self.proc = subprocess.Popen([python, "-m", entry, script], cwd=scratch, env=env,
-                                         stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+            self.proc = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=err, start_new_session=True)
         self.pid = self.proc.pid
 
     def poll(self, timeout: float) -> int | None:
@@ -119,10 +132,12 @@ class Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def start(self, scratch: Path, script: str, env: dict, on_release, reuse: bool) -> "_WarmProcess":
-        request = {"scratch": str(scratch), "script": script, "env": env, "reuse": reuse}
+    def start(self, scratch: Path, request, env: dict, on_release, mode: str,
+              entry: str = HARNESS) -> "_WarmProcess":
+        """Start a candidate; `mode` is "runner", "child" or "fresh" (`reducer.workers.forkserver`)."""
+        envelope = {"scratch": str(scratch), "request": wire(request), "env": env, "mode": mode, "entry": entry}
         try:
-            self.proc.stdin.write((json.dumps(request) + "\n").encode())
+            self.proc.stdin.write((json.dumps(envelope) + "\n").encode())
             self.proc.stdin.flush()
             reply = self._read(60.0)
         except (OSError, ValueError) as exc:
@@ -187,6 +202,7 @@ class Sandbox:
     _live: set = field(default_factory=set, init=False, repr=False)
     _idle: list = field(default_factory=list, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
+    _trash: queue.Queue | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def environment(self, scratch: Path, limits: Limits) -> dict:
@@ -212,10 +228,13 @@ class Sandbox:
         env.update(self.extra_env)
         return env
 
-    def prepare(self, source: str) -> Path:
+    def prepare(self, source: str | None) -> Path:
+        """A new scratch folder; with a script's `source`, the data files and the script in it."""
         self.root.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix="cand-", dir=self.root))
         (scratch / "tmp").mkdir()
+        if source is None:
+            return scratch
         for data in self.data_files:
             target = scratch / data.name
             if data.is_dir():
@@ -225,56 +244,69 @@ class Sandbox:
         (scratch / self.script_name).write_text(source)
         return scratch
 
-    def run(self, source: str, limits: Limits = Limits(), cancel: threading.Event | None = None,
-            keep: bool = False, fresh: bool = False, entry: str = "reducer.harness",
+    def run(self, candidate, limits: Limits = Limits(), cancel: threading.Event | None = None,
+            keep: bool = False, fresh: bool = False, entry: str = HARNESS,
             isolated: bool = False) -> RunResult:
-        """Run `source` once; `cancel` set from another thread kills it early. With warm workers it
-        runs in the long-lived runner (`reuse`) unless `isolated` asks for a child of its own, or
-        `fresh` for a new interpreter. `entry` is the module the script runs under, in a new
-        interpreter when it is not the harness (reducer.levels.jaxpr.capture)."""
-        warm = self.warm and not fresh and entry == "reducer.harness"
-        return self._run(source, limits, cancel, keep, warm, entry, reuse=self.reuse and not isolated)
+        """Run one candidate: a script's source, or a request of another level
+        (`reducer.workers.requests`); `cancel` set from another thread kills it early. With warm
+        workers it runs in the long-lived runner (`reuse`) unless `isolated` asks for a child of its
+        own, or `fresh` for a new interpreter; requests of other levels always do so (`warm` only
+        preloads the workers). `entry` is the module a script runs under, in a new interpreter when
+        it is not the harness (reducer.levels.jaxpr.capture)."""
+        if fresh or entry != HARNESS or (isinstance(candidate, str) and not self.warm):
+            mode = "fresh"  # `warm` is about scripts: other requests run in a runner unless `fresh`
+        else:
+            mode = "runner" if self.reuse and not isolated else "child"
+        return self._run(candidate, limits, cancel, keep, mode, entry)
 
-    def _run(self, source: str, limits: Limits, cancel: threading.Event | None, keep: bool,
-             warm: bool, entry: str = "reducer.harness", reuse: bool = False) -> RunResult:
-        scratch = self.prepare(source)
+    def _run(self, candidate, limits: Limits, cancel: threading.Event | None, keep: bool,
+             mode: str, entry: str = HARNESS) -> RunResult:
+        script = isinstance(candidate, str)
+        scratch = self.prepare(candidate if script else None)
+        request = ScriptFile(self.script_name) if script else candidate
         env = self.environment(scratch, limits)
         try:
-            process = self._launch_warm(scratch, env, reuse) if warm else None
+            process = self._launch(scratch, request, env, mode, entry) if mode != "cold" else None
             start = time.monotonic()
             if process is None:
-                process = _ColdProcess(self.python, self.script_name, scratch, env, entry)
-            with self._lock:
-                self._live.add(process.pid)
-            timed_out = cancelled = False
-            try:
-                deadline = start + limits.timeout
-                while True:
-                    status = process.poll(0.05)
-                    if status is not None:
-                        break
-                    if cancel is not None and cancel.is_set():
-                        cancelled = True
-                    elif time.monotonic() > deadline:
-                        timed_out = True
-                    else:
-                        continue
-                    kill_group(process.pid)
-                    status = process.poll(30.0)
-                    break
-            finally:
-                if not process.alive:
-                    kill_group(process.pid)
-                with self._lock:
-                    self._live.discard(process.pid)
-                process.release()
+                process = _ColdProcess(self.python, request, scratch, env, entry)
+            status, timed_out, cancelled = self._wait(process, limits.timeout, cancel, start)
             seconds = time.monotonic() - start
-            if process.broken:  # the warm worker died under us: run this one in a fresh interpreter
-                return self._run(source, limits, cancel, keep, warm=False)
+            if process.broken:  # the worker died under us: run this one in a fresh interpreter
+                return self._run(candidate, limits, cancel, keep, "cold", entry)
             return self._result(scratch, status, seconds, timed_out, cancelled, process.reused)
         finally:
             if not keep:
-                shutil.rmtree(scratch, ignore_errors=True)
+                self._remove_later(scratch)
+
+    def _wait(self, process, timeout: float, cancel: threading.Event | None, start: float):
+        """(status, timed out, cancelled) once `process` ended, was cancelled or ran out of time;
+        its process group is killed unless it is a runner that lives on."""
+        with self._lock:
+            self._live.add(process.pid)
+        timed_out = cancelled = False
+        try:
+            deadline = start + timeout
+            while True:
+                status = process.poll(0.05)
+                if status is not None:
+                    break
+                if cancel is not None and cancel.is_set():
+                    cancelled = True
+                elif time.monotonic() > deadline:
+                    timed_out = True
+                else:
+                    continue
+                kill_group(process.pid)
+                status = process.poll(30.0)
+                break
+        finally:
+            if not process.alive:
+                kill_group(process.pid)
+            with self._lock:
+                self._live.discard(process.pid)
+            process.release()
+        return status, timed_out, cancelled
 
     def _result(self, scratch: Path, code: int | None, seconds: float, timed_out: bool,
                 cancelled: bool, reused: bool = False) -> RunResult:
@@ -292,17 +324,20 @@ class Sandbox:
         return RunResult(returncode=code, stdout=stdout, stderr=stderr, seconds=seconds, timed_out=timed_out,
                          cancelled=cancelled, truncated=t1 or t2, harness=harness, reused=reused)
 
-    # -- warm workers -----------------------------------------------------------------------
-    def _launch_warm(self, scratch: Path, env: dict, reuse: bool):
+    # -- workers ----------------------------------------------------------------------------
+    def _launch(self, scratch: Path, request, env: dict, mode: str, entry: str):
+        """Start the candidate through an idle worker, or a new one (with the warm modules when the
+        sandbox is warm); None when no worker could be started."""
         with self._lock:
             worker = self._idle.pop() if self._idle else None
         if worker is None:
+            modules = self.warm_modules if self.warm else ()
             try:
-                worker = Worker(self.python, self.environment(self.root, Limits()), self.warm_modules, self.root)
+                worker = Worker(self.python, self.environment(self.root, Limits()), modules, self.root)
             except WorkerError:
                 return None
         try:
-            return worker.start(scratch, self.script_name, env, self._return_worker, reuse)
+            return worker.start(scratch, request, env, self._return_worker, mode, entry)
         except WorkerError:
             worker.close()
             return None
@@ -314,14 +349,34 @@ class Sandbox:
                 return
         worker.close()
 
+    def _remove_later(self, scratch: Path) -> None:
+        """Remove a candidate's scratch folder off the candidate's path (removing folders can take
+        milliseconds, as long as an IR candidate's whole run); `close` waits for it."""
+        with self._lock:
+            if self._trash is None:
+                self._trash = queue.Queue()
+                threading.Thread(target=self._empty_trash, args=(self._trash,), daemon=True).start()
+            self._trash.put(scratch)
+
+    @staticmethod
+    def _empty_trash(trash: queue.Queue) -> None:
+        while (path := trash.get()) is not None:
+            shutil.rmtree(path, ignore_errors=True)
+            trash.task_done()
+        trash.task_done()
+
     def close(self) -> None:
-        """Stop every candidate and worker."""
+        """Stop every candidate and worker, and remove the candidates' scratch folders."""
         self.kill_all()
         with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
+            trash, self._trash = self._trash, None
         for worker in idle:
             worker.close()
+        if trash is not None:
+            trash.put(None)
+            trash.join()
 
     def kill_all(self) -> None:
         """Kill every candidate still running (on Ctrl-C)."""

@@ -15,6 +15,7 @@ could not be captured; the reducer keeps the first spec whose own run shows the 
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import os
 import runpy
@@ -22,6 +23,9 @@ import sys
 import traceback
 
 from reducer.levels.jaxpr.codec import MAX_VALUES, Encoder, Unencodable
+from reducer.levels.jaxpr.libraries import as_pytrees
+from reducer.levels.jaxpr.libraries import install as install_libraries
+from reducer.levels.jaxpr.params import dtype_of, enzyme_options
 
 MAX_SPECS = 8
 MAX_NESTED = 4  # transformed calls recorded inside one outermost call, for `capture_nested`
@@ -90,6 +94,20 @@ def _is_input(leaf) -> bool:
         leaf, bool)
 
 
+def _dtype_name(leaf) -> str:
+    import jax
+
+    dtype = getattr(leaf, "dtype", None)
+    return str(dtype) if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key) else str(jax.numpy.result_type(leaf))
+
+
+def _values(leaf) -> list:
+    """A leaf's values, flat (`reducer.levels.jaxpr.params.flat_values`)."""
+    from reducer.levels.jaxpr.params import flat_values
+
+    return flat_values(leaf)
+
+
 def capture(prefix: list, top, args: tuple, kwargs: dict) -> None:
     """Encode the call `top(*args, **kwargs)` (with the transformations in `prefix`, (kind, options)
     pairs, outside it)."""
@@ -107,91 +125,119 @@ def capture(prefix: list, top, args: tuple, kwargs: dict) -> None:
         NOTES.append(f"the failing {what} call (tracing it on its own raised {type(exc).__name__}: {first})")
 
 
+class Call:
+    """A transformed call laid flat: the chain of transformations (outermost first), the user's
+    function, and its arguments' leaves, which of them are inputs, and their shapes."""
+
+    def __init__(self, prefix: list, top, args: tuple, kwargs: dict):
+        import jax
+        import numpy as np
+
+        self.chain, cur, static = list(prefix), top, set()
+        while isinstance(cur, Transformed):
+            if cur.kind == "jit":
+                static.update(_argnums(cur.opts.get("static_argnums") or ()))
+            self.chain.append((cur.kind, cur.opts))
+            cur = cur.fun
+        self.fun, self.args = as_pytrees(cur, tuple(args))
+        self.leaves, self.treedef = jax.tree_util.tree_flatten((self.args, dict(kwargs)))
+        self.offsets, start = [], 0
+        for a in self.args:
+            n = len(jax.tree_util.tree_leaves(a))
+            self.offsets.append(range(start, start + n))
+            start += n
+        self.index = {}  # leaf position -> input position
+        for i, leaf in enumerate(self.leaves):
+            if _is_input(leaf) and not any(i in self.offsets[p] for p in static if p < len(self.offsets)):
+                self.index[i] = len(self.index)
+        self.shapes = {i: (tuple(np.shape(self.leaves[i])), _dtype_name(self.leaves[i])) for i in self.index}
+
+    def differentiable(self, positions) -> list:
+        """The input positions of the floating-point leaves of the arguments at `positions`."""
+        import jax.numpy as jnp
+
+        return [self.index[i] for p in positions for i in self.offsets[p]
+                if i in self.index and jnp.issubdtype(dtype_of(self.shapes[i][1]), jnp.inexact)]
+
+    def transforms(self) -> tuple[list, dict, bool]:
+        """The spec's transformations, the shapes the innermost function sees, and whether an
+        auxiliary output is dropped."""
+        from reducer.levels.jaxpr import program as jp
+
+        inner, transforms, aux = dict(self.shapes), [], False
+        for kind, opts in self.chain:
+            if kind in jp.GRAD_LIKE:
+                transforms.append({"t": kind, "argnums": self.differentiable(_argnums(opts.get("argnums", 0)))})
+            elif kind == "vmap":
+                transforms.append({"t": "vmap", "in_axes": self._unbatch(opts.get("in_axes", 0), inner)})
+            else:
+                transforms.append({"t": kind, **({"options": opts["enzyme"]} if opts.get("enzyme") else {})})
+            aux = aux or bool(opts.get("has_aux"))
+        return transforms, inner, aux
+
+    def _unbatch(self, axes, inner: dict) -> list:
+        per_arg = [axes] * len(self.args) if isinstance(axes, int) or axes is None else list(axes)
+        if len(per_arg) != len(self.args) or not all(a is None or isinstance(a, int) for a in per_arg):
+            raise Unencodable("vmap in_axes other than an int or None per argument")
+        flat_axes = [None] * len(self.leaves)
+        for p, ax in enumerate(per_arg):
+            for i in self.offsets[p]:
+                flat_axes[i] = ax
+        for i in self.index:
+            if flat_axes[i] is not None:
+                shape = list(inner[i][0])
+                del shape[flat_axes[i] % len(shape)]
+                inner[i] = (tuple(shape), inner[i][1])
+        return [flat_axes[i] for i in self.index]
+
+    def jaxpr(self, inner: dict, aux: bool):
+        """The closed jaxpr of the innermost function over the inputs (shapes as it sees them)."""
+        import jax
+
+        def flat(*xs):
+            values = list(self.leaves)
+            for i, k in self.index.items():
+                values[i] = xs[k]
+            a, kw = jax.tree_util.tree_unflatten(self.treedef, values)
+            out = self.fun(*a, **kw)
+            return jax.tree_util.tree_leaves(out[0] if aux else out)
+
+        return jax.make_jaxpr(flat)(*[jax.ShapeDtypeStruct(inner[i][0], dtype_of(inner[i][1])) for i in self.index])
+
+    def arg_specs(self) -> list:
+        import jax
+        import numpy as np
+
+        specs = []
+        for i in self.index:
+            shape, dtype = self.shapes[i]
+            spec = {"shape": list(shape), "dtype": dtype}
+            if not isinstance(self.leaves[i], jax.core.Tracer) and int(np.prod(shape, dtype=np.int64)) <= MAX_VALUES:
+                spec["values"] = _values(self.leaves[i])
+            specs.append(spec)
+        return specs
+
+
 def encode_call(prefix: list, top, args: tuple, kwargs: dict) -> str:
     import jax
-    import numpy as np
 
     from reducer.levels.jaxpr import program as jp
 
-    leaves, treedef = jax.tree_util.tree_flatten((tuple(args), dict(kwargs)))
-    offsets, start = [], 0
-    for a in args:
-        n = len(jax.tree_util.tree_leaves(a))
-        offsets.append(range(start, start + n))
-        start += n
-    chain, cur = list(prefix), top
-    static_positions: set = set()
-    while isinstance(cur, Transformed):
-        opts = cur.opts
-        if cur.kind == "jit":
-            static_positions.update(_argnums(opts.get("static_argnums") or ()))
-        chain.append((cur.kind, opts))
-        cur = cur.fun
-    fun = cur
-    is_input = [_is_input(leaf) and not any(i in offsets[p] for p in static_positions if p < len(offsets))
-                for i, leaf in enumerate(leaves)]
-    index = {}
-    for i, flag in enumerate(is_input):
-        if flag:
-            index[i] = len(index)
-    shapes = [(tuple(np.shape(leaf)), str(jax.numpy.result_type(leaf))) for leaf in leaves]
-    inner = list(shapes)
-    transforms, aux = [], False
-    for kind, opts in chain:
-        if kind in jp.GRAD_LIKE:
-            nums = [index[i] for p in _argnums(opts.get("argnums", 0)) for i in offsets[p] if i in index]
-            transforms.append({"t": kind, "argnums": nums})
-            aux = aux or bool(opts.get("has_aux"))
-        elif kind == "vmap":
-            axes = opts.get("in_axes", 0)
-            per_arg = [axes] * len(args) if isinstance(axes, int) or axes is None else list(axes)
-            if len(per_arg) != len(args) or not all(a is None or isinstance(a, int) for a in per_arg):
-                raise Unencodable("vmap in_axes other than an int or None per argument")
-            flat_axes = [None] * len(leaves)
-            for p, ax in enumerate(per_arg):
-                for i in offsets[p]:
-                    flat_axes[i] = ax
-            for i, ax in enumerate(flat_axes):
-                if ax is not None and is_input[i]:
-                    shape = list(inner[i][0])
-                    del shape[ax % len(shape)]
-                    inner[i] = (tuple(shape), inner[i][1])
-            transforms.append({"t": "vmap", "in_axes": [flat_axes[i] for i in index]})
-        else:
-            transforms.append({"t": kind})
-            aux = aux or bool(opts.get("has_aux"))
-
-    def flat(*xs):
-        values = list(leaves)
-        for i, k in index.items():
-            values[i] = xs[k]
-        a, kw = jax.tree_util.tree_unflatten(treedef, values)
-        out = fun(*a, **kw)
-        if aux:
-            out = out[0]
-        return jax.tree_util.tree_leaves(out)
-
-    avals = [jax.ShapeDtypeStruct(inner[i][0], inner[i][1]) for i in index]
-    closed = jax.make_jaxpr(flat)(*avals)
+    call = Call(prefix, top, args, kwargs)
+    transforms, inner, aux = call.transforms()
+    closed = call.jaxpr(inner, aux)
     enc = Encoder()
     env, const_eqns, promoted = {}, [], []
     for var, value in zip(closed.jaxpr.constvars, closed.consts):
         env[var] = enc.fresh()
-        if isinstance(value, jax.core.Tracer):
+        if isinstance(value, jax.core.Tracer):  # a value of an outer trace: an input of its own
             promoted.append((env[var], [int(d) for d in var.aval.shape], str(var.aval.dtype)))
         else:
             const_eqns.append(enc.const_eqn(env[var], value))
     body = enc.jaxpr(closed.jaxpr, env)
     body["eqns"] = const_eqns + body["eqns"]
     body["in"] += [list(p) for p in promoted]
-    arg_specs = []
-    for i in index:
-        spec = {"shape": list(shapes[i][0]), "dtype": shapes[i][1]}
-        leaf = leaves[i]
-        if not isinstance(leaf, jax.core.Tracer) and int(np.prod(shapes[i][0], dtype=np.int64)) <= MAX_VALUES:
-            spec["values"] = np.asarray(leaf).ravel().tolist()
-        arg_specs.append(spec)
-    arg_specs += [{"shape": p[1], "dtype": p[2]} for p in promoted]
+    arg_specs = call.arg_specs() + [{"shape": p[1], "dtype": p[2]} for p in promoted]
     for t in transforms:
         if t["t"] == "vmap":
             t["in_axes"] += [None] * len(promoted)
@@ -259,6 +305,7 @@ def install() -> None:
     for name in ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian"):
         _lifting(jax, name, {"argnums": 0})
     _patch_vjp(jax)
+    install_libraries(Transformed)
     try:
         import enzyme_ad.jax as ejax
     except ImportError:
@@ -268,7 +315,10 @@ def install() -> None:
     @functools.wraps(orig_ir)
     def enzyme_jax_ir(*dargs, **dkwargs):
         decorator = orig_ir(*dargs, **dkwargs)
-        return lambda fun: Transformed("enzyme", fun, {}, decorator(fun))
+        bound = inspect.signature(orig_ir).bind(*dargs, **dkwargs).arguments
+        options = {"enzyme": enzyme_options(**{k: bound[k] for k in ("argv", "inner_jit", "pipeline_options")
+                                               if k in bound})}
+        return lambda fun: Transformed("enzyme", fun, options, decorator(fun))
 
     ejax.enzyme_jax_ir = enzyme_jax_ir
 

@@ -4,8 +4,9 @@ A spec jaxpr is `{"in": [[var, shape, dtype]…], "eqns": [eqn…], "out": [atom
 `{"p": primitive name, "in": [atom…], "out": [[var, shape, dtype]…], "params": {…}, "subs": [jaxpr…]}`;
 an atom is a variable name or a literal `{"lit": value, "dtype": name}`. Nested jaxprs live in
 `subs` (the body of `while`, `scan`, `cond` branches, an inner `jit`, an `enzyme_jax_ir` call),
-never in `params`. Parameters are encoded by a restricted encoder (numbers, strings, tuples, dtypes,
-enums, named tuples, small arrays); anything else makes the equation unencodable. Call-like
+never in `params` (a jaxpr parameter of another primitive, such as scatter's `update_jaxpr`, is in
+`subs` too and `params` names its index). Parameters are encoded by `reducer.levels.jaxpr.params`;
+anything it cannot express makes the equation unencodable. Call-like
 primitives whose rules are Python functions (`custom_jvp_call`, `custom_vjp_call`, `remat`,
 `closed_call`) are inlined while encoding, and `custom_linear_solve` becomes its `solve` jaxpr.
 An `enzyme_primal` equation is encoded as an `enzyme_jax_ir` call of its function only when it
@@ -14,22 +15,18 @@ is a plain call (no Enzyme derivative in its pipeline). Two pseudo-primitives st
 """
 from __future__ import annotations
 
-import enum
 import importlib
 import itertools
 import sys
 
 import numpy as np
 
-MAX_VALUES = 4096  # arrays up to this many elements keep their values
+from reducer.levels.jaxpr.params import (MAX_VALUES, Unencodable, array_of, decode_param, decode_params,  # noqa: F401
+                                         dtype_of, encode_param, enzyme_options, flat_values)
 INLINED = {"custom_jvp_call", "custom_jvp_call_jaxpr", "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "remat2",
            "checkpoint", "closed_call", "core_call", "call", "custom_vmap_call"}
 SOLVES = {"custom_linear_solve"}  # inlined as their `solve` jaxpr
 VALUE_PRIMS = {"__const__", "__fill__"}
-
-
-class Unencodable(Exception):
-    """A parameter or equation the spec cannot express."""
 
 
 # -- primitives by name ---------------------------------------------------------------------------
@@ -67,68 +64,6 @@ def registry() -> dict:
     return found
 
 
-# -- parameters -----------------------------------------------------------------------------------
-def _path(cls) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
-
-
-def _resolve(path: str):
-    mod, qual = path.split(":")
-    obj = importlib.import_module(mod)
-    for part in qual.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def encode_param(v):
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return v
-    if isinstance(v, np.dtype):
-        return {"dtype": str(v)}
-    if isinstance(v, type) and issubclass(v, np.generic):
-        return {"dtype": str(np.dtype(v))}
-    if isinstance(v, enum.Enum):
-        return {"enum": _path(type(v)), "name": v.name}
-    if isinstance(v, tuple) and hasattr(v, "_fields"):
-        return {"nt": _path(type(v)), "f": {k: encode_param(getattr(v, k)) for k in v._fields}}
-    if isinstance(v, (tuple, list)):
-        return {"t": [encode_param(x) for x in v]}
-    if isinstance(v, (np.ndarray, np.generic)) and np.size(v) <= MAX_VALUES:
-        return {"arr": np.asarray(v).tolist(), "dtype": str(np.asarray(v).dtype)}
-    from jax.sharding import Sharding
-
-    if isinstance(v, Sharding):
-        return None  # candidates run on one device: where a value is placed does not matter
-    raise Unencodable(f"parameter of type {type(v).__name__}")
-
-
-def decode_param(d):
-    if not isinstance(d, dict):
-        return d
-    if "dtype" in d and "arr" not in d:
-        return np.dtype(d["dtype"]) if d["dtype"] != "bfloat16" else _bf16()
-    if "enum" in d:
-        return getattr(_resolve(d["enum"]), d["name"])
-    if "nt" in d:
-        return _resolve(d["nt"])(**{k: decode_param(x) for k, x in d["f"].items()})
-    if "t" in d:
-        return tuple(decode_param(x) for x in d["t"])
-    if "arr" in d:
-        arr = np.asarray(d["arr"], dtype=dtype_of(d["dtype"]))
-        return arr[()] if arr.ndim == 0 else arr  # a NumPy scalar stays one: parameters are hashed
-    raise ValueError(f"bad parameter encoding {d!r}")
-
-
-def _bf16():
-    import jax.numpy as jnp
-
-    return jnp.dtype("bfloat16")
-
-
-def dtype_of(name: str):
-    return _bf16() if name == "bfloat16" else np.dtype(name)
-
-
 # -- encoding a jaxpr -----------------------------------------------------------------------------
 class Encoder:
     """Encodes jaxprs with globally unique variable names `v0`, `v1` …"""
@@ -143,13 +78,15 @@ class Encoder:
     @staticmethod
     def aval(v) -> tuple[list, str]:
         a = v.aval
+        if not hasattr(a, "shape"):
+            raise Unencodable(f"a value of type {type(a).__name__}")
         return [int(d) for d in a.shape], str(a.dtype)
 
     def const_eqn(self, name: str, value) -> dict:
-        arr = np.asarray(value)
-        params = {"values": arr.ravel().tolist()} if arr.size <= self.max_values else {"fill": 1}
+        size = int(np.prod(np.shape(value), dtype=np.int64))
+        params = {"values": flat_values(value)} if size <= self.max_values else {"fill": 1}
         return {"p": "__const__" if "values" in params else "__fill__", "in": [],
-                "out": [[name, list(arr.shape), str(arr.dtype)]], "params": params, "subs": []}
+                "out": [[name, list(np.shape(value)), str(value.dtype)]], "params": params, "subs": []}
 
     def closed(self, closed) -> dict:
         """A ClosedJaxpr as a spec jaxpr; its constants become `__const__` equations."""
@@ -176,8 +113,7 @@ class Encoder:
         from jax._src import core
 
         if isinstance(v, core.Literal):
-            val = np.asarray(v.val)
-            return {"lit": val.item(), "dtype": str(v.aval.dtype)}
+            return {"lit": flat_values(v.val)[0], "dtype": str(v.aval.dtype)}
         return env[v]
 
     def _eqns(self, eqns, env, out: list) -> None:
@@ -211,7 +147,7 @@ class Encoder:
             env[var] = atom
             return
         env[var] = self.fresh()  # a literal returned by an inlined call: a constant equation
-        out.append(self.const_eqn(env[var], np.asarray(atom["lit"], dtype=dtype_of(atom["dtype"]))))
+        out.append(self.const_eqn(env[var], array_of([atom["lit"]], (), atom["dtype"])))
 
     def _special(self, e, eqn: dict) -> None:
         name, p = e.primitive.name, e.params
@@ -231,11 +167,35 @@ class Encoder:
         elif name == "enzyme_primal":
             eqn["p"] = "enzyme"
             eqn["subs"] = [self.closed(enzyme_inner_jaxpr(e))]
+            options = enzyme_options(p.get("argv", ()), True, p.get("pipeline_options"))
+            if options:
+                eqn["params"] = {"options": options}
         else:
+            eqn["params"] = self.params(e, eqn["subs"])
+
+    def params(self, e, subs: list) -> dict:
+        """The parameters of a plain primitive's equation; jaxprs among them go into `subs`."""
+        from jax._src import core
+
+        def nest(j) -> int:
+            if isinstance(j, core.Jaxpr) and j.constvars:
+                raise Unencodable("a Jaxpr parameter with constants")
+            subs.append(self.closed(j) if isinstance(j, core.ClosedJaxpr) else self.jaxpr(j))
+            return len(subs) - 1
+
+        name, out, functions = e.primitive.name, {}, []
+        for k, v in e.params.items():
             try:
-                eqn["params"] = {k: encode_param(v) for k, v in p.items()}
+                out[k] = encode_param(v, nest)
             except Unencodable as exc:
-                raise Unencodable(f"{name}: {exc}") from None
+                if not callable(v):
+                    raise Unencodable(f"{name}: {k}: {exc}") from None
+                functions.append((k, exc))
+        for k, exc in functions:  # a Python function beside the jaxpr it was traced to (reduce's computation)
+            if not subs:
+                raise Unencodable(f"{name}: {k}: {exc}")
+            out[k] = {"fn_of": 0}
+        return out
 
 
 def _inlined(e):

@@ -16,6 +16,7 @@ import string
 
 import numpy as np
 
+from reducer.levels.jaxpr import spelling
 from reducer.levels.jaxpr.codec import decode_param, registry
 from reducer.levels.jaxpr.program import batched_predicate, masked_loop
 
@@ -27,15 +28,16 @@ INLINE_VALUES = 16
 NPZ = "inputs.npz"
 
 
-def _dtype(name: str) -> str:
-    return f"jnp.{name}" if name != "bool" else "jnp.bool_"
+_dtype = spelling.dtype_expr
+REFS = ("closed", "jaxpr", "fn_of")  # parameters that name one of the equation's nested jaxprs
 
 
 class Emitter:
     def __init__(self, bind_all: bool = False):
         self.bind_all = bind_all
         self.names: dict[str, str] = {}
-        self.imports: set[str] = set()
+        self.spelling = spelling.Spelling()
+        self.imports = self.spelling.imports
         self.arrays: dict[str, np.ndarray] = {}
         self.funcs = 0
 
@@ -53,10 +55,7 @@ class Emitter:
     def atom(self, a) -> str:
         if isinstance(a, str):
             return self.name(a)
-        value = a["lit"]
-        if a["dtype"] in ("float32", "int32", "bool"):
-            return repr(value)
-        return f"{_dtype(a['dtype'])}({value!r})"
+        return spelling.literal(a["lit"], a["dtype"])
 
     def fun_name(self, kind: str) -> str:
         self.funcs += 1
@@ -64,102 +63,121 @@ class Emitter:
 
     # -- parameters -----------------------------------------------------------------------------
     def value(self, v) -> str:
-        from jax import lax
-
-        if isinstance(v, np.dtype):
-            return _dtype(str(v))
-        if isinstance(v, enum.Enum):
-            cls = type(v)
-            if getattr(lax, cls.__name__, None) is cls:
-                return f"lax.{cls.__name__}.{v.name}"
-            self.imports.add(f"from {cls.__module__} import {cls.__qualname__.split('.')[0]}")
-            return f"{cls.__qualname__}.{v.name}"
-        if isinstance(v, tuple) and hasattr(v, "_fields"):
-            cls = type(v)
-            if getattr(lax, cls.__name__, None) is cls:
-                head = f"lax.{cls.__name__}"
-            else:
-                self.imports.add(f"from {cls.__module__} import {cls.__qualname__}")
-                head = cls.__qualname__
-            return f"{head}(" + ", ".join(f"{k}={self.value(getattr(v, k))}" for k in v._fields) + ")"
-        if isinstance(v, tuple):
-            return "(" + ", ".join(self.value(x) for x in v) + ("," if len(v) == 1 else "") + ")"
-        if isinstance(v, np.generic):
-            return repr(v.item())
-        if isinstance(v, np.ndarray):
-            return f"np.asarray({v.tolist()!r}, {_dtype(str(v.dtype))})"
-        return repr(v)
+        return self.spelling.value(v)
 
     # -- equations ------------------------------------------------------------------------------
     def eqn(self, e: dict, indent: str) -> list[str]:
         p, ins = e["p"], [self.atom(a) for a in e["in"]]
         outs = [self.name(o[0]) for o in e["out"]]
-        lhs = ", ".join(outs) + ("," if len(outs) == 1 and p in ("while", "scan", "cond", "jit", "enzyme") else "")
+        listed = p in ("while", "scan", "cond", "jit", "enzyme") or (p in registry() and registry()[p][0].multiple_results)
+        lhs = ", ".join(outs) + ("," if len(outs) == 1 and listed else "")
         if p == "__fill__":
             o = e["out"][0]
-            fill = e["params"].get("fill", 0)
-            call = {0: "jnp.zeros", 1: "jnp.ones"}.get(fill)
-            shape = tuple(o[1])
-            expr = f"{call}({shape!r}, {_dtype(o[2])})" if call else f"jnp.full({shape!r}, {fill!r}, {_dtype(o[2])})"
-            return [f"{indent}{lhs} = {expr}"]
+            return [f"{indent}{lhs} = {spelling.filled(o[1], o[2], e['params'].get('fill', 0))}"]
         if p == "__const__":
             o = e["out"][0]
             return [f"{indent}{lhs} = {self.array_expr(o[0], o[1], o[2], e['params']['values'])}"]
         if p in ("while", "scan", "cond", "jit", "enzyme"):
             return self.structured(e, ins, lhs, indent)
+        if any(isinstance(v, dict) and set(REFS) & set(v) for v in e["params"].values()):
+            return self.with_jaxprs(e, ins, lhs, indent)
         params = {k: decode_param(v) for k, v in e["params"].items()}
         return [f"{indent}{lhs} = {self.call(p, ins, params, e)}"]
 
-    def call(self, p: str, ins: list[str], params: dict, e: dict) -> str:
-        from jax import lax
-
+    def with_jaxprs(self, e: dict, ins: list[str], lhs: str, indent: str) -> list[str]:
+        """A primitive with jaxpr parameters (scatter's `update_jaxpr`, `reduce`'s `jaxpr` …): its public
+        call when one takes the other parameters (JAX derives the jaxpr again), else bound with
+        each jaxpr traced from a function written for it."""
+        plain = {k: v for k, v in e["params"].items() if not (isinstance(v, dict) and set(REFS) & set(v))}
+        params = {k: decode_param(v) for k, v in plain.items() if v != {"t": []}}
         if not self.bind_all:
-            if p in INFIX and len(ins) == 2:
-                return f"{ins[0]} {INFIX[p]} {ins[1]}"
-            if p == "neg":
-                return f"-{ins[0]}"
-            if p == "div" and e["out"][0][2].startswith(("float", "bfloat", "complex")):
-                return f"{ins[0]} / {ins[1]}"
-            if p == "dot_general" and params["dimension_numbers"] == (((1,), (0,)), ((), ())) and \
-                    all(len(s) == 2 for s in self._in_shapes(e)) and params.get("precision") is None:
-                return f"{ins[0]} @ {ins[1]}"
-            if p in REDUCTIONS and len(ins) == 1:
-                axes = tuple(params["axes"])
-                rank = len(self._in_shapes(e)[0])
-                if axes == tuple(range(rank)):
-                    return f"{REDUCTIONS[p]}({ins[0]})"
-                return f"{REDUCTIONS[p]}({ins[0]}, axis={axes[0] if len(axes) == 1 else axes})"
-            if p == "convert_element_type":
-                return f"lax.convert_element_type({ins[0]}, {self.value(params['new_dtype'])})"
-            if p == "iota":
-                return (f"lax.broadcasted_iota({self.value(params['dtype'])}, {self.value(tuple(params['shape']))}, "
-                        f"{params['dimension']})")
-            for space, fn in (("lax", getattr(lax, p, None)), ("lax.linalg", getattr(lax.linalg, p, None))):
-                if not callable(fn):
-                    continue
-                kept = {k: v for k, v in params.items() if v is not None}
-                try:
-                    inspect.signature(fn).bind(*ins, **kept)
-                except (TypeError, ValueError):
-                    continue
-                args = ins + [f"{k}={self.value(v)}" for k, v in kept.items()]
-                return f"{space}.{p}({', '.join(args)})"
+            public = self.public(e["p"], ins, params, e)
+            if public:
+                return [f"{indent}{lhs} = {public}"]
+        lines, funs = [], []
+        for sub in e["subs"]:
+            fn = self.fun_name("computation")
+            lines += self.function(fn, sub, [self.name(v[0]) for v in sub["in"]], indent, True)
+            funs.append((fn, sub))
+        spelled = {k: self.value(decode_param(v)) for k, v in plain.items()}
+        for k, v in e["params"].items():
+            if k in plain:
+                continue
+            ref = next(r for r in REFS if r in v)
+            fn, sub = funs[v[ref]]
+            avals = ", ".join(f"jax.ShapeDtypeStruct({tuple(x[1])!r}, {_dtype(x[2])})" for x in sub["in"])
+            spelled[k] = fn if ref == "fn_of" else f"jax.make_jaxpr({fn})({avals})" + (".jaxpr" if ref == "jaxpr" else "")
+        lines.append(f"{indent}{lhs} = {self.bound(e['p'], ins, spelled)}")
+        return lines
+
+    def bound(self, p: str, ins: list[str], spelled: dict) -> str:
         _, where = registry()[p]
         module, attr = where.split(":")
         self.imports.add(f"from {module} import {attr}")
-        args = ins + [f"{k}={self.value(v)}" for k, v in params.items()]
-        return f"{attr}.bind({', '.join(args)})"
+        return f"{attr}.bind({', '.join(ins + [f'{k}={v}' for k, v in spelled.items()])})"
+
+    def call(self, p: str, ins: list[str], params: dict, e: dict) -> str:
+        if not self.bind_all:
+            public = self.public(p, ins, params, e)
+            if public:
+                return public
+        return self.bound(p, ins, {k: self.value(v) for k, v in params.items()})
+
+    def public(self, p: str, ins: list[str], params: dict, e: dict) -> str:
+        """The primitive as an operator or a public call taking its parameters ("" when none does)."""
+        from jax import lax
+
+        if p in INFIX and len(ins) == 2:
+            return f"{ins[0]} {INFIX[p]} {ins[1]}"
+        if p == "neg":
+            return f"-{ins[0]}"
+        if p == "div" and e["out"][0][2].startswith(("float", "bfloat", "complex")):
+            return f"{ins[0]} / {ins[1]}"
+        if p == "dot_general" and params["dimension_numbers"] == (((1,), (0,)), ((), ())) and \
+                all(len(s) == 2 for s in self._in_shapes(e)) and params.get("precision") is None:
+            return f"{ins[0]} @ {ins[1]}"
+        if p in REDUCTIONS and len(ins) == 1:
+            axes = tuple(params["axes"])
+            rank = len(self._in_shapes(e)[0])
+            if axes == tuple(range(rank)):
+                return f"{REDUCTIONS[p]}({ins[0]})"
+            return f"{REDUCTIONS[p]}({ins[0]}, axis={axes[0] if len(axes) == 1 else axes})"
+        if p == "concatenate":
+            return f"lax.concatenate([{', '.join(ins)}], {params['dimension']})"
+        if p == "platform_index":
+            return platform_index(params["platforms"])
+        if p == "convert_element_type":
+            return f"lax.convert_element_type({ins[0]}, {self.value(params['new_dtype'])})"
+        if p == "iota":
+            return (f"lax.broadcasted_iota({self.value(params['dtype'])}, {self.value(tuple(params['shape']))}, "
+                    f"{params['dimension']})")
+        name = p.replace("-", "_")  # scatter-add: lax.scatter_add
+        for space, fn in (("lax", getattr(lax, name, None)), ("lax.linalg", getattr(lax.linalg, name, None))):
+            if not callable(fn):
+                continue
+            kept = {k: v for k, v in params.items() if v is not None}
+            try:
+                inspect.signature(fn).bind(*ins, **kept)
+            except (TypeError, ValueError):
+                continue
+            args = ins + [f"{k}={self.value(v)}" for k, v in kept.items()]
+            return f"{space}.{name}({', '.join(args)})"
+        return random_call(p, ins, params)
 
     def _in_shapes(self, e: dict) -> list:
         return [self.shapes.get(a, ()) if isinstance(a, str) else () for a in e["in"]]
 
     def array_expr(self, var: str, shape, dtype: str, values) -> str:
-        arr = np.asarray(values, dtype=np.dtype(dtype) if dtype != "bfloat16" else np.float32).reshape(shape)
-        if arr.size <= INLINE_VALUES:
-            flat = arr.reshape(-1).tolist()
-            return f"jnp.asarray({flat!r}, {_dtype(dtype)}).reshape({tuple(shape)!r})"
+        from reducer.levels.jaxpr.params import array_of, key_impl
+
+        if len(values) <= INLINE_VALUES * (2 if dtype.startswith("complex") else 1):
+            return spelling.array(values, shape, dtype)
         key = self.name(var)
+        impl = key_impl(dtype)
+        arr = array_of(values, shape, dtype if dtype != "bfloat16" else "float32")
         self.arrays[key] = arr
+        if impl is not None:
+            return f"jax.random.wrap_key_data(jnp.asarray(INPUTS[{key!r}]), impl={impl.name!r})"
         return f"jnp.asarray(INPUTS[{key!r}], {_dtype(dtype)})"
 
     # -- nested jaxprs --------------------------------------------------------------------------
@@ -214,34 +232,7 @@ class Emitter:
                       f"{indent}{lhs} = lax.while_loop(lambda carry: jnp.any({cn}(carry)), {mn}, {init})"]
             return lines
         if p == "scan":
-            nc, nk = params["num_consts"], params["num_carry"]
-            body = subs[0]
-            sn = self.fun_name("step")
-            bound = {v[0]: a for v, a in zip(body["in"][:nc], ins[:nc])}
-            carry = [self.name(v[0]) for v in body["in"][nc:nc + nk]]
-            xs = [self.name(v[0]) for v in body["in"][nc + nk:]]
-            for v in body["in"]:
-                self.shapes[v[0]] = v[1]
-            lines = [f"{indent}def {sn}(carry, x_slice):"]
-            inner = indent + "    "
-            lines += [f"{inner}{self.name(var)} = {expr}" for var, expr in bound.items() if var in _reads(body)]
-            if carry:
-                lines.append(f"{inner}{', '.join(carry)}, = carry")
-            if xs:
-                lines.append(f"{inner}{', '.join(xs)}, = x_slice")
-            lines += self.body(body, inner)
-            outs = [self.atom(a) for a in body["out"]]
-            c, y = outs[:nk], outs[nk:]
-            lines.append(f"{inner}return ({', '.join(c)}{',' if len(c) == 1 else ''}), "
-                         f"({', '.join(y)}{',' if len(y) == 1 else ''})")
-            n_out = len(e["out"])
-            cs = ", ".join(self.name(o[0]) for o in e["out"][:nk])
-            ys = ", ".join(self.name(o[0]) for o in e["out"][nk:])
-            lhs2 = f"({cs}{',' if nk == 1 else ''}), ({ys}{',' if n_out - nk == 1 else ''})"
-            lines.append(f"{indent}{lhs2} = lax.scan({sn}, ({', '.join(ins[nc:nc + nk])}{',' if nk == 1 else ''}), "
-                         f"({', '.join(ins[nc + nk:])}{',' if len(ins) - nc - nk == 1 else ''}), "
-                         f"length={params['length']}, reverse={params['reverse']})")
-            return lines
+            return self._scan(e, ins, indent)
         if p == "cond":
             names, lines = [], []
             for s in subs:
@@ -253,8 +244,40 @@ class Emitter:
         kind = "inner" if p == "jit" else "enzyme_fun"
         fn = self.fun_name(kind)
         lines = self.function(fn, subs[0], [self.name(v[0]) for v in subs[0]["in"]], indent, True)
-        wrap = f"jax.jit({fn})" if p == "jit" else f"enzyme_jax_ir()({fn})"
+        wrap = f"jax.jit({fn})" if p == "jit" else f"{spelling.enzyme_wrapper(params.get('options'), self.imports)}({fn})"
         lines.append(f"{indent}{lhs} = {wrap}({', '.join(ins)})")
+        return lines
+
+    def _scan(self, e: dict, ins: list[str], indent: str) -> list[str]:
+        """`lax.scan` of a step function written for the body of the `scan` equation `e`."""
+        params = e["params"]
+        nc, nk = params["num_consts"], params["num_carry"]
+        body = e["subs"][0]
+        sn = self.fun_name("step")
+        bound = {v[0]: a for v, a in zip(body["in"][:nc], ins[:nc])}
+        carry = [self.name(v[0]) for v in body["in"][nc:nc + nk]]
+        xs = [self.name(v[0]) for v in body["in"][nc + nk:]]
+        for v in body["in"]:
+            self.shapes[v[0]] = v[1]
+        lines = [f"{indent}def {sn}(carry, x_slice):"]
+        inner = indent + "    "
+        lines += [f"{inner}{self.name(var)} = {expr}" for var, expr in bound.items() if var in _reads(body)]
+        if carry:
+            lines.append(f"{inner}{', '.join(carry)}, = carry")
+        if xs:
+            lines.append(f"{inner}{', '.join(xs)}, = x_slice")
+        lines += self.body(body, inner)
+        outs = [self.atom(a) for a in body["out"]]
+        c, y = outs[:nk], outs[nk:]
+        lines.append(f"{inner}return ({', '.join(c)}{',' if len(c) == 1 else ''}), "
+                     f"({', '.join(y)}{',' if len(y) == 1 else ''})")
+        n_out = len(e["out"])
+        cs = ", ".join(self.name(o[0]) for o in e["out"][:nk])
+        ys = ", ".join(self.name(o[0]) for o in e["out"][nk:])
+        lhs2 = f"({cs}{',' if nk == 1 else ''}), ({ys}{',' if n_out - nk == 1 else ''})"
+        lines.append(f"{indent}{lhs2} = lax.scan({sn}, ({', '.join(ins[nc:nc + nk])}{',' if nk == 1 else ''}), "
+                     f"({', '.join(ins[nc + nk:])}{',' if len(ins) - nc - nk == 1 else ''}), "
+                     f"length={params['length']}, reverse={params['reverse']})")
         return lines
 
     def _carry_fun(self, fname: str, j: dict, consts: list[str], indent: str, tuple_out: bool) -> list[str]:
@@ -286,7 +309,7 @@ class Emitter:
             if "values" in a:
                 inputs.append(f"{self.name(v[0])} = {self.array_expr(v[0], shape, a['dtype'], a['values'])}")
             else:
-                inputs.append(f"{self.name(v[0])} = jnp.ones({shape!r}, {_dtype(a['dtype'])})")
+                inputs.append(f"{self.name(v[0])} = {spelling.filled(shape, a['dtype'], 1)}")
         chain = []
         from reducer.levels.jaxpr.program import jaxprs
 
@@ -298,7 +321,7 @@ class Emitter:
             if kind == "jit":
                 expr = f"jax.jit({current})"
             elif kind == "enzyme":
-                expr = f"enzyme_jax_ir()({current})"
+                expr = f"{spelling.enzyme_wrapper(t.get('options'), self.imports)}({current})"
             elif kind == "vmap":
                 expr = f"jax.vmap({current}, in_axes={tuple(t['in_axes'])!r})"
             elif kind == "vjp":
@@ -328,6 +351,30 @@ class Emitter:
         parts = [header.rstrip("\n")] if header else []
         parts += ["\n".join(head), "\n".join(fn), "\n".join(inputs + chain + [call])]
         return "\n\n\n".join(p for p in parts if p) + "\n"
+
+
+RANDOM = {  # primitive: (public function, its arguments from the equation's inputs and parameters)
+    "random_wrap": lambda ins, p: f"jax.random.wrap_key_data({ins[0]}, impl={p['impl'].name!r})",
+    "random_unwrap": lambda ins, p: f"jax.random.key_data({ins[0]})",
+    "random_split": lambda ins, p: f"jax.random.split({ins[0]}, {tuple(p['shape'])!r})",
+    "random_fold_in": lambda ins, p: f"jax.random.fold_in({ins[0]}, {ins[1]})",
+    "random_bits": lambda ins, p: f"jax.random.bits({ins[0]}, {tuple(p['shape'])!r}, jnp.uint{p['bit_width']})",
+    "random_seed": lambda ins, p: f"jax.random.key({ins[0]}, impl={p['impl'].name!r})",
+}
+
+
+def platform_index(platforms) -> str:
+    """`platform_index` (the branch a platform takes, chosen when lowering) through `lax.platform_dependent`."""
+    branches = []
+    for k, group in enumerate(platforms):
+        names = ["default"] if group is None else list(group)
+        branches += [f"{name}=lambda: jnp.int32({k})" for name in names]
+    return f"lax.platform_dependent({', '.join(branches)})"
+
+
+def random_call(p: str, ins: list[str], params: dict) -> str:
+    """A PRNG primitive as its `jax.random` function ("" for another primitive)."""
+    return RANDOM[p](ins, params) if p in RANDOM else ""
 
 
 def _reads(j: dict) -> set:

@@ -10,6 +10,9 @@ from the script and the failure signature alone:
   while differentiating through such rules (an activity mismatch: cotangent structure, shape or
   dtype; or an internal error inside JAX): the captured program no longer has the rules.
 
+- the failure is raised by the program's own Python code on traced values (`if` on a tracer:
+  `TracerBoolConversionError`, `ConcretizationTypeError` …): a jaxpr holds primitives, not that code.
+
 Failures of primitives (a missing adjoint, an XLA error status) do not depend on custom rules and
 stay in reach.
 """
@@ -21,6 +24,8 @@ from oracles.base import Signature
 
 RULE_METHODS = {"defjvp", "defjvps", "defvjp"}
 RULE_MAKERS = {"custom_jvp", "custom_vjp"}
+TRACE_TIME = {"TracerBoolConversionError", "ConcretizationTypeError", "TracerIntegerConversionError",
+              "TracerArrayConversionError", "UnexpectedTracerError"}
 
 
 def defines_custom_rules(source: str) -> bool:
@@ -44,6 +49,9 @@ def out_of_reach(source: str, signature: Signature) -> str:
     if signature.family == "crash" and how in ("signal", "hang"):
         return ("the process dies by a signal: there is no exception to capture" if how == "signal"
                 else "the program hangs: there is no exception to capture")
+    if signature.get("type") in TRACE_TIME:
+        return (f"the failure ({signature.get('type')}) is raised by the program's own Python code on traced "
+                "values, which a jaxpr does not hold")
     in_rules = signature.family == "activity-mismatch" or (signature.family == "crash" and how == "internal-error")
     if in_rules and defines_custom_rules(source):
         return "the failure arises in differentiating the script's own custom_jvp / custom_vjp rules, which capture inlines"

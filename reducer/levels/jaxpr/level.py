@@ -22,9 +22,8 @@ from oracles.base import Oracle, Signature
 from reducer.levels.jaxpr import emit as jaxpr_emit
 from reducer.levels.jaxpr.fit import out_of_reach
 from reducer.levels.jaxpr import program as jp
-from reducer.engine import Engine
-from reducer.levels.jaxpr.worker import JaxprServer
-from reducer.levels.mlir.run import ServerPool
+from reducer.engine import Engine, Problem
+from reducer.levels.jaxpr.worker import run_spec
 from reducer.levels.jaxpr.passes import jaxpr_passes
 from reducer.workers.sandbox import Limits, Sandbox
 
@@ -56,10 +55,11 @@ def capture(sandbox: Sandbox, source: str, limits: Limits) -> dict:
 
 
 def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature, log,
-                  budget: float = 300.0, jobs: int = 1, platform: str = "cpu",
-                  stop: threading.Event | None = None, verify_runs: int = 2) -> TracedResult | None:
+                  budget: float = 300.0, jobs: int = 1,
+                  stop: threading.Event | None = None, verify_runs: int = 2, on_event=None) -> TracedResult | None:
     """Capture, reduce and write back the failing traced program of `source`; None (and a log line
-    saying why) when no captured program shows the failure or the written-back script does not."""
+    saying why) when no captured program shows the failure or the written-back script does not.
+    `on_event` sees the engine's progress events."""
     start = time.monotonic()
     stop = stop or threading.Event()
     found = capture(sandbox, source, limits)
@@ -68,39 +68,39 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
     if not found["specs"]:
         log("jaxpr level: no failing transformation was captured")
         return None
-    servers = ServerPool([JaxprServer(platform=platform) for _ in range(max(1, jobs))], method="run_spec")
-    try:
-        spec, first = None, None
-        for candidate in found["specs"]:
-            run = servers.run(candidate, max(limits.timeout, 30.0))
-            ok, seen = oracle.judge(wanted, run)
-            if ok:
-                spec, first = candidate, run
-                break
-            log(f"jaxpr level: a captured program shows {seen or 'no failure'}, not the failure; skipped")
-        if spec is None:
-            log("jaxpr level: no captured program reproduces the failure on its own")
-            return None
-        rep = jp.JaxprSpec()
-        timeout = max(3.0, 3 * (first.seconds or 1.0))
+    spec, first = None, None
+    for candidate in found["specs"]:
+        run = run_spec(sandbox, candidate, limits, max(limits.timeout, 30.0))
+        ok, seen = oracle.judge(wanted, run)
+        if ok:
+            spec, first = candidate, run
+            break
+        log(f"jaxpr level: a captured program shows {seen or 'no failure'}, not the failure; skipped")
+    if spec is None:
+        log("jaxpr level: no captured program reproduces the failure on its own")
+        return None
+    rep = jp.JaxprSpec()
+    timeout = max(3.0, 3 * (first.seconds or 1.0))
 
-        def test(candidate: str, cancel: threading.Event) -> bool:  # the engine caches outcomes
-            if stop.is_set() or cancel.is_set():
-                return False
-            return oracle.judge(wanted, servers.run(candidate, timeout))[0]
+    def test(candidate: str, cancel: threading.Event) -> bool:  # the engine caches outcomes
+        if stop.is_set() or cancel.is_set():
+            return False
+        run = run_spec(sandbox, candidate, limits, timeout, cancel)
+        return not run.cancelled and oracle.judge(wanted, run)[0]
 
-        before = jp.count_eqns(jp.loads(spec)["jaxpr"])
-        log(f"jaxpr level: captured {' ∘ '.join(t['t'] for t in jp.loads(spec)['transforms']) or 'a call'} of "
-            f"{before} equations (first run {first.seconds:.2f} s; candidate timeout {timeout:.0f} s)")
-        engine = Engine(rep, jaxpr_passes(), test, jobs=jobs, stop=stop, deadline=start + budget)
-        best = engine.reduce(spec)
-        stats = engine.stats
-        after = jp.count_eqns(jp.loads(best)["jaxpr"])
-        log(f"jaxpr level: {before} -> {after} equations; {stats.tested} tested, {stats.accepted} accepted")
-        for name, counts in stats.per_pass.items():
-            log(f"  jaxpr pass {name}: {counts['tested']} tested, {counts['accepted']} accepted")
-    finally:
-        servers.close()
+    before = jp.count_eqns(jp.loads(spec)["jaxpr"])
+    log(f"jaxpr level: captured {' ∘ '.join(t['t'] for t in jp.loads(spec)['transforms']) or 'a call'} of "
+        f"{before} equations (first run {first.seconds:.2f} s; candidate timeout {timeout:.0f} s)")
+    problem = Problem(rep, test, on_event=on_event or (lambda e: None), level="jaxpr")
+    best = Engine(problem, jaxpr_passes(), jobs=jobs, stop=stop, deadline=start + budget).reduce(spec)
+    stats = problem.stats
+    after = jp.count_eqns(jp.loads(best)["jaxpr"])
+    log(f"jaxpr level: {before} -> {after} equations; {stats.tested} tested, {stats.accepted} accepted")
+    for name, counts in stats.per_pass.items():
+        log(f"  jaxpr pass {name}: {counts['tested']} tested, {counts['accepted']} accepted")
+    if stop.is_set():
+        log("jaxpr level: interrupted before the write-back")
+        return None
     result = write_back(best, sandbox, limits, oracle, wanted, verify_runs, log)
     if result is None:
         return None
@@ -110,33 +110,73 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
                         verified=verified, transforms=[t["t"] for t in jp.loads(best)["transforms"]])
 
 
+FORMS = ((False, "public calls", "public jax.numpy / jax.lax calls"),
+         (True, "bound primitives", "primitives bound directly"))
+
+
 def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature, runs: int,
                log) -> tuple[str, dict, str] | None:
-    """The script for `spec` that reproduces the failure in fresh interpreters, its arrays and verdict."""
+    """The script for `spec` that reproduces the failure in fresh interpreters, its arrays and verdict.
+    Each form that does not is logged with what its run showed instead and where it stopped; when
+    none does, the log says "write-back failed" (a bug of the emitter, not an outcome)."""
+    for bind_all, short, long in FORMS:
+        text, arrays = jaxpr_emit.emit(jp.loads(spec), bind_all=bind_all)
+        try:
+            compile(text, "repro.py", "exec")
+        except SyntaxError as exc:
+            log(f"jaxpr level: the written-back script ({short}) is not valid Python, line {exc.lineno}: "
+                f"{(exc.text or '').strip()[:160]}")
+            continue
+        good, why = _verify(text, arrays, bind_all, sandbox, limits, oracle, wanted, runs)
+        if good == runs:
+            return text, arrays, f"yes ({good}/{runs} runs of the written-back script, {long})"
+        log(f"jaxpr level: the written-back script ({short}) showed the failure in {good}/{runs} runs; {why}")
+    log("jaxpr level: write-back failed: no written-back form reproduces the reduced traced program")
+    return None
+
+
+def _verify(text: str, arrays: dict, bind_all: bool, sandbox: Sandbox, limits: Limits, oracle: Oracle,
+            wanted: Signature, runs: int) -> tuple[int, str]:
+    """How many of `runs` fresh runs of the script show the failure (stopping at the first that does
+    not), and what that one showed instead."""
     import numpy as np
 
-    for bind_all in (False, True):
-        text, arrays = jaxpr_emit.emit(jp.loads(spec), bind_all=bind_all)
-        extra = ()
-        holder = None
-        if arrays:
-            holder = Path(sandbox.root) / f"jaxpr-inputs-{int(bind_all)}"
-            holder.mkdir(parents=True, exist_ok=True)
-            np.savez(holder / jaxpr_emit.NPZ, **arrays)
-            extra = (holder / jaxpr_emit.NPZ,)
-        checker = Sandbox(Path(sandbox.root) / "jaxpr-verify", script_name=sandbox.script_name,
-                          data_files=tuple(sandbox.data_files) + extra, platform=sandbox.platform,
-                          check_gradients=sandbox.check_gradients)
-        try:
-            good = sum(oracle.judge(wanted, checker.run(text, limits, fresh=True))[0] for _ in range(runs))
-        finally:
-            checker.close()
-        if good == runs:
-            how = "primitives bound directly" if bind_all else "public jax.numpy / jax.lax calls"
-            return text, arrays, f"yes ({good}/{runs} runs of the written-back script, {how})"
-        log(f"jaxpr level: the written-back script ({'bound primitives' if bind_all else 'public calls'}) "
-            f"showed the failure in {good}/{runs} runs")
-    return None
+    extra = ()
+    if arrays:
+        holder = Path(sandbox.root) / f"jaxpr-inputs-{int(bind_all)}"
+        holder.mkdir(parents=True, exist_ok=True)
+        np.savez(holder / jaxpr_emit.NPZ, **arrays)
+        extra = (holder / jaxpr_emit.NPZ,)
+    checker = Sandbox(Path(sandbox.root) / "jaxpr-verify", script_name=sandbox.script_name,
+                      data_files=tuple(sandbox.data_files) + extra, platform=sandbox.platform,
+                      check_gradients=sandbox.check_gradients)
+    good = 0
+    try:
+        for _ in range(runs):
+            run = checker.run(text, limits, fresh=True)
+            ok, seen = oracle.judge(wanted, run)
+            if not ok:
+                stopped = where_it_stopped(run.stderr, text, sandbox.script_name)
+                return good, f"it showed {seen or 'no failure'}{stopped}"
+            good += 1
+    finally:
+        checker.close()
+    return good, ""
+
+
+def where_it_stopped(stderr: str, text: str, script: str = "repro.py") -> str:
+    """`: <exception line>, at line N: <source>` for the last exception the written-back script
+    `text` (run as `script`) raised, at its last frame in the script."""
+    import re
+
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    error = next((ln for ln in reversed(lines) if re.match(r"^[A-Za-z_.]+(Error|Exception)\b", ln)), "")
+    frames = [int(n) for n in re.findall(rf'File "[^"]*{re.escape(script)}", line (\d+)', stderr)]
+    source = text.splitlines()
+    at = ""
+    if frames and 0 < frames[-1] <= len(source):
+        at = f", at line {frames[-1]}: {source[frames[-1] - 1].strip()[:160]}"
+    return (f": {error[:200]}" if error else "") + at
 
 
 # -- choosing the level, inside a script reduction ------------------------------------------------
@@ -149,6 +189,9 @@ LEVELS = ("source", "jaxpr")
 #: mlp_reduce_precision_enzyme 45 against 69, in a fifth to two thirds of the time) and cost nothing
 #: where it cannot; below this size the source level alone is quick.
 AUTO_MIN_TOKENS = 200
+#: --stall of the source level when it starts from a written-back script: the traced level has
+#: already reduced the program, so statement-by-statement deletions that stop paying off are cut short
+SOURCE_STALL_AFTER_TRACED = 120.0
 
 
 def _has_classes(source: str) -> bool:
@@ -176,8 +219,6 @@ def traced_level(job, original: str, est) -> str:
     default: a program with classes or over AUTO_MIN_TOKENS tokens, an oracle that judges output), and return the program the
     source level starts from: the written-back script when it reproduces and is smaller. Sets
     `job.levels_run`, the levels the report names."""
-    from oracles.generic import Script
-
     chosen = parse_levels(getattr(job.options, "levels", "auto"))
     job.levels_run = []
     size = job.rep.size(original)
@@ -186,7 +227,7 @@ def traced_level(job, original: str, est) -> str:
         why_not = f"a flat script of {size} tokens, at most {AUTO_MIN_TOKENS}" if not want else ""
     else:
         want, why_not = "jaxpr" in chosen, "not asked for"
-    if want and (isinstance(est.oracle, Script) or est.oracle.needs_gradient_checks):
+    if want and (est.oracle.runs_candidates or est.oracle.needs_gradient_checks):
         want, why_not = False, f"the {est.oracle.name} oracle needs the script itself"
     if want and out_of_reach(original, est.signature):
         want, why_not = False, out_of_reach(original, est.signature)
@@ -195,7 +236,8 @@ def traced_level(job, original: str, est) -> str:
     if want:
         budget = min(600.0, 0.5 * job.options.max_time) if job.options.max_time else 600.0
         result = reduce_traced(original, job.sandbox, job.limits, est.oracle, est.signature, job.log,
-                               budget=budget, jobs=job.options.jobs, platform=job.options.platform, stop=job.stop)
+                               budget=budget, jobs=job.options.jobs, stop=job.stop,
+                               on_event=job.on_event)
         if result is not None:
             job.traced_counts = (result.tested, result.accepted)
             smaller = job.rep.size(result.script) < size
@@ -213,6 +255,10 @@ def traced_level(job, original: str, est) -> str:
                 original = job.rep.normalize(result.script)
                 job.log(f"jaxpr level: written back as a script of {job.rep.size(original)} tokens "
                         f"(from {size}); verified: {result.verified}")
+                if job.options.stall is None or job.options.stall > SOURCE_STALL_AFTER_TRACED:
+                    job.options.stall = SOURCE_STALL_AFTER_TRACED
+                    job.log(f"source level: from the written-back script, stopping after "
+                            f"{SOURCE_STALL_AFTER_TRACED:g} s without a smaller candidate")
             else:
                 job.log(f"jaxpr level: the written-back script ({job.rep.size(result.script)} tokens) is not "
                         f"smaller than the program ({size}); kept the program")

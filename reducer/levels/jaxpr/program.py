@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
-from reducer.levels.jaxpr.codec import VALUE_PRIMS, decode_param, dtype_of
+from reducer.levels.jaxpr.codec import VALUE_PRIMS, decode_params, dtype_of
+from reducer.levels.jaxpr.params import array_of, enzyme_kwargs, key_impl
 
 GRAD_LIKE = {"grad", "value_and_grad", "jacrev", "jacfwd", "hessian"}
 
@@ -105,6 +106,9 @@ def elements(shape) -> int:
 
 # -- the engine's representation ------------------------------------------------------------------
 class JaxprSpec:
+    def parse(self, program: str) -> dict:  # the work item jaxpr passes read (and never change)
+        return loads(program)
+
     def size(self, program: str) -> int:
         spec = loads(program)
         masked = sum(masked_loop(e) for _, j in jaxprs(spec["jaxpr"]) for e in j["eqns"])  # + its per-lane select
@@ -157,9 +161,16 @@ def _scoped(j: dict, outer: set) -> bool:
 def make_value(shape, dtype: str, values=None, fill=1):
     import numpy as np
 
-    dt = dtype_of(dtype)
+    if key_impl(dtype) is not None:  # a PRNG key array: made from its key data
+        import jax
+
+        impl = key_impl(dtype)
+        data = array_of(values, shape, dtype) if values is not None else \
+            np.zeros(tuple(shape) + tuple(impl.key_shape), np.uint32)
+        return jax.random.wrap_key_data(data, impl=impl.name)
     if values is not None:
-        return np.asarray(values, dtype=dt).reshape(shape)
+        return array_of(values, shape, dtype)
+    dt = dtype_of(dtype)
     return np.full(tuple(shape), fill, dtype=dt)
 
 
@@ -191,7 +202,7 @@ def interpret(j: dict, args) -> list:
         elif p == "enzyme":
             from enzyme_ad.jax import enzyme_jax_ir
 
-            outs = list(enzyme_jax_ir()(_as_fun(subs[0]))(*ins))
+            outs = list(enzyme_jax_ir(**enzyme_kwargs(params.get("options")))(_as_fun(subs[0]))(*ins))
         elif p == "while":
             nc, nb = params["cond_nconsts"], params["body_nconsts"]
             cc, bc, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
@@ -217,7 +228,7 @@ def interpret(j: dict, args) -> list:
             outs = list(lax.switch(ins[0], [_as_fun(s) for s in subs], *ins[1:]))
         else:
             prim = registry()[p][0]
-            r = prim.bind(*ins, **{k: decode_param(v) for k, v in params.items()})
+            r = prim.bind(*ins, **decode_params(params, subs))
             outs = list(r) if prim.multiple_results else [r]
         for o, v in zip(e["out"], outs):
             env[o[0]] = v
@@ -301,7 +312,7 @@ def build(spec: dict):
         elif kind == "enzyme":
             from enzyme_ad.jax import enzyme_jax_ir
 
-            f = enzyme_jax_ir()(f)
+            f = enzyme_jax_ir(**enzyme_kwargs(t.get("options")))(f)
         elif kind == "vmap":
             f = jax.vmap(f, in_axes=tuple(t["in_axes"]))
         elif kind == "vjp":

@@ -59,17 +59,58 @@ def reproduce_section(module_text: str, pipeline: str | None, runner_text: str, 
     return out
 
 
+def _tool(kind: str) -> str:
+    return "Enzyme-JAX's pass pipeline" if kind == ENZYME else "XLA's compiler"
+
+
+def what_happens(sig: Signature, kind: str) -> str:
+    """What goes wrong, said of the module and the tool that processes it (a module may come from
+    anywhere, say Reactant.jl, so neither JAX nor `enzyme_jax_ir` is named)."""
+    f, tool = sig.family, _tool(kind)
+    if f == "adjoint-missing" and sig.get("source") == "enzyme":
+        target = f" (custom call target `{sig.get('target')}`)" if sig.get("target") else ""
+        return (f"Running Enzyme-JAX's pass pipeline on the module fails: Enzyme reports `could not compute the "
+                f"adjoint for this operation` for `{sig.get('op')}`{target}.")
+    if f == "activity-mismatch":
+        return f"{tool} fails on the module with a {sig.get('kind').replace('-', ' ')} error."
+    if f == "crash":
+        how, detail = sig.get("how"), sig.get("detail")
+        if how == "signal":
+            return f"The process running {tool} on the module is killed by a signal on {sig.get('platform')}: {detail}."
+        if how == "xla-status":
+            return f"{tool} returns an error status on {sig.get('platform')}: `{detail}`."
+        if how == "hang":
+            return f"{tool} does not finish on the module within the time limit."
+        return f"{tool} fails on the module with an internal error: {detail}."
+    return emit._what_happens(sig)
+
+
+def expected(sig: Signature, kind: str) -> str:
+    tool = _tool(kind)
+    if sig.family == "adjoint-missing" and sig.get("source") == "enzyme":
+        return (f"The pipeline differentiates the module: `{sig.get('op')}` needs an adjoint rule in Enzyme-JAX "
+                "(or a clear \"not supported\" diagnostic naming it).")
+    if sig.family == "crash":
+        return (f"{tool} processes the module, or rejects it with a diagnostic that explains what is wrong; it must "
+                "not crash the process.")
+    return f"{tool} processes the module without this failure."
+
+
 def report(module_text: str, pipeline: str | None, runner_text: str, sig: Signature, run_excerpt: str,
            info: dict, summary: ModuleSummary, private_paths: tuple[str, ...] = (),
-           runner_name: str = "repro.py") -> str:
-    out = [f"# {sig.title or sig}", "", emit._what_happens(sig), "", "## Reproducer", ""]
+           runner_name: str = "repro.py", made: list[str] | None = None) -> str:
+    """The bug report; `made` replaces the section on how the reproducer was made (`reducer report`
+    keeps the one the reduction wrote)."""
+    out = [f"# {sig.title or sig}", "", what_happens(sig, summary.kind), "", "## Reproducer", ""]
     out += reproduce_section(module_text, pipeline, runner_text, summary.kind, runner_name=runner_name)
     out += ["## What happens", "", "```", scrub(run_excerpt.strip(), *private_paths) or "(no output)", "```", ""]
     if sig.family == "crash" and sig.get("native"):
         out += ["The native frames (shared object + offset, innermost first) come from a signal handler reducer "
                 f"adds to every candidate; with symbols: `gdb -batch -ex run -ex bt --args python {runner_name}`.", ""]
-    out += ["## What was expected", "", emit._expected(sig), ""]
+    out += ["## What was expected", "", expected(sig, summary.kind), ""]
     out += ["## Environment", "", "```", envmod.render(info), "```", ""]
+    if made is not None:
+        return "\n".join(out + made) + "\n"
     passes = (f", pipeline {summary.original_passes} → {summary.final_passes} passes"
               if summary.kind == ENZYME else "")
     out += ["## How this reproducer was made", "",

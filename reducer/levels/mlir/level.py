@@ -8,18 +8,19 @@ it cannot compile the module, and otherwise the pipeline is the single `enzyme-w
 The first run is a subprocess (the runner script, as a user would run it): a crash there means
 every candidate runs in a fresh forked child; an error means candidates run in process, in a warm
 worker that runs one candidate after another (a crash kills only that worker's forked child). The
-pipeline passes and the module passes then alternate until neither shrinks; the result is verified in fresh
-interpreters and written as `repro.mlir`, `pipeline.txt`, the runner `repro.py`, `report.md`,
-`signature.json`, `env.json` and `reduce.log`.
+pipeline passes and the module passes then alternate until neither shrinks.
+
+`MlirReduction` is this level's `reducer.job.Job`: the job verifies the result in fresh interpreters
+(re-running the original when it does not fail), keeps other failures in `also-interesting/`,
+keeps `best.mlir` and `state.json` for --resume, and writes `signature.json`, `env.json` and
+`reduce.log`; this module writes `repro.mlir`, `pipeline.txt`, the runner `repro.py` and `report.md`.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import re
 import shutil
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -28,29 +29,29 @@ from pathlib import Path
 import oracles
 from reducer.inputs import read_text
 from oracles.base import Oracle, Signature
-from oracles.generic import Script
-from reducer import env as envmod
+from reducer.job import Established, Job, Options, Verdict, last_words, no_backend
 from reducer.levels.mlir import emit as mlir_emit, module as mm, run as mlir_run
-from reducer.levels.mlir import pipeline as pl
-from reducer.engine import Engine, Event, Stats
-from reducer.errors import BAD_MLIR, NO_FAILURE, OTHER_FAILURE, ReducerError
+from reducer.levels.mlir import ir_worker, labels, pipeline as pl
+from reducer.engine import Engine, Problem, Stats
+from reducer.errors import BAD_MLIR, NO_BACKEND, NO_FAILURE, NO_RESUME, OTHER_FAILURE, ReducerError
 from reducer.files import write_atomic
 from reducer.levels.mlir.run import ENZYME, XLA
-from reducer.levels.mlir.passes import _ir, mlir_passes
-from reducer.levels.mlir.pipeline_passes import PIPELINE_PASSES, pipeline_passes
+from reducer.levels.mlir.passes import mlir_passes
+from reducer.levels.mlir.pipeline_passes import pipeline_passes
+from reducer.workers.requests import IrModule
 from reducer.workers.sandbox import Limits, RunResult, Sandbox
 
 DUMPED = re.compile(r"Enzyme MLIR dumped to (?P<path>\S+\.mlir)")
 
 
 @dataclass
-class MlirOptions:
-    oracle: str = "auto"
-    timeout: float | None = None
-    platform: str = "cpu"
+class MlirOptions(Options):
+    """The job's options, with the IR level's defaults and its own settings."""
+
     jobs: int = 1
-    max_time: float | None = None
+    runs: int = 1
     verify_runs: int = 2
+    stall: float | None = None
     #: "worker" (a warm worker process), "here" (this very process), or None: decided by the first run
     isolation: str | None = None
     runner_name: str = "repro.py"
@@ -64,12 +65,9 @@ def read_module(path: Path) -> str:
 
 
 def default_pipeline(module_text: str) -> str:
-    """The pass enzyme_jax_ir runs for reverse mode, for the module's entry function."""
-    e = _ir.Edit(mm.join(None, module_text))
-    name = e.entry_name()
-    f = e.function(name)
-    ft = f.attributes["function_type"].value
-    return pl.wrap_pipeline(name, [_ir.activity(t) for t in ft.inputs], [_ir.activity(t) for t in ft.results])
+    """The pass enzyme_jax_ir runs for reverse mode, for the module's entry function (parsed in this
+    process: the job asks its IR worker, `MlirModule.default_pipeline`)."""
+    return mm.default_pipeline_here(module_text)
 
 
 def culprit_of(sig: Signature) -> tuple[str, str] | None:
@@ -79,31 +77,35 @@ def culprit_of(sig: Signature) -> tuple[str, str] | None:
     return None
 
 
-class MlirReduction:
-    def __init__(self, text: str, source_name: str, out: Path, options: MlirOptions, log=None, on_event=None):
-        self.options = options
-        self.source_name = source_name
-        self.out = Path(out)
-        self.log_lines: list[str] = []
-        self._log_cb = log or (lambda line: None)
-        self.on_event = on_event or (lambda e: None)
-        self.stop = threading.Event()
-        self.rep = mm.MlirModule()
+class MlirReduction(Job):
+    """The job for an MLIR module and its pipeline (`reducer.job.Job` owns what levels share)."""
+
+    suffix, unit, file_name = ".mlir", "operations", "repro.mlir"
+
+    def __init__(self, text: str, source_name: str, out: Path, options: MlirOptions, log=None, on_event=None,
+                 resume: bool = False):
+        rep = mm.MlirModule(worker=ir_worker.shared())  # every parse in the IR worker, never here
         pipeline, module_text = mm.split(text)
-        problem = mm.parse_error(module_text)
+        problem = rep.problem(module_text)
         if problem:
             raise ReducerError(f"{source_name}: not a valid MLIR module: {problem}", BAD_MLIR)
-        self.original = self.rep.normalize(text)
+        oracle_spec = oracles.make_oracle(options.oracle, options.platform, options.hangs)
+        super().__init__(out, options, on_event, log, resume, scratch_prefix="reducer-mlir-")
+        self.full_outputs = options.full_outputs
+        self.source_name = source_name
+        self.rep = rep
+        self.original = self.text = mm.join(pipeline, module_text)  # as given: printing may change the failure
         self.header = pipeline
-        self.oracle_spec = oracles.make_oracle(options.oracle, options.platform)
-        self.scratch = Path(tempfile.mkdtemp(prefix="reducer-mlir-"))
+        self.oracle_spec = oracle_spec
         self.sandbox = Sandbox(self.scratch / "runs", script_name=options.runner_name, platform=options.platform,
-                               warm=True, warm_modules=("jax", "jax.extend.backend", "enzyme_ad.jax"))
-        self.limits = Limits(timeout=options.timeout or 120.0)
-        self.servers: mlir_run.ServerPool | None = None
-        self.memo: dict[str, bool] = {}
+                               warm=options.warm, warm_modules=("jax", "jax.extend.backend", "enzyme_ad.jax"))
+        self.limits = Limits(timeout=options.timeout or 120.0, memory_mb=options.memory_mb)
         self.isolation = "subprocess"
         self.kind = ENZYME
+        self.previous: dict = {}  # the interrupted run's state, when resuming
+        self.counts0 = (0, 0)  # operations and pipeline passes of the original
+        self.problem: Problem | None = None  # made by `shrink`: one per run, its cache and counts for every round
+        self.stats, self.est, self.reduce_seconds, self.stalled = Stats(), None, 0.0, False
 
     @classmethod
     def from_file(cls, path: Path, out: Path | None, options: MlirOptions, **kw) -> "MlirReduction":
@@ -111,20 +113,10 @@ class MlirReduction:
         text = read_module(path)
         return cls(text, path.name, out or Path.cwd() / f"reduced-{path.stem}", options, **kw)
 
-    def log(self, line: str) -> None:
-        self.log_lines.append(f"[{time.strftime('%H:%M:%S')}] {line}")
-        self._log_cb(line)
-
-    def close(self) -> None:
-        if self.servers:
-            self.servers.close()
-        self.sandbox.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
-
     # -- running candidates -----------------------------------------------------------------
     def _classify(self, run: RunResult) -> tuple[Oracle, Signature] | None:
         if self.oracle_spec is None:
-            hit = oracles.detect(run, self.options.platform)
+            hit = oracles.detect(run, self.options.platform, self.options.hangs)
         else:
             sig = self.oracle_spec.classify(run)
             hit = (self.oracle_spec, sig) if sig else None
@@ -135,28 +127,22 @@ class MlirReduction:
 
     def run_candidate(self, program: str, cancel: threading.Event | None = None, fresh: bool = False) -> RunResult:
         pipeline, module_text = mm.split(program)
+        if self.oracle_spec is not None and self.oracle_spec.runs_candidates:
+            return self.oracle_spec.run_candidate(program, self.file_name, self.bounded(self.limits.timeout))
         if self.isolation == "worker" and not fresh:
-            return self.servers.run(self.kind, module_text, pipeline, self.limits.timeout)
+            return self.sandbox.run(IrModule(module_text, pipeline, self.kind), self.limits, cancel)
         if self.isolation == "here" and not fresh:
             return mlir_run.run_here(self.kind, module_text, pipeline)
         return self.sandbox.run(mlir_run.runner_source(self.kind, module_text, pipeline, native_frames=True),
                                 self.limits, cancel, fresh=fresh)
 
-    def establish(self) -> tuple[Oracle, Signature, RunResult]:
-        """Find how the module fails, from a first run in a subprocess, and how to run candidates."""
-        _, module_text = mm.split(self.original)
-        if self.header:
-            attempts = [(ENZYME, self.header)]
+    def first_failure(self) -> tuple[Oracle, Signature, RunResult]:
+        """How the module fails, from a first run in a subprocess (`reducer check` stops here)."""
+        pipeline, module_text = mm.split(self.original)
+        if pipeline:
+            attempts = [(ENZYME, pipeline)]
         else:  # a module XLA cannot compile fails before any differentiation
-            attempts = [(XLA, None), (ENZYME, default_pipeline(module_text))]
-        if isinstance(self.oracle_spec, Script):
-            self.kind, pipeline = attempts[0]
-            self.original = mm.join(pipeline if self.kind == ENZYME else None, module_text)
-            if not self.oracle_spec.interesting(self.original, "repro.mlir")[0]:
-                raise ReducerError(f"{self.source_name}: the interestingness command rejects the original module",
-                                   OTHER_FAILURE)
-            self.isolation = "script"
-            return self.oracle_spec, self.oracle_spec.signature(), RunResult(0, "", "", 0.0)
+            attempts = [(XLA, None)] + [(ENZYME, p) for p in [self.rep.default_pipeline(module_text)] if p]
         if importlib.util.find_spec("enzyme_ad") is None:
             if self.header:
                 raise ReducerError(f"{self.source_name}: running its Enzyme-JAX pipeline needs enzyme-ad "
@@ -167,6 +153,9 @@ class MlirReduction:
             self.kind = kind
             program = mm.join(pipeline if kind == ENZYME else None, module_text)
             run = self.run_candidate(program, fresh=True)
+            reason = no_backend(run)
+            if reason:
+                raise ReducerError(f"{self.source_name}: {reason}", NO_BACKEND)
             hit = self._classify(run)
             seen.append((kind, run))
             if hit:
@@ -174,188 +163,186 @@ class MlirReduction:
                 break
         else:
             run = seen[-1][1]
+            if self.oracle_spec is not None and self.oracle_spec.runs_candidates:
+                raise ReducerError(f"{self.source_name}: the --oracle command rejects the original module "
+                                   f"({last_words(run)})", OTHER_FAILURE)
             if all(r.returncode == 0 for _, r in seen):
                 tried = ["Enzyme-JAX's pipeline" if k == ENZYME else "XLA's compiler" for k, _ in seen]
                 who = f"neither {tried[0]} nor {tried[1]} fails" if len(tried) == 2 else f"{tried[0]} does not fail"
                 raise ReducerError(f"{self.source_name}: does not fail ({who} on it): nothing to reduce", NO_FAILURE)
             other = oracles.detect(run, self.options.platform)
-            what = str(other[1]) if other else (run.output.strip().splitlines() or ["no output"])[-1][:200]
+            what = str(other[1]) if other else last_words(run)
             raise ReducerError(f"{self.source_name}: fails, but not as --oracle {self.options.oracle} expects; "
                                f"saw: {what}", OTHER_FAILURE)
-        oracle, sig = hit
-        crashed = run.signal is not None or run.timed_out
-        if crashed:
+        return (*hit, run)
+
+    def check(self) -> Established:
+        """`reducer check`: one run and its signature."""
+        oracle, sig, run = self.first_failure()
+        return Established(oracle, sig, run, 1.0, run.seconds)
+
+    def establish(self) -> tuple[Oracle, Signature, RunResult]:
+        """Find how the module fails, and how to run candidates: in the command of an oracle that
+        runs them itself, in fresh subprocesses after a crash or with --cold, else in warm workers."""
+        oracle, sig, run = self.first_failure()
+        self.rep.keep = labels.named_ops(sig)
+        self.original = self.text = self.rep.adopt(self.original, lambda p: self.judge(
+            oracle, sig, self.run_candidate(p, fresh=True))[0], self.log)
+        sig = self.rep.name_failing_pass(sig, self.original)
+        if oracle.runs_candidates:
+            self.isolation = "script"
+        elif run.signal is not None or run.timed_out or not self.options.warm:
             self.isolation = "subprocess"
         else:
             self.isolation = self.options.isolation or "worker"
-            if self.isolation == "worker":
-                self.servers = mlir_run.ServerPool(
-                    [mlir_run.Server(platform=self.options.platform) for _ in range(max(1, self.options.jobs))])
             again = self.run_candidate(self.original)
-            if not oracle.judge(sig, again)[0]:
+            if not self.judge(oracle, sig, again)[0]:
                 self.log("in-process run differs from the subprocess run; candidates run in subprocesses")
                 self.isolation = "subprocess"
         if self.options.timeout is None:
-            self.limits = Limits(timeout=max(20.0, 4 * run.seconds))
+            self.limits = Limits(timeout=max(20.0, 4 * run.seconds), memory_mb=self.options.memory_mb)
         return oracle, sig, run
 
     def make_test(self, oracle: Oracle, wanted: Signature):
-        aside: set = set()
-
         def test(program: str, cancel: threading.Event) -> bool:
-            digest = hashlib.sha1(program.encode()).hexdigest()
-            if digest in self.memo:
-                return self.memo[digest]
             if self.stop.is_set() or cancel.is_set():
                 return False
-            if isinstance(oracle, Script):
-                ok = oracle.interesting(program, "repro.mlir")[0]
-            else:
-                run = self.run_candidate(program, cancel)
-                if run.cancelled:
-                    return False
-                ok, seen = oracle.judge(wanted, run)
-                if not ok and seen is not None and seen != wanted and len(aside) < 5 and seen not in aside:
-                    aside.add(seen)
-                    self.log(f"met another failure (not followed): {seen}")
-            self.memo[digest] = ok
+            run = self.run_candidate(program, cancel)
+            if run.cancelled:
+                return False
+            ok, seen = self.judge(oracle, wanted, run)
+            if seen is None and not run.timed_out and run.returncode not in (0, None):
+                other = oracles.detect(run, self.options.platform)
+                seen = other[1] if other else None
+            if not ok and seen is not None and seen != wanted:
+                self.keep_aside(program, seen)
             return ok
 
         return test
 
-    def verify(self, program: str, oracle: Oracle, wanted: Signature) -> tuple[str, RunResult | None]:
-        if isinstance(oracle, Script):
-            ok = oracle.interesting(program, "repro.mlir")[0]
-            return ("yes" if ok else "no: the interestingness command rejects it"), None
-        n = self.options.verify_runs
-        runs = [self.run_candidate(program, fresh=True) for _ in range(n)]
-        verdicts = [oracle.judge(wanted, r) for r in runs]
-        good = sum(1 for ok, _ in verdicts if ok)
-        last = next((r for r, (ok, _) in zip(runs, verdicts) if ok), runs[-1])
-        if good == n:
-            return f"yes ({good}/{n} runs of the runner show the same signature)", last
-        seen = {str(s) for ok, s in verdicts if not ok}
-        return f"only {good}/{n} runs show the signature; saw {', '.join(seen) or 'no failure'}", last
+    def fresh_run(self, program: str) -> RunResult:
+        return self.run_candidate(program, fresh=True)
+
+    def original_program(self) -> str:
+        return self.original
 
     # -- the whole job ----------------------------------------------------------------------
-    def _engine(self, rep, passes, test, stats: Stats, on_accept, deadline) -> Engine:
-        engine = Engine(rep, passes, test, jobs=self.options.jobs if self.isolation != "here" else 1,
-                        on_event=self.on_event, on_accept=on_accept, stop=self.stop, deadline=deadline)
-        engine.stats = stats
-        return engine
+    def _engine(self, problem: Problem, passes, deadline) -> Engine:
+        return Engine(problem, passes, jobs=self.options.jobs if self.isolation != "here" else 1, stop=self.stop,
+                      deadline=deadline, stall=self.options.stall, reorder=self.options.reorder)
 
-    def reduce(self, program: str, test, culprit, stats: Stats, deadline) -> str:
+    def reduce(self, program: str, problem: Problem, culprit, deadline) -> str:
         """Pipeline passes, then module passes, again and again until neither shrinks. The pipeline
         goes first: it has few candidates, and each pass it loses makes every later run faster."""
         pipe_rep = pl.PipelineText()
-        best_file = self.out / "best.mlir"
         while not self.stop.is_set() and not (deadline and time.monotonic() > deadline):
             before = program
             pipeline, module_text = mm.split(program)
             if pipeline:
-                def pipeline_test(candidate: str, cancel, module_text=module_text) -> bool:
-                    return test(mm.join(candidate, module_text), cancel)
-
-                engine = self._engine(pipe_rep, pipeline_passes(), pipeline_test, stats,
-                                      lambda best, m=module_text: write_atomic(best_file, mm.join(best, m)), deadline)
-                program = mm.join(engine.reduce(pipeline), module_text)
-            passes = mlir_passes(culprit)
-            engine = self._engine(self.rep, passes, test, stats, lambda best: write_atomic(best_file, best), deadline)
+                part = problem.part(pipe_rep, lambda candidate, m=module_text: mm.join(candidate, m), "pipeline")
+                program = mm.join(self._engine(part, pipeline_passes(), deadline).reduce(pipeline), module_text)
+            passes = mlir_passes(culprit, rep=self.rep, log=self.log)
+            engine = self._engine(problem, passes, deadline)
             program = engine.reduce(program)
+            self.stalled = engine.stalled
             for p in passes:
                 if p.errors:
                     self.log(f"pass {p.name} stopped early {len(p.errors)} time(s): {p.errors[0][:200]}")
             pipeline = mm.split(program)[0]
             self.log(f"round: {self.rep.size(program)} operations, {pipe_rep.size(pipeline) if pipeline else 0} "
-                     f"passes, {stats.tested} tested")
-            if program == before:
+                     f"passes, {problem.stats.tested} tested")
+            if program == before or self.stalled:
                 break
         return program
 
-    def run(self) -> dict:
-        start = time.monotonic()
+    # -- the job's steps (reducer.job.Job.run chains them) ---------------------------------------
+    def begin(self) -> tuple[Established, str]:
         oracle, sig, first = self.establish()
-        original = self.original
-        pipeline0, module0 = mm.split(original)
-        ops0 = self.rep.size(original)
-        passes0 = pl.PipelineText().size(pipeline0) if pipeline0 else 0
+        pipeline0 = mm.split(self.original)[0]
+        self.counts0 = (self.rep.size(self.original), pl.PipelineText().size(pipeline0) if pipeline0 else 0)
         what = "Enzyme-JAX's pass pipeline" if self.kind == ENZYME else "XLA's compiler"
-        self.log(f"reducing {self.source_name} ({ops0} operations" + (f", pipeline of {passes0} passes"
-                                                                      if pipeline0 else "") + f"), output in {self.out}")
+        self.log(f"reducing {self.source_name} ({self.counts0[0]} operations"
+                 + (f", pipeline of {self.counts0[1]} passes" if pipeline0 else "") + f"), output in {self.out}")
         where = {"worker": "in process, in a warm worker", "here": "in this process",
                  "subprocess": "in fresh subprocesses", "script": "through the interestingness command"}[self.isolation]
         self.log(f"failure: {sig} (in {what}; first run {first.seconds:.2f} s; candidates run {where})")
-        info_box: dict = {}
-        info_thread = None
-        if self.options.full_outputs:
-            info_thread = threading.Thread(target=lambda: info_box.update(envmod.collect(platform=self.options.platform)),
-                                           daemon=True)
-            info_thread.start()
-        self.out.mkdir(parents=True, exist_ok=True)
-        if self.options.full_outputs:
-            write_atomic(self.out / "signature.json", sig.to_json() + "\n")
-        deadline = start + self.options.max_time if self.options.max_time else None
-        stats = Stats()
-        test = self.make_test(oracle, sig)
-        self.memo[hashlib.sha1(original.encode()).hexdigest()] = True
-        reduce_start = time.monotonic()
-        best = self.reduce(original, test, culprit_of(sig), stats, deadline)
-        reduce_seconds = time.monotonic() - reduce_start
-        interrupted = self.stop.is_set()
-        pipeline, module_text = mm.split(best)
-        ops1 = self.rep.size(best)
-        passes1 = pl.PipelineText().size(pipeline) if pipeline else 0
-        self.log(f"reduced to {ops1} operations ({', '.join(self.rep.ops(best))})"
-                 + (f", pipeline of {passes1} passes: {pipeline}" if pipeline else "")
-                 + f"; {stats.tested} tested in {reduce_seconds:.1f} s "
-                 f"({stats.tested / reduce_seconds if reduce_seconds else 0:.1f} per second), "
-                 f"{stats.accepted} accepted, {stats.cache_hits} cache hits")
+        return Established(oracle, sig, first, 1.0, first.seconds), self.original
+
+    def resume_from(self) -> tuple[Established, str]:
+        """The interrupted run's best module, checked to still fail in the same way."""
+        state, best, wanted = self.read_state()
+        if state.get("source_sha1") != hashlib.sha1(self.text.encode()).hexdigest():
+            raise ReducerError(f"{self.out}: was made from another version of {self.source_name}", NO_RESUME)
+        self.original = best
+        oracle, sig, first = self.establish()
+        if not oracle.same(wanted, sig):
+            raise ReducerError(f"{self.out}/best.mlir no longer shows {wanted} (saw {sig})", NO_RESUME)
+        self.previous, self.counts0 = state, tuple(state.get("counts0", (0, 0)))
+        self.log(f"resuming {self.out}: {self.rep.size(best)} operations, {state.get('tested', 0)} candidates "
+                 f"tested before")
+        return Established(oracle, wanted, first, 1.0, first.seconds), best
+
+    def _state(self) -> dict:
+        stats, previous = self.stats, self.previous
+        return {"source": self.source_name, "source_sha1": hashlib.sha1(self.text.encode()).hexdigest(),
+                "signature": self.est.signature.to_dict(), "counts0": list(self.counts0),
+                "tested": previous.get("tested", 0) + stats.tested,
+                "accepted": previous.get("accepted", 0) + stats.accepted,
+                "seconds": previous.get("seconds", 0.0) + stats.seconds}
+
+    def shrink(self, program: str, est: Established) -> str:
+        self.problem = Problem(self.rep, self.make_test(est.oracle, est.signature), on_event=self.on_event,
+                               on_accept=lambda best: self.save_best(best, self._state()), level="IR")
+        self.est, self.stats = est, self.problem.stats
+        self.save_best(program, self._state())
+        start = time.monotonic()
+        deadline = self.shrink_deadline(max(est.seconds, 1.0))
+        best = self.reduce(program, self.problem, culprit_of(est.signature), deadline)
+        self.reduce_seconds = seconds = time.monotonic() - start
+        if self.stop.is_set():
+            self.save_best(best, self._state())
+        stats, pipeline = self.stats, mm.split(best)[0]
+        self.log(f"reduced to {self.rep.size(best)} operations ({', '.join(self.rep.ops(best))})"
+                 + (f", pipeline of {pl.PipelineText().size(pipeline)} passes: {pipeline}" if pipeline else "")
+                 + f"; {stats.tested} tested in {seconds:.1f} s ({stats.tested / seconds if seconds else 0:.1f} "
+                 f"per second), {stats.accepted} accepted, {stats.cache_hits} cache hits")
         for name, counts in stats.per_pass.items():
             self.log(f"  pass {name}: {counts['tested']} tested, {counts['accepted']} accepted")
-        verified, vrun = ("not run (interrupted)", first) if interrupted else self.verify(best, oracle, sig)
-        self.log(f"verified: {verified}")
-        if info_thread is not None:
-            info_thread.join(timeout=150)
-        info = info_box or ({"error": "environment probe did not finish"} if self.options.full_outputs else {})
+        if self.stalled:
+            self.log(f"stopped early: no smaller candidate in {self.options.stall:g} s (--stall)")
+        return best
+
+    def finish(self, best: str, est: Established, verdict: Verdict, info: dict, stopped: bool, follow) -> dict:
+        sig, stats, previous = est.signature, self.stats, self.previous
+        pipeline, module_text = mm.split(best)
+        ops1, passes1 = self.rep.size(best), pl.PipelineText().size(pipeline) if pipeline else 0
         summary = mlir_emit.ModuleSummary(
-            source_name=self.source_name, kind=self.kind, original_ops=ops0, final_ops=ops1,
-            original_passes=passes0, final_passes=passes1, seconds=time.monotonic() - start, tested=stats.tested,
-            accepted=stats.accepted, cache_hits=stats.cache_hits, verified=verified, interrupted=interrupted,
+            source_name=self.source_name, kind=self.kind, original_ops=self.counts0[0], final_ops=ops1,
+            original_passes=self.counts0[1], final_passes=passes1,
+            seconds=time.monotonic() - self.started + previous.get("seconds", 0.0),
+            tested=stats.tested + previous.get("tested", 0), accepted=stats.accepted + previous.get("accepted", 0),
+            cache_hits=stats.cache_hits, verified=verdict.text, interrupted=stopped,
             isolation={"worker": ", in process in a warm worker", "here": ", in process",
                        "subprocess": ", each in a fresh subprocess"}.get(self.isolation, ""))
-        excerpt = sig.excerpt
-        if vrun is not None:
-            seen = oracle.classify(vrun)
-            excerpt = seen.excerpt if seen and seen.excerpt else excerpt
-        runner_text = self.write_outputs(best, sig, excerpt, info, summary)
-        return {"out": str(self.out), "signature": sig.to_dict(), "kind": self.kind,
-                "original_ops": ops0, "final_ops": ops1, "original_passes": passes0, "final_passes": passes1,
-                "ops": self.rep.ops(best), "module": mm.print_module(mm.parse_module(module_text)),
-                "pipeline": pipeline, "opt_command": pl.opt_command(pipeline) if pipeline else None,
-                "runner": self.options.runner_name, "runner_text": runner_text,
-                "seconds": round(summary.seconds, 1), "reduce_seconds": round(reduce_seconds, 2),
-                "tested": stats.tested, "accepted": stats.accepted, "cache_hits": stats.cache_hits,
-                "per_second": round(stats.tested / reduce_seconds, 1) if reduce_seconds else 0.0,
-                "isolation": self.isolation, "verified": verified, "interrupted": interrupted}
-
-    def write_outputs(self, best: str, sig: Signature, excerpt: str, info: dict, summary) -> str:
-        pipeline, module_text = mm.split(best)
         write_atomic(self.out / "repro.mlir", best)
         if pipeline:
             write_atomic(self.out / "pipeline.txt", pipeline + "\n")
         runner_text = mlir_emit.runner(module_text, pipeline, sig, info, summary, self.options.runner_name)
         write_atomic(self.out / self.options.runner_name, runner_text)
-        if self.options.full_outputs:
+        if self.full_outputs:
             write_atomic(self.out / "report.md",
-                         mlir_emit.report(module_text, pipeline, runner_text, sig, excerpt, info, summary,
-                                          private_paths=(str(self.scratch),), runner_name=self.options.runner_name))
-            write_atomic(self.out / "env.json", json.dumps(info, indent=2) + "\n")
-            write_atomic(self.out / "reduce.log", "\n".join(self.log_lines) + "\n")
-        try:
-            (self.out / "best.mlir").unlink()
-        except FileNotFoundError:
-            pass
-        return runner_text
+                         mlir_emit.report(module_text, pipeline, runner_text, sig, self.excerpt(est, verdict), info,
+                                          summary, private_paths=(str(self.scratch),),
+                                          runner_name=self.options.runner_name))
+        seconds = self.reduce_seconds
+        return {"out": str(self.out), "signature": sig.to_dict(), "kind": self.kind,
+                "original_ops": self.counts0[0], "final_ops": ops1, "original_passes": self.counts0[1],
+                "final_passes": passes1, "ops": self.rep.ops(best), "module": module_text,
+                "pipeline": pipeline, "opt_command": pl.opt_command(pipeline) if pipeline else None,
+                "runner": self.options.runner_name, "runner_text": runner_text,
+                "seconds": round(summary.seconds, 1), "reduce_seconds": round(seconds, 2),
+                "tested": summary.tested, "accepted": summary.accepted, "cache_hits": stats.cache_hits,
+                "per_second": round(stats.tested / seconds, 1) if seconds else 0.0, "isolation": self.isolation}
 
 
 # -- after a script reduction -----------------------------------------------------------------------
@@ -377,9 +364,10 @@ def dumped_module(sandbox: Sandbox, source: str, limits: Limits) -> str | None:
 
 
 def reduce_after_script(source: str, sandbox: Sandbox, limits: Limits, out: Path, log, budget: float = 120.0,
-                        platform: str = "cpu", stop: threading.Event | None = None) -> dict | None:
+                        platform: str = "cpu", parent: Job | None = None, on_event=None) -> dict | None:
     """Reduce the module Enzyme-JAX dumps for a (reduced) script into `out`: `repro.mlir`,
-    `pipeline.txt` and the runner `repro_mlir.py`. Returns what the report shows, or None."""
+    `pipeline.txt` and the runner `repro_mlir.py`. Returns what the report shows, or None;
+    `on_event` sees the engine's progress events; the `parent` job's interrupts reach it."""
     start = time.monotonic()
     text = dumped_module(sandbox, source, limits)
     if text is None:
@@ -387,64 +375,11 @@ def reduce_after_script(source: str, sandbox: Sandbox, limits: Limits, out: Path
         return None
     options = MlirOptions(platform=platform, max_time=max(10.0, budget - (time.monotonic() - start)),
                           runner_name="repro_mlir.py", full_outputs=False)
-    job = MlirReduction(text, "the Enzyme MLIR dump of repro.py", out, options, log=lambda line: log(f"IR level: {line}"))
-    if stop is not None:
-        job.stop = stop
+    job = MlirReduction(text, "the Enzyme MLIR dump of repro.py", out, options, log=lambda line: log(f"IR level: {line}"),
+                        on_event=on_event)
+    if parent is not None:
+        parent.adopt(job)
     try:
         return job.run()
     finally:
         job.close()
-
-
-# -- the command line -------------------------------------------------------------------------------
-def cli_reduce(path: Path, out: Path | None, oracle: str, timeout: float | None, jobs: int, max_time: float | None,
-               platform: str, quiet: bool, json_out: bool, fail) -> int:
-    """`reducer reduce FILE.mlir`: returns the exit status; `fail(message, status)` reports bad input."""
-    import signal
-    import sys
-
-    from reducer.errors import INTERRUPTED, USAGE
-
-    def show(line: str) -> None:
-        if not quiet and not json_out:
-            print(line, file=sys.stderr, flush=True)
-
-    pipeline_pass_names = {cls.name for cls in PIPELINE_PASSES}
-
-    def event(e: Event) -> None:
-        if json_out and e.kind == "accept":
-            what = "passes" if e.pass_name in pipeline_pass_names else "operations"
-            print(json.dumps({"event": "accept", "pass": e.pass_name, what: e.size,
-                              "tested": e.stats.tested, "seconds": round(e.stats.seconds, 1)}),
-                  file=sys.stderr, flush=True)
-
-    options = MlirOptions(oracle=oracle, timeout=timeout, platform=platform, jobs=jobs, max_time=max_time)
-    try:
-        job = MlirReduction.from_file(path, out, options, log=show, on_event=event)
-    except ReducerError as exc:
-        return fail(str(exc), exc.status)
-    except ValueError as exc:
-        return fail(str(exc), USAGE)
-
-    def interrupt(signum, frame):
-        job.stop.set()
-        job.sandbox.kill_all()
-
-    previous = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        result = job.run()
-    except ReducerError as exc:
-        return fail(str(exc), exc.status)
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-        job.close()
-    if json_out:
-        print(json.dumps({k: v for k, v in result.items() if k not in ("module", "runner_text")}))
-    elif not quiet:
-        print(f"{result['original_ops']} -> {result['final_ops']} operations"
-              + (f", pipeline {result['original_passes']} -> {result['final_passes']} passes"
-                 if result["pipeline"] else "")
-              + f" in {result['seconds']} s; verified: {result['verified']}\n"
-              f"wrote {result['out']}/repro.mlir, {result['runner']} and report.md", file=sys.stderr)
-    return INTERRUPTED if result["interrupted"] else 0

@@ -5,10 +5,17 @@ module), so one text carries both: IR passes edit the module and, when they chan
 of the function the pipeline differentiates, the activity lists of its `enzyme-wrap` pass.
 
 Modules are parsed and printed with the MLIR Python bindings that ship in jaxlib, in a context made
-by JAX's own `make_ir_context()` (it registers every dialect JAX emits). They are printed without
-debug locations. Size is the number of operations other than the module, functions and region
-terminators (`return`); the key then counts functions, arguments and results, tensor elements,
-attributes and characters, so that every accepted candidate is smaller in one of them.
+by JAX's own `make_ir_context()` (it registers every dialect JAX emits) that also takes operations of
+dialects it does not know (`enzymexla`, `enzyme`, `transform` …) and keeps them opaque, in generic
+form. enzyme-ad exposes no registry of its own, only its pass-pipeline runner: a module the bindings
+cannot read but Enzyme-JAX's parser accepts is reduced as text (`form` "text"). All of this runs in
+the IR worker (`reducer.levels.mlir.ir_worker`), never in the reducing process: `MlirModule` given a
+worker asks it. They are printed without debug locations, in the `form` the reduction works in.
+
+Size is the number of operations other than the module, functions and region terminators
+(`return`); the key then counts functions, arguments and results, tensor elements, attributes and
+characters, so that every accepted candidate is smaller in one of them. In text form: operation
+lines, then lines, then characters.
 """
 from __future__ import annotations
 
@@ -18,12 +25,29 @@ import threading
 from collections import OrderedDict
 
 from reducer.levels.mlir import pipeline as pl
+from reducer.levels.mlir.text import enzyme_parse_error, has_enzyme, text_ops
 
 HEADER = "// "
 #: operations that frame a program rather than compute: not counted in its size
-FRAME_OPS = {"builtin.module", "func.func"}
+FRAME_OPS = {"builtin.module", "func.func", "llvm.func"}
 _local = threading.local()
 PARSES_PER_CONTEXT = 400
+
+
+class Settings:
+    """How this process prints and cleans up modules: `form` (pretty, generic, or text: edited as
+    lines, checked by Enzyme-JAX's parser), `keep` (names of the operations the failure names,
+    which dead-code removal never erases), `skipping` (a pass stream replayed up to a crash:
+    candidates are not printed)."""
+
+    def __init__(self):
+        self.form = "pretty"
+        self.keep: set[str] = set()
+        self.skipping = False
+        self.measured: tuple[str, list] | None = None  # the last program a pass printed, and its key
+
+
+settings = Settings()
 
 
 def context():
@@ -42,11 +66,12 @@ def context():
 
 
 def split(text: str) -> tuple[str | None, str]:
-    """(pipeline or None, module text) of a program."""
+    """(pipeline or None, module text) of a program: the first line is its pipeline when it is a
+    `//` comment that parses as a pipeline of registered passes."""
     if text.startswith(HEADER.rstrip()):
         first, _, rest = text.partition("\n")
         candidate = first[2:].strip()
-        if pl.looks_like_pipeline(candidate):
+        if pl.looks_like_pipeline(candidate) and not pl.unregistered_passes(candidate):
             return candidate, rest
     return None, text
 
@@ -80,14 +105,25 @@ def parse_error(module_text: str) -> str | None:
             at = f"line {where.group(1)}, column {where.group(2)}" if where else str(d.location)
             return f"{at}: {d.message}".replace("\n", " ")[:300]
         return str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-    if not module.operation.verify():
+    if not verifies(module):
         return "the module does not verify"
     return None
 
 
-def print_module(module) -> str:
-    """The module's text without debug locations."""
-    return module.operation.get_asm(enable_debug_info=False)
+def print_module(module, generic: bool | None = None) -> str:
+    """The module's text without debug locations, in generic form when asked or when the
+    reduction works in it."""
+    generic = settings.form == "generic" if generic is None else generic
+    return module.operation.get_asm(enable_debug_info=False, print_generic_op_form=generic)
+
+
+def verifies(module) -> bool:
+    """Whether the verifier accepts the module (it may crash on what it rejects: call it only in
+    the IR worker)."""
+    try:
+        return bool(module.operation.verify())
+    except Exception:
+        return False
 
 
 def walk(module) -> list:
@@ -156,49 +192,202 @@ def measure(module, text: str) -> tuple:
     return (size, functions, signature, elements, attributes, len(text))
 
 
-class MlirModule:
-    """The engine's representation of an MLIR program (see the module docstring)."""
+def info(program: str, verified: bool = False) -> list | None:
+    """The key of a program in the current form (see `measure`), or None when it is no valid
+    module (in text form: when Enzyme-JAX's parser, or without enzyme-ad the bindings, refuse it).
+    `verified`: a pass printed it after the verifier accepted it."""
+    if verified and settings.measured and settings.measured[0] == program:
+        return settings.measured[1]
+    _, module_text = split(program)
+    if settings.form == "text":  # valid when either parser reads it
+        if (not has_enzyme() or enzyme_parse_error(module_text)) and parse_error(module_text):
+            return None
+        return [len(text_ops(module_text)), module_text.count("\n"), len(module_text)]
+    module = parse_module(module_text)
+    if module is None or not (verified or verifies(module)):
+        return None
+    return list(measure(module, module_text))
 
-    def __init__(self, cache_size: int = 2048):
+
+def normalize_here(program: str) -> str | None:
+    """The program as the passes print it (in text form: as given)."""
+    if settings.form == "text":
+        return program
+    pipeline, module_text = split(program)
+    module = parse_module(module_text)
+    if module is None or not verifies(module):
+        return None
+    return join(pipeline, print_module(module))
+
+
+def ops_here(program: str) -> list[str]:
+    _, module_text = split(program)
+    if settings.form == "text":
+        return text_ops(module_text)
+    module = parse_module(module_text)
+    return [op.name for op in walk(module) if counted(op)] if module is not None else []
+
+
+def default_pipeline_here(module_text: str) -> str:
+    """The pass enzyme_jax_ir runs for reverse mode, for the module's entry function."""
+    from reducer.levels.mlir.passes import _ir
+
+    e = _ir.Edit(join(None, module_text))
+    name = e.entry_name()
+    f = e.function(name)
+    ft = f.attributes["function_type"].value
+    return pl.wrap_pipeline(name, [_ir.activity(t) for t in ft.inputs], [_ir.activity(t) for t in ft.results])
+
+
+class MlirModule:
+    """The engine's representation of an MLIR program (see the module docstring). With a `worker`
+    (`reducer.levels.mlir.ir_worker.IrWorker`), every parse happens there, and a crash makes the
+    program invalid; without one, here (in the worker itself, and in tests)."""
+
+    def __init__(self, cache_size: int = 2048, worker=None, form: str = "pretty", keep=()):
         self._cache: OrderedDict[str, tuple | None] = OrderedDict()
         self._cache_size = cache_size
+        self.worker = worker
+        self.form = form
+        self.keep = set(keep)
+
+    def settings(self) -> dict:
+        return {"form": self.form, "keep": sorted(self.keep)}
+
+    def _ask(self, **request):
+        """The worker's reply, or None when the bindings crashed on the request."""
+        from reducer.levels.mlir.ir_worker import Crashed
+
+        try:
+            return self.worker.call({**request, **self.settings()})
+        except Crashed:
+            return None
+
+    def remember(self, program: str, info_: list | None) -> None:
+        digest = hashlib.sha1(program.encode()).hexdigest()
+        self._cache[digest] = tuple(info_) if info_ else None
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
 
     def _info(self, program: str) -> tuple | None:
         digest = hashlib.sha1(program.encode()).hexdigest()
         if digest in self._cache:
             self._cache.move_to_end(digest)
             return self._cache[digest]
-        _, module_text = split(program)
-        module = parse_module(module_text)
-        info = None
-        if module is not None and module.operation.verify():
-            info = measure(module, module_text)
-        self._cache[digest] = info
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-        return info
+        if self.worker is not None:
+            reply = self._ask(do="measure", program=program)
+            found = reply["info"] if reply else None
+        else:
+            settings.form, settings.keep = self.form, self.keep
+            found = info(program)
+        self.remember(program, found)
+        return self._cache[digest]
 
     def size(self, program: str) -> int:
-        info = self._info(program)
-        return info[0] if info else 1 << 30
+        info_ = self._info(program)
+        return info_[0] if info_ else 1 << 30
 
     def key(self, program: str) -> tuple:
-        info = self._info(program)
-        return info if info else (1 << 30,)
+        info_ = self._info(program)
+        return info_ if info_ else (1 << 30,)
 
     def verify(self, program: str) -> bool:
-        """Parses and passes the MLIR verifier."""
+        """Parses and passes the MLIR verifier (in text form: Enzyme-JAX's parser reads it)."""
         return self._info(program) is not None
 
     def normalize(self, program: str) -> str:
         """The program as the passes print it: the module without locations."""
-        pipeline, module_text = split(program)
-        module = parse_module(module_text)
-        if module is None:
-            raise ValueError(parse_error(module_text) or "not an MLIR module")
-        return join(pipeline, print_module(module))
+        if self.worker is not None:
+            reply = self._ask(do="normalize", program=program)
+            text = reply["text"] if reply else None
+        else:
+            settings.form = self.form
+            text = normalize_here(program)
+        if text is None:
+            raise ValueError("the MLIR bindings cannot print it in " + self.form + " form")
+        return text
 
     def ops(self, program: str) -> list[str]:
         """The names of the operations that count, in order (for reports)."""
-        module = parse_module(split(program)[1])
-        return [op.name for op in walk(module) if counted(op)] if module is not None else []
+        if self.worker is not None:
+            reply = self._ask(do="ops", program=program)
+            return reply["ops"] if reply else []
+        settings.form = self.form
+        return ops_here(program)
+
+    def default_pipeline(self, module_text: str) -> str | None:
+        """The reverse-mode pass enzyme_jax_ir would run on the module, or None without a
+        function the bindings can read."""
+        if self.worker is None:
+            return default_pipeline_here(module_text)
+
+        from reducer.levels.mlir.ir_worker import Crashed
+
+        try:
+            return self.worker.call({"do": "default_pipeline", "module": module_text, **self.settings()})["pipeline"]
+        except (Crashed, RuntimeError):  # no function the bindings can read: nothing to differentiate
+            return None
+
+    def adopt(self, program: str, fails_same, log) -> str:
+        """The program in the first form, of pretty, generic and text, that still fails as the
+        text given does (`fails_same(program)`): it sets `form`, and says in `log` why a form
+        was passed over. The text as given fails by definition, so the last form always does."""
+        if self.form == "text":
+            log("the MLIR bindings cannot read the module (Enzyme-JAX's parser can): reducing it as text")
+            return program
+        for form in ("pretty", "generic"):
+            self.form = form
+            try:
+                printed = self.normalize(program)
+            except ValueError:
+                continue
+            if printed == program or fails_same(printed):
+                return printed
+            log(f"the module as the MLIR bindings print it ({form} form) does not fail the same way")
+        self.form = "text"
+        log("reducing the module as given, as text")
+        return program
+
+    def name_failing_pass(self, sig, program: str):
+        """`sig` with a title that names the pass that fails, when it is a pass failure of the
+        program's pipeline (found by running prefixes of the pipeline in the IR worker)."""
+        from reducer.levels.mlir import labels
+        from reducer.levels.mlir.ir_worker import Crashed
+
+        pipeline, module_text = split(program)
+        if self.worker is None or not pipeline or not labels.is_pass_failure(sig):
+            return sig
+
+        def fails_with(prefix: str) -> str | None:
+            try:
+                return self.worker.call({"do": "diagnose", "module": module_text, "pipeline": prefix})["diagnostic"]
+            except (Crashed, RuntimeError):
+                return None
+
+        whole = fails_with(pipeline)
+        if not whole:
+            return sig
+        return labels.named(sig, labels.failing_pass(pipeline, lambda prefix: fails_with(prefix) == whole))
+
+    def problem(self, module_text: str) -> str | None:
+        """Why the module is not one the tool can reduce, in one line; None when it is. The
+        parsers read it in the worker, so that a crash there is a clean answer too. A module the
+        bindings refuse but Enzyme-JAX's parser reads is fine: it is reduced as text."""
+        def ask(parser: str) -> tuple[bool, str | None]:  # (crashed, why it is refused)
+            if self.worker is None:
+                return False, parse_error(module_text) if parser == "jaxlib" else enzyme_parse_error(module_text)
+            reply = self._ask(do="check", module=module_text, parser=parser)
+            return (True, None) if reply is None else (False, reply["error"])
+
+        crashed, jax_error = ask("jaxlib")
+        if not crashed and not jax_error:
+            return None
+        if not has_enzyme():
+            return "the MLIR parser crashed reading it" if crashed else jax_error
+        enzyme_crashed, enzyme_error = ask("enzyme")
+        if enzyme_crashed or enzyme_error:
+            if crashed:
+                return "the MLIR parser crashed reading it" + (f" (Enzyme-JAX's: {enzyme_error})" if enzyme_error else "")
+            return enzyme_error or jax_error
+        self.form = "text"  # Enzyme-JAX reads what the bindings cannot
+        return None

@@ -9,7 +9,10 @@ number of options, then the length.
 """
 from __future__ import annotations
 
+import os
 import re
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -152,13 +155,84 @@ def count_options(passes: list[PassSpec]) -> int:
     return sum(len(p.options) + (count_options(p.nested) if p.nested else 0) for p in passes)
 
 
+def well_formed(passes: list[PassSpec]) -> bool:
+    """MLIR's grammar: a pipeline names at least one pass, and so does every nested one
+    (`builtin.module()` runs nothing: it is not a pipeline)."""
+    return bool(passes) and all(p.nested is None or well_formed(p.nested) for p in passes)
+
+
 @lru_cache(maxsize=64)
 def looks_like_pipeline(text: str) -> bool:
     """Whether a `//` comment line holds a pass pipeline (as in Enzyme-JAX's dumps)."""
     try:
-        return bool(parse(text))
+        return well_formed(parse(text))
     except ValueError:
         return False
+
+
+UNREGISTERED = re.compile(r"does not refer to a registered pass")
+
+
+def pass_names(passes: list[PassSpec]) -> list[str]:
+    """Every pass name of a pipeline, anchors of nested pipelines left out."""
+    names = []
+    for p in passes:
+        names += pass_names(p.nested) if p.nested is not None else [p.name]
+    return names
+
+
+@lru_cache(maxsize=256)
+def unregistered_passes(text: str) -> tuple[str, ...]:
+    """The pass names of a pipeline that Enzyme-JAX's pass registry (MLIR's passes and its own)
+    does not know; none when enzyme-ad is not installed."""
+    try:
+        return tuple(n for n in dict.fromkeys(pass_names(parse(text))) if not registered(n))
+    except ValueError:
+        return ()
+
+
+#: where `registered` asks, when set: a process that reduces runs no pass itself (the IR worker does)
+probe = None
+
+
+@lru_cache(maxsize=1024)
+def registered(name: str) -> bool:
+    """Whether Enzyme-JAX knows a pass of this name: it parses a pipeline before running it (with
+    default options, on an empty module, in `probe`'s process when one is set)."""
+    if probe is not None:
+        return probe(name)
+    return registered_here(name)
+
+
+def registered_here(name: str) -> bool:
+    try:
+        from enzyme_ad.jax import enzyme_call
+    except ImportError:
+        return True
+    with silenced():
+        try:
+            enzyme_call.run_pass_pipeline([], "module {\n}\n", name)
+        except Exception as exc:
+            return not UNREGISTERED.search(str(exc))
+    return True
+
+
+@contextmanager
+def silenced():
+    """Descriptors 1 and 2 point at /dev/null meanwhile (passes print what they cannot find)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved + [null]:
+            os.close(fd)
 
 
 def opt_command(pipeline: str, module_file: str = "repro.mlir") -> str:
@@ -243,7 +317,7 @@ class PipelineText:
 
     def verify(self, program: str) -> bool:
         try:
-            return bool(parse(program))
+            return well_formed(parse(program))
         except ValueError:
             return False
 

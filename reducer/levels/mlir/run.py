@@ -1,35 +1,29 @@
 """Running an MLIR candidate: Enzyme-JAX's pass pipeline or XLA's compiler on a module.
 
-Three ways, one result type (`reducer.workers.sandbox.RunResult`, so the existing oracles classify it):
+Three ways, one result type (`oracles.outcome.RunResult`, so the existing oracles classify it):
 - `run_here`: in this process (`enzyme_ad.jax.enzyme_call.run_pass_pipeline`, or XLA's
   `compile_and_load`), tens of milliseconds; the diagnostics MLIR prints on file descriptor 2 are
   captured, and the Python exception is kept as the traceback a script would print.
-- `Server`: the same, in a warm worker process (`python -m reducer.levels.mlir.worker --serve`) that
-  serves one candidate after another; a crash kills only the worker's forked child, and the next
-  one is forked at once.
+- an `IrModule` request (`reducer.workers.requests`) run through the sandbox: the same, in the warm
+  workers every level shares, with their timeout, cancellation and crash isolation.
 - a runner script (`runner_source`) run through the sandbox: the reproducer itself, used for
-  crashes (a fresh forked child per candidate, whose signal and faulthandler frames are those a
-  user will see) and to verify the result in a fresh interpreter.
+  crashes (whose signal and native frames are those a user will see) and to verify the result
+  in a fresh interpreter.
 """
 from __future__ import annotations
 
-import json
 import os
-import queue
 import re
-import select
-import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 import traceback
 from contextlib import contextmanager
-from pathlib import Path
 
-from oracles.base import Oracle, Signature, normalize_message
-from reducer.workers.sandbox import REPO_ROOT, RunResult, kill_group
+from oracles.base import Oracle, Signature, is_hang, normalize_message
+from oracles.outcome import RunResult
+from reducer.levels.mlir import labels
 
 ENZYME = "enzyme"
 XLA = "xla"
@@ -86,87 +80,6 @@ def run_here(kind: str, module_text: str, pipeline: str | None) -> RunResult:
                 code, tb = 1, traceback.format_exc()
         seconds = time.monotonic() - start
     return RunResult(returncode=code, stdout="", stderr=err["text"] + tb, seconds=seconds)
-
-
-class Server:
-    """A warm worker that runs candidates in its own process, one at a time."""
-
-    worker = "reducer.levels.mlir.worker"  # the module run as `python -m WORKER --serve`
-
-    def __init__(self, python: str = sys.executable, env: dict | None = None, platform: str = "cpu"):
-        self.python = python
-        self.env = dict(env or os.environ)
-        self.env["JAX_PLATFORMS"] = "cuda" if platform == "gpu" else "cpu"
-        self.env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + ([self.env["PYTHONPATH"]]
-                                                                     if self.env.get("PYTHONPATH") else []))
-        self.env["PYTHONFAULTHANDLER"] = "1"
-        self.proc: subprocess.Popen | None = None
-        self.scratch = Path(tempfile.mkdtemp(prefix="reducer-mlir-worker-"))
-        self.buffer = b""
-        self.starts = 0
-
-    def _start(self) -> None:
-        self.log = open(self.scratch / "stderr", "wb")
-        self.proc = subprocess.Popen([self.python, "-m", self.worker, "--serve"], cwd=self.scratch,
-                                     env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                     start_new_session=True)
-        self.buffer = b""
-        self.starts += 1
-
-    def _read_line(self, deadline: float) -> bytes | None:
-        fd = self.proc.stdout.fileno()
-        while b"\n" not in self.buffer:
-            wait = deadline - time.monotonic()
-            if wait <= 0:
-                return None
-            ready, _, _ = select.select([fd], [], [], min(wait, 0.5))
-            if not ready:
-                continue
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return b""
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return line
-
-    def run(self, kind: str, module_text: str, pipeline: str | None, timeout: float = 120.0) -> RunResult:
-        """Run one candidate; a candidate that outlives `timeout` stops the worker (started again
-        for the next one)."""
-        warming = 0.0
-        if self.proc is None or self.proc.poll() is not None:
-            self._start()
-            warming = 60.0  # the first request also imports jax and Enzyme-JAX
-        request = json.dumps({"kind": kind, "module": module_text, "pipeline": pipeline}) + "\n"
-        start = time.monotonic()
-        capture = self.scratch / "capture"
-        try:
-            self.proc.stdin.write(request.encode())
-            self.proc.stdin.flush()
-            line = self._read_line(start + timeout + warming)
-        except (BrokenPipeError, OSError):
-            line = b""
-        seconds = time.monotonic() - start
-        if line:
-            reply = json.loads(line)
-            return RunResult(returncode=reply["returncode"], stdout="", stderr=reply["stderr"],
-                             seconds=reply["seconds"] if reply["seconds"] is not None else seconds)
-        timed_out = line is None
-        self.close()
-        code = None if timed_out else self.proc.returncode
-        text = capture.read_text(errors="replace") if capture.exists() else ""
-        return RunResult(returncode=code, stdout="", stderr=text, seconds=seconds, timed_out=timed_out)
-
-    def close(self) -> None:
-        if self.proc is not None:
-            kill_group(self.proc.pid)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                pass
-            try:
-                self.log.close()
-            except Exception:
-                pass
 
 
 def python_literal(text: str) -> str:
@@ -293,35 +206,12 @@ class WithDiagnostic(Oracle):
         diag = first_diagnostic(run.output)
         if not diag:
             return sig
-        return Signature(sig.family, sig.fields + (("diagnostic", diag),), sig.title, sig.excerpt)
+        return labels.relabel(sig, run.output, diag)  # parse, pipeline-parse or pass-failure
 
     def judge(self, wanted: Signature, run: RunResult) -> tuple[bool, Signature | None]:
         seen = self.classify(run)
-        if seen is None:
+        if seen is None or (run.timed_out and not is_hang(seen)):  # a run counts only when it ended
             return False, None
         if any(wanted.get(k) or seen.get(k) for k in ("diagnostic", "native")):
-            return seen == wanted, seen
-        return self.base.judge(wanted, run)
-
-
-class ServerPool:
-    """Warm workers, one per job, each lent to one candidate at a time: `run(*args)` calls the
-    worker's `method` (`run` of `Server`, `run_spec` of the jaxpr worker's server)."""
-
-    def __init__(self, servers: list, method: str = "run"):
-        self.all, self.method = list(servers), method
-        self.free: queue.Queue = queue.Queue()
-        for s in self.all:
-            self.free.put(s)
-
-    def run(self, *args) -> RunResult:
-        server = self.free.get()
-        try:
-            return getattr(server, self.method)(*args)
-        finally:
-            self.free.put(server)
-
-    def close(self) -> None:
-        for s in self.all:
-            s.close()
-            shutil.rmtree(s.scratch, ignore_errors=True)
+            return labels.same_kind(wanted, seen), seen
+        return self.base.judge(labels.as_seen(wanted, seen), run)

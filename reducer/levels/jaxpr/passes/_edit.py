@@ -1,21 +1,29 @@
-"""Small edits shared by the jaxpr passes: copies, chunks, splicing equations, constant fills."""
+"""The jaxpr pass base and small edits the passes share: copies, splicing equations, constant fills."""
 from __future__ import annotations
 
 import copy
 from typing import Iterator
 
+from reducer.engine import proposals
 from reducer.levels.jaxpr import program as jp
 
 
-def chunks(n: int) -> Iterator[range]:
-    """Ranges over `n` items, halves first, then quarters … then single items; later items first."""
-    size = n
-    while size >= 1:
-        for end in range(n, 0, -size):
-            yield range(max(0, end - size), end)
-        if size == 1:
-            break
-        size = max(1, size // 2)
+class JaxprPass:
+    """The base of every jaxpr pass: `points(spec)` lists what the pass can change in the parsed spec
+    (which it never changes), in the order to try it; `apply(spec, point)` edits a `clone` of it
+    and returns the candidate's text, or None."""
+
+    name = ""
+
+    def points(self, spec: dict) -> list:
+        raise NotImplementedError
+
+    def apply(self, spec: dict, point) -> str | None:
+        raise NotImplementedError
+
+    def candidates(self, program: str) -> Iterator[str]:
+        """Every candidate for the spec text `program`, in order (what the engine would try)."""
+        yield from proposals(self, jp.loads(program))
 
 
 def fill(out: list, value: int | None = None) -> dict:

@@ -5,22 +5,23 @@ from __future__ import annotations
 from typing import Iterator
 
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.passes._edit import clone, finish, real_eqns
+from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish, real_eqns
 
 OTHERS = 2  # values tried besides the equation's own operands
 
 
-class BypassEquations:
+class BypassEquations(JaxprPass):
     name = "bypass-equations"
 
-    def candidates(self, program: str) -> Iterator[str]:
-        spec = jp.loads(program)
-        for path, j in list(jp.jaxprs(spec["jaxpr"])):
-            for i in reversed(real_eqns(j)):
-                for mapping in self.mappings(j, i):
-                    new = clone(spec)
-                    jp.rename(jp.at(new["jaxpr"], path), mapping)
-                    yield finish(new)
+    def points(self, spec: dict) -> list:
+        return [(path, mapping) for path, j in list(jp.jaxprs(spec["jaxpr"]))
+                for i in reversed(real_eqns(j)) for mapping in self.mappings(j, i)]
+
+    def apply(self, spec: dict, point) -> str:
+        path, mapping = point
+        new = clone(spec)
+        jp.rename(jp.at(new["jaxpr"], path), mapping)
+        return finish(new)
 
     @staticmethod
     def mappings(j: dict, i: int) -> Iterator[dict]:

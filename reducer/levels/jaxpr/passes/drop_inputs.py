@@ -1,10 +1,8 @@
 """Drop inputs no equation reads, and forget recorded argument values (the inputs become ones)."""
 from __future__ import annotations
 
-from typing import Iterator
-
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.passes._edit import clone, finish
+from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish
 
 
 def remove_inputs(spec: dict, gone: set) -> None:
@@ -19,35 +17,29 @@ def remove_inputs(spec: dict, gone: set) -> None:
             t["in_axes"] = [t["in_axes"][k] for k in keep]
 
 
-class DropInputs:
+class DropInputs(JaxprPass):
     name = "drop-inputs"
 
-    def candidates(self, program: str) -> Iterator[str]:
-        spec = jp.loads(program)
+    def points(self, spec: dict) -> list:
         used = jp.uses(spec["jaxpr"])
-        unused = {k for k, v in enumerate(spec["jaxpr"]["in"]) if v[0] not in used}
-        if unused:
-            new = clone(spec)
-            remove_inputs(new, unused)
-            yield finish(new)
-        for k in sorted(unused):
-            new = clone(spec)
-            remove_inputs(new, {k})
-            yield finish(new)
-        if any("values" in a for a in spec["args"]):
-            new = clone(spec)
-            for a in new["args"]:
-                a.pop("values", None)
-            yield finish(new)
-        for k, a in enumerate(spec["args"]):
-            if "values" in a:
-                new = clone(spec)
-                new["args"][k].pop("values")
-                yield finish(new)
+        unused = [k for k, v in enumerate(spec["jaxpr"]["in"]) if v[0] not in used]
+        valued = [k for k, a in enumerate(spec["args"]) if "values" in a]
         consts = [(path, i) for path, j in jp.jaxprs(spec["jaxpr"]) for i, e in enumerate(j["eqns"])
                   if e["p"] == "__const__"]
-        for path, i in consts:
-            new = clone(spec)
+        return ([("input", tuple(unused))] if unused else []) + [("input", (k,)) for k in unused] \
+            + ([("values", tuple(valued))] if valued else []) + [("values", (k,)) for k in valued] \
+            + [("constant", c) for c in consts]
+
+    def apply(self, spec: dict, point) -> str:
+        what, where = point
+        new = clone(spec)
+        if what == "input":
+            remove_inputs(new, set(where))
+        elif what == "values":
+            for k in where:
+                new["args"][k].pop("values")
+        else:
+            path, i = where
             e = jp.at(new["jaxpr"], path)["eqns"][i]
             e["p"], e["params"] = "__fill__", {"fill": 1}
-            yield finish(new)
+        return finish(new)

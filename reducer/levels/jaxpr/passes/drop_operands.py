@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.passes._edit import clone, edit, equations, finish
+from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, edit, equations, finish
 
 
 def _unread(sub: dict, k: int) -> bool:
@@ -67,19 +67,19 @@ def drop(e: dict, k: int) -> None:
     del e["in"][k]
 
 
-class DropOperands:
+class DropOperands(JaxprPass):
     name = "drop-operands"
 
-    def candidates(self, program: str) -> Iterator[str]:
-        spec = jp.loads(program)
+    def points(self, spec: dict) -> list:
+        out = []
         for path, i, _ in equations(spec, ("jit", "enzyme", "cond", "while")):
             ks = list(droppable(jp.at(spec["jaxpr"], path), i))
-            if len(ks) > 1:
-                new, _, ne = edit(spec, path, i)
-                for k in reversed(ks):
-                    drop(ne, k)
-                yield finish(new)
-            for k in ks:
-                new, _, ne = edit(spec, path, i)
-                drop(ne, k)
-                yield finish(new)
+            out += ([(path, i, tuple(reversed(ks)))] if len(ks) > 1 else []) + [(path, i, (k,)) for k in ks]
+        return out
+
+    def apply(self, spec: dict, point) -> str:
+        path, i, ks = point  # dropped last first, so that earlier positions stay valid
+        new, _, ne = edit(spec, path, i)
+        for k in ks:
+            drop(ne, k)
+        return finish(new)

@@ -2,23 +2,22 @@
 `vmap`, …), outermost first; the oracle keeps those the failure needs."""
 from __future__ import annotations
 
-from typing import Iterator
-
-from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.passes._edit import clone, finish
+from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish
 
 
-class DropTransforms:
+class DropTransforms(JaxprPass):
     name = "drop-transforms"
 
-    def candidates(self, program: str) -> Iterator[str]:
-        spec = jp.loads(program)
-        for k, t in enumerate(spec["transforms"]):
-            new = clone(spec)
-            if t["t"] == "vmap":  # the arguments lose their batch axes
-                for a, ax in zip(new["args"], t["in_axes"]):
-                    if ax is not None:
-                        del a["shape"][ax % len(a["shape"])]
-                        a.pop("values", None)
-            del new["transforms"][k]
-            yield finish(new)
+    def points(self, spec: dict) -> list:
+        return list(range(len(spec["transforms"])))
+
+    def apply(self, spec: dict, k) -> str:
+        t = spec["transforms"][k]
+        new = clone(spec)
+        if t["t"] == "vmap":  # the arguments lose their batch axes
+            for a, ax in zip(new["args"], t["in_axes"]):
+                if ax is not None:
+                    del a["shape"][ax % len(a["shape"])]
+                    a.pop("values", None)
+        del new["transforms"][k]
+        return finish(new)

@@ -2,10 +2,8 @@
 need Enzyme) becomes the equations of its body."""
 from __future__ import annotations
 
-from typing import Iterator
-
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.passes._edit import edit, equations, finish, splice
+from reducer.levels.jaxpr.passes._edit import JaxprPass, edit, equations, finish, splice
 
 CALLS = ("jit", "enzyme")
 
@@ -20,13 +18,14 @@ def inline_body(j: dict, i: int, sub: dict, ins: list) -> None:
     splice(j, i, holder["eqns"], {o[0]: a for o, a in zip(e["out"], holder["out"])})
 
 
-class InlineCalls:
+class InlineCalls(JaxprPass):
     name = "inline-calls"
 
-    def candidates(self, program: str) -> Iterator[str]:
-        spec = jp.loads(program)
-        for kind in CALLS:
-            for path, i, _ in equations(spec, (kind,)):
-                new, target, ne = edit(spec, path, i)
-                inline_body(target, i, ne["subs"][0], ne["in"])
-                yield finish(new)
+    def points(self, spec: dict) -> list:
+        return [(path, i) for kind in CALLS for path, i, _ in equations(spec, (kind,))]
+
+    def apply(self, spec: dict, point) -> str:
+        path, i = point
+        new, target, ne = edit(spec, path, i)
+        inline_body(target, i, ne["subs"][0], ne["in"])
+        return finish(new)

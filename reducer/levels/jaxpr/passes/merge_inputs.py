@@ -6,10 +6,8 @@ of the written-back function. An input that a `grad`-like transformation differe
 (its cotangent is part of the result); the one read instead must be mapped alike by every `vmap`."""
 from __future__ import annotations
 
-from typing import Iterator
-
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.passes._edit import clone, finish
+from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish
 from reducer.levels.jaxpr.passes.drop_inputs import remove_inputs
 
 
@@ -17,21 +15,25 @@ def _same_mapping(spec: dict, k: int, m: int) -> bool:
     return all(t["in_axes"][k] == t["in_axes"][m] for t in spec["transforms"] if t["t"] == "vmap")
 
 
-class MergeInputs:
+class MergeInputs(JaxprPass):
     name = "merge-inputs"
 
-    def candidates(self, program: str) -> Iterator[str]:
-        spec = jp.loads(program)
+    def points(self, spec: dict) -> list:
+        """(k, m): input k replaced by the first other input m of its type, later inputs first."""
         ins = spec["jaxpr"]["in"]
         differentiated = {k for t in spec["transforms"] for k in t.get("argnums", ())}
+        out = []
         for k in reversed(range(len(ins))):
-            if k in differentiated:
-                continue
-            for m in range(len(ins)):
-                if m == k or ins[m][1:] != ins[k][1:] or not _same_mapping(spec, k, m):
-                    continue
-                new = clone(spec)
-                jp.rename(new["jaxpr"], {ins[k][0]: ins[m][0]})
-                remove_inputs(new, {k})
-                yield finish(new)
-                break
+            same = (m for m in range(len(ins)) if m != k and ins[m][1:] == ins[k][1:] and _same_mapping(spec, k, m))
+            m = next(same, None)
+            if k not in differentiated and m is not None:
+                out.append((k, m))
+        return out
+
+    def apply(self, spec: dict, point) -> str:
+        k, m = point
+        ins = spec["jaxpr"]["in"]
+        new = clone(spec)
+        jp.rename(new["jaxpr"], {ins[k][0]: ins[m][0]})
+        remove_inputs(new, {k})
+        return finish(new)

@@ -2,9 +2,8 @@
 64-bit mode, when the program was captured with `jax_enable_x64`."""
 from __future__ import annotations
 
-from typing import Iterator
-
 from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.passes._edit import JaxprPass
 
 NARROW = {"float64": "float32", "int64": "int32", "uint64": "uint32", "complex128": "complex64"}
 
@@ -19,13 +18,13 @@ def narrowed(value):
     return value
 
 
-class NarrowDtypes:
+class NarrowDtypes(JaxprPass):
     name = "narrow-dtypes"
 
-    def candidates(self, program: str) -> Iterator[str]:
-        spec = jp.loads(program)
-        if not spec.get("x64"):
-            return
-        new = narrowed(spec)
+    def points(self, spec: dict) -> list:
+        return ["narrow"] if spec.get("x64") else []
+
+    def apply(self, spec: dict, point) -> str:
+        new = narrowed(spec)  # a new structure: `spec` stays as it is
         del new["x64"]
-        yield jp.dumps(new)
+        return jp.dumps(new)

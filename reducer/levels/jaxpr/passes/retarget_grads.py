@@ -8,10 +8,7 @@ constant (its recorded values, or ones), lets the other passes bypass that arith
 `vmap` maps, and ones another transformation still differentiates, stay."""
 from __future__ import annotations
 
-from typing import Iterator
-
-from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.passes._edit import clone, fill, finish
+from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, fill, finish
 from reducer.levels.jaxpr.passes.drop_inputs import remove_inputs
 
 FLOATS = ("float", "bfloat", "complex")
@@ -25,24 +22,28 @@ def as_constant(spec: dict, k: int) -> dict:
     return fill(var, 1)
 
 
-class RetargetGrads:
+class RetargetGrads(JaxprPass):
     name = "retarget-grads"
 
-    def candidates(self, program: str) -> Iterator[str]:
-        spec = jp.loads(program)
+    def points(self, spec: dict) -> list:
+        """(transformation n, its argument k, the input m it differentiates instead)."""
         ins = spec["jaxpr"]["in"]
         mapped = {k for t in spec["transforms"] if t["t"] == "vmap" for k, ax in enumerate(t["in_axes"])
                   if ax is not None}
+        out = []
         for n, t in enumerate(spec["transforms"]):
             for k in t.get("argnums", ()):
                 others = [u for u in spec["transforms"] if u is not t and k in u.get("argnums", ())]
                 if k in mapped or others:
                     continue
-                for m in range(len(ins)):
-                    if m in t["argnums"] or m in mapped or not ins[m][2].startswith(FLOATS):
-                        continue
-                    new = clone(spec)
-                    new["transforms"][n]["argnums"] = sorted(set(t["argnums"]) - {k} | {m})
-                    new["jaxpr"]["eqns"].insert(0, as_constant(new, k))
-                    remove_inputs(new, {k})
-                    yield finish(new)
+                out += [(n, k, m) for m in range(len(ins))
+                        if m not in t["argnums"] and m not in mapped and ins[m][2].startswith(FLOATS)]
+        return out
+
+    def apply(self, spec: dict, point) -> str:
+        n, k, m = point
+        new = clone(spec)
+        new["transforms"][n]["argnums"] = sorted(set(spec["transforms"][n]["argnums"]) - {k} | {m})
+        new["jaxpr"]["eqns"].insert(0, as_constant(new, k))
+        remove_inputs(new, {k})
+        return finish(new)

@@ -3,10 +3,8 @@ the shape-like parameters (`shape`, `new_sizes`, `sizes`, `limit_indices`, `slic
 `length`), becomes 1, or 2 when 1 does not keep the failure. Largest sizes first."""
 from __future__ import annotations
 
-from typing import Iterator
-
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.passes._edit import clone, finish
+from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish
 
 SHAPE_PARAMS = {"shape", "new_sizes", "sizes", "limit_indices", "slice_sizes", "length"}
 
@@ -51,13 +49,14 @@ def sizes(spec: dict) -> list[int]:
     return sorted((d for d in found if d > 2), reverse=True)
 
 
-class ShrinkDims:
+class ShrinkDims(JaxprPass):
     name = "shrink-dims"
 
-    def candidates(self, program: str) -> Iterator[str]:
-        spec = jp.loads(program)
-        for old in sizes(spec):
-            for new_size in (1, 2):
-                new = clone(spec)
-                substitute(new, old, new_size)
-                yield finish(new)
+    def points(self, spec: dict) -> list:
+        return [(old, new_size) for old in sizes(spec) for new_size in (1, 2)]
+
+    def apply(self, spec: dict, point) -> str:
+        old, new_size = point
+        new = clone(spec)
+        substitute(new, old, new_size)
+        return finish(new)

@@ -8,10 +8,8 @@ not need lanes to stop apart. A per-lane predicate that is a constant becomes on
 and the loop a plain one."""
 from __future__ import annotations
 
-from typing import Iterator
-
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.passes._edit import edit, equations, finish
+from reducer.levels.jaxpr.passes._edit import JaxprPass, edit, equations, finish
 
 
 def constant_predicate(cond: dict):
@@ -23,20 +21,26 @@ def constant_predicate(cond: dict):
     return None
 
 
-class UnmaskLoops:
+class UnmaskLoops(JaxprPass):
     name = "unmask-loops"
 
-    def candidates(self, program: str) -> Iterator[str]:
-        spec = jp.loads(program)
+    def points(self, spec: dict) -> list:
+        out = []
         for path, i, e in equations(spec, ("while",)):
             if not jp.batched_predicate(e["subs"][0]):
                 continue
             value = constant_predicate(e["subs"][0])
             if value is not None:  # the same for every lane: one scalar predicate
-                new, _, ne = edit(spec, path, i)
-                ne["subs"][0]["out"][0] = {"lit": value, "dtype": "bool"}
-                yield finish(new)
+                out.append((path, i, value))
             if jp.masked_loop(e):
-                new, _, ne = edit(spec, path, i)
-                ne["params"]["any_lane"] = True
-                yield finish(new)
+                out.append((path, i, "any-lane"))
+        return out
+
+    def apply(self, spec: dict, point) -> str:
+        path, i, change = point
+        new, _, ne = edit(spec, path, i)
+        if change == "any-lane":
+            ne["params"]["any_lane"] = True
+        else:
+            ne["subs"][0]["out"][0] = {"lit": change, "dtype": "bool"}
+        return finish(new)

@@ -2,10 +2,8 @@
 its branches, a `scan` by one step (its per-step inputs and stacked outputs become ones)."""
 from __future__ import annotations
 
-from typing import Iterator
-
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.passes._edit import edit, equations, fill, finish
+from reducer.levels.jaxpr.passes._edit import JaxprPass, edit, equations, fill, finish
 from reducer.levels.jaxpr.passes.inline_calls import inline_body
 
 
@@ -29,13 +27,15 @@ def unwrap(j: dict, i: int, fresh, branch: int = 0) -> None:
         raise ValueError(f"not control flow: {e['p']}")
 
 
-class UnwrapControlFlow:
+class UnwrapControlFlow(JaxprPass):
     name = "unwrap-control-flow"
 
-    def candidates(self, program: str) -> Iterator[str]:
-        spec = jp.loads(program)
-        for path, i, e in equations(spec, ("while", "cond", "scan")):
-            for b in (range(len(e["subs"])) if e["p"] == "cond" else [0]):
-                new, target, _ = edit(spec, path, i)
-                unwrap(target, i, jp.fresh_namer(new), b)
-                yield finish(new)
+    def points(self, spec: dict) -> list:
+        return [(path, i, b) for path, i, e in equations(spec, ("while", "cond", "scan"))
+                for b in (range(len(e["subs"])) if e["p"] == "cond" else [0])]
+
+    def apply(self, spec: dict, point) -> str:
+        path, i, branch = point
+        new, target, _ = edit(spec, path, i)
+        unwrap(target, i, jp.fresh_namer(new), branch)
+        return finish(new)

@@ -1,14 +1,20 @@
 """IR-level passes: they shrink an MLIR module (with its pipeline line, see
 `reducer.levels.mlir.module`), editing it through the MLIR Python bindings, one pass per file.
 
-Same contract as every pass: `candidates(program)` lazily yields smaller programs, largest cuts
-first, and never runs anything. One line per pass below.
+These passes keep the engine's text form of the contract: `candidates(program)` lazily yields
+smaller programs, largest cuts first, and never runs anything; after an accepted candidate the
+engine re-runs the pass on it and skips as many candidates as it had tried (`reducer.engine`).
+One line per pass below.
 """
 from __future__ import annotations
+
+import traceback
+from pathlib import Path
 
 from reducer.levels.mlir.passes.canonicalize import Canonicalize
 from reducer.levels.mlir.passes.drop_arguments import DropArguments
 from reducer.levels.mlir.passes.drop_attributes import DropAttributes
+from reducer.levels.mlir.passes.drop_lines import DropLines
 from reducer.levels.mlir.passes.drop_results import DropResults
 from reducer.levels.mlir.passes.drop_unused_functions import DropUnusedFunctions
 from reducer.levels.mlir.passes.erase_ops import EraseOps
@@ -37,22 +43,46 @@ MLIR_PASSES = [
 
 
 class Guarded:
-    """A pass that stops proposing, instead of ending the reduction, when it meets a module it
-    cannot handle (an exception while building a candidate); `errors` keeps what happened."""
+    """A pass that stops proposing, instead of ending the reduction, when the MLIR bindings fail on
+    a module it cannot handle (an exception while building a candidate). Each such exception is
+    logged (with where it was raised) through `log`, and kept in `errors` for the level's summary."""
 
-    def __init__(self, inner):
+    def __init__(self, inner, log=None):
         self.inner = inner
         self.name = inner.name
         self.errors: list[str] = []
+        self.log = log or (lambda line: None)
 
     def candidates(self, program: str):
         try:
             yield from self.inner.candidates(program)
         except Exception as exc:
-            self.errors.append(f"{type(exc).__name__}: {exc}")
+            at = traceback.extract_tb(exc.__traceback__)[-1]
+            what = f"{type(exc).__name__}: {exc} (at {Path(at.filename).name}:{at.lineno})"
+            if what not in self.errors:  # each different error once
+                self.log(f"pass {self.name} stopped on this module: {what}")
+            self.errors.append(what)
 
 
-def mlir_passes(culprit: tuple[str, str] | None = None) -> list:
+#: passes for a module read as text (`form` "text"): the bindings cannot hold it as it fails
+TEXT_PASSES = [DropLines]
+
+
+def local_pass(name: str, culprit: tuple[str, str] | None = None):
+    """The pass of this name, built here (in the IR worker)."""
+    for cls in MLIR_PASSES + TEXT_PASSES:
+        if cls.name == name:
+            return cls(tuple(culprit) if culprit else None) if cls is IsolateCulprit else cls()
+    raise ValueError(f"no IR pass named {name!r}")
+
+
+def mlir_passes(culprit: tuple[str, str] | None = None, rep=None, log=None) -> list:
     """The IR passes; `culprit` (operation name, custom-call target) is the operation the failure
-    names, when it names one."""
-    return [Guarded(cls(culprit) if cls is IsolateCulprit else cls()) for cls in MLIR_PASSES]
+    names, when it names one. With `rep` (a `MlirModule` with a worker) the passes build their
+    candidates in the IR worker, in `rep`'s form; otherwise here."""
+    classes = TEXT_PASSES if rep is not None and rep.form == "text" else MLIR_PASSES
+    if rep is not None and rep.worker is not None:
+        from reducer.levels.mlir.ir_worker import RemotePass
+
+        return [RemotePass(cls.name, rep.worker, rep, culprit, log) for cls in classes]
+    return [Guarded(cls(culprit) if cls is IsolateCulprit else cls(), log) for cls in classes]

@@ -113,9 +113,16 @@ class Edit:
         self.signature_changed(f, None, res_map)
 
     def text(self, dce: bool = True) -> str:
+        """The edited program without dead code; "" when the verifier rejects it (never run, and
+        never printed: the printer may crash on an operation that lost a required attribute), or
+        while a stream is replayed past a crash (`mm.settings.skipping`)."""
+        if mm.settings.skipping or not mm.verifies(self.module):
+            return ""
         if dce:
-            mlir_graph.remove_dead(self.module)
-        return mm.join(self.pipeline, mm.print_module(self.module))
+            mlir_graph.remove_dead(self.module, mm.settings.keep)
+        program = mm.join(self.pipeline, mm.print_module(self.module))
+        mm.settings.measured = (program, list(mm.measure(self.module, mm.split(program)[1])))
+        return program
 
 
 def func_name(f) -> str:
@@ -159,7 +166,16 @@ def symbol_refs(attr, found: set) -> None:
             symbol_refs(a, found)
     elif isinstance(attr, ir.DictAttr):
         for i in range(len(attr)):
-            symbol_refs(attr[i].attr, found)
+            symbol_refs(attribute(attr, attr[i].name), found)
+
+
+def attribute(holder, name: str):
+    """The attribute `name` of an operation or dictionary, or None when the bindings cannot
+    represent it (a dense constant of complex numbers: reading it as a NamedAttribute aborts)."""
+    try:
+        return (holder.attributes if hasattr(holder, "attributes") else holder)[name]
+    except (TypeError, ValueError, KeyError):
+        return None
 
 
 def used_symbols(module) -> set[str]:
@@ -168,8 +184,8 @@ def used_symbols(module) -> set[str]:
     for op in mm.walk(module):
         if op.name == "func.func":
             continue
-        for i in range(len(op.attributes)):
-            symbol_refs(op.attributes[i].attr, found)
+        for name in op.attributes:
+            symbol_refs(attribute(op, name), found)
     return found
 
 

@@ -1,6 +1,8 @@
 """Drop attributes: one attribute name everywhere it occurs (most frequent first), then each
-attribute of each operation. Required ones fail the verifier and are never run. Debug locations
-need no pass: every program is printed without them."""
+attribute of each operation. An operation's inherent attributes (its properties, `<{…}>` in
+generic form: `alignment` and `ordering` of `llvm.load`, `nonNeg` of `arith.extui` …) are left
+alone: without them the operation is not valid, and MLIR may crash printing or even verifying it.
+Debug locations need no pass: every program is printed without them."""
 from __future__ import annotations
 
 from collections import Counter
@@ -9,10 +11,33 @@ from reducer.levels.mlir.passes import _ir
 
 #: attributes an operation cannot lose and stay the same kind of program
 KEEP = {"sym_name", "function_type", "callee"}
+#: inherent attributes that every function operation may lose (its argument and result attributes)
+OPTIONAL = {"arg_attrs", "res_attrs", "sym_visibility"}
 
 
 def names(op) -> list[str]:
-    return [n for n in op.attributes if n not in KEEP]
+    inherent = inherent_names(op) - OPTIONAL
+    return [n for n in op.attributes if n not in KEEP and n not in inherent]
+
+
+def inherent_names(op) -> set[str]:
+    """The names in the operation's properties, read from its generic form."""
+    head = op.get_asm(print_generic_op_form=True, enable_debug_info=False).split("\n", 1)[0]
+    start = head.find("<{")
+    if start < 0:
+        return set()
+    found, depth, item = set(), 0, ""
+    for ch in head[start + 1:]:
+        depth += ch in "{[("
+        depth -= ch in "}])"
+        if depth == 0 or (depth == 1 and ch == ","):
+            found.add(item.strip(" {,").split("=")[0].strip())
+            item = ""
+            if depth == 0:
+                break
+        else:
+            item += ch
+    return {n for n in found if n}
 
 
 class DropAttributes:

@@ -1,7 +1,7 @@
 """Pipeline-level passes: they shrink an MLIR pass pipeline string (see `reducer.levels.mlir.pipeline`).
 
-Same contract as every pass: `candidates(pipeline)` lazily yields smaller pipelines, largest cuts
-first, and never runs anything. One line per pass below.
+These passes keep the engine's text form of the contract (`reducer.engine`): `candidates(pipeline)`
+lazily yields smaller pipelines, largest cuts first, and never runs anything. One line per pass below.
 """
 from __future__ import annotations
 

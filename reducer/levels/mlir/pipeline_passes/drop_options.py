@@ -5,7 +5,7 @@ the function), and enzyme-wrap keeps `infn`: without it the pass has nothing to 
 from __future__ import annotations
 
 from reducer.levels.mlir import pipeline as pl
-from reducer.levels.source.passes._ast_tools import chunks
+from reducer.engine import chunk_order as chunks
 
 #: options whose comma-separated values are per-argument lists that must keep their length
 FIXED_LISTS = {"argTys", "retTys"}

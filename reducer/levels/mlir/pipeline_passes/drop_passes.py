@@ -3,7 +3,7 @@ passes, in the top-level list first and then inside anchored lists such as `func
 from __future__ import annotations
 
 from reducer.levels.mlir import pipeline as pl
-from reducer.levels.source.passes._ast_tools import chunks
+from reducer.engine import chunk_order as chunks
 
 
 def pass_lists(passes: list[pl.PassSpec], path: tuple = ()) -> list[tuple]:

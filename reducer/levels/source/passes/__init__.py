@@ -1,9 +1,13 @@
 """Source-level passes: they shrink a Python script through its AST, one pass per file.
 
-Contract (after Hypothesis' "designing shrink passes"): `candidates(program)` yields variants of
-`program` lazily, in a fixed, deterministic order, largest cuts first; it keeps no state between
-calls and has no fixpoint loop of its own; the engine decides what is tried, kept and repeated.
-To add a pass: one module with a class that has `name` and `candidates`, and one line below.
+Contract (`reducer.engine`; after Hypothesis' "designing shrink passes" and llvm-reduce):
+`points(script)` lists what the pass can change in a `Script` (the text and its tree, parsed once
+by the engine, which no pass changes), in a fixed, deterministic order, largest cuts first (a
+`Chunks(where, n)` entry lets the driver lay out chunks of n items); `apply(script, point)` makes
+the candidate for one point from a fresh parse. A pass keeps no state between calls and has no
+fixpoint loop of its own; the engine decides what is tried, kept and repeated, and where to resume.
+To add a pass: one module with a `_ast_tools.SourcePass` subclass that has `name`, `points` and
+`apply`, and one line below.
 """
 from __future__ import annotations
 

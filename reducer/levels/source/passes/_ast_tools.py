@@ -1,8 +1,9 @@
-"""Helpers the source passes share: numbering nodes, editing a fresh copy, and name lookups.
+"""Helpers the source passes share: the pass base, numbering nodes, editing a fresh copy, name lookups.
 
-A pass addresses a node by its position in `ast.walk` order of a freshly parsed tree (outer nodes
-first), edits a new parse for each candidate and prints it with `ast.unparse`, so a failed try
-costs nothing to undo (the overlay idea of pysource-minimize, by re-parsing).
+A pass reads the script's tree (parsed once by the engine) to list its change points, addressing a
+node by its position in `ast.walk` order (outer nodes first); for each candidate it edits a fresh
+parse of the script and prints it with `ast.unparse`, so a failed try costs nothing to undo (the
+overlay idea of pysource-minimize, by re-parsing).
 """
 from __future__ import annotations
 
@@ -10,7 +11,27 @@ import ast
 import copy
 from typing import Iterator
 
+from reducer.engine import proposals
+from reducer.levels.source.representation import Script
+
 STMT_FIELDS = ("body", "orelse", "finalbody")
+
+
+class SourcePass:
+    """The base of every source pass: `points(script)` lists what the pass can change, in the order
+    to try it; `apply(script, point)` makes that candidate from `script.fresh()`, or None."""
+
+    name = ""
+
+    def points(self, script: Script) -> list:
+        raise NotImplementedError
+
+    def apply(self, script: Script, point) -> str | None:
+        raise NotImplementedError
+
+    def candidates(self, source: str) -> Iterator[str]:
+        """Every candidate for the text `source`, in order (what the engine would try)."""
+        yield from proposals(self, Script(source))
 
 
 def parse(source: str) -> ast.Module | None:
@@ -170,14 +191,3 @@ def as_lambda(fn: ast.FunctionDef) -> ast.Assign:
         if a is not None:
             a.annotation = None
     return ast.Assign(targets=[ast.Name(fn.name, ast.Store())], value=value, lineno=fn.lineno)
-
-
-def chunks(n: int) -> Iterator[tuple[int, int]]:
-    """(start, stop) of every chunk from the whole down to single items, largest first."""
-    size = n
-    while size >= 1:
-        for start in range(0, n, size):
-            yield start, min(n, start + size)
-        if size == 1:
-            break
-        size = max(1, size // 2)

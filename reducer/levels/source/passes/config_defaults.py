@@ -36,26 +36,18 @@ def _reads(tree: ast.AST, names) -> list[ast.Attribute]:
     return [n for n in t.nodes(tree, ast.Attribute) if n.attr in names and isinstance(n.ctx, ast.Load)]
 
 
-class ConfigDefaults:
+class ConfigDefaults(t.SourcePass):
     name = "config-defaults"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        defaults = _defaults(tree)
-        if not defaults:
-            return
-        reads = _reads(tree, defaults)
-        if len(reads) > 1:
-            fresh = t.parse(source)
-            table = _defaults(fresh)
-            for node in _reads(fresh, table):
-                t.replace_node(fresh, node, copy.deepcopy(table[node.attr]))
-            yield t.dump(fresh)
-        for i in range(len(reads)):
-            fresh = t.parse(source)
-            table = _defaults(fresh)
-            node = _reads(fresh, table)[i]
-            if t.replace_node(fresh, node, copy.deepcopy(table[node.attr])):
-                yield t.dump(fresh)
+    def points(self, script):
+        defaults = _defaults(script.tree)
+        reads = _reads(script.tree, defaults) if defaults else []
+        return (["all"] if len(reads) > 1 else []) + list(range(len(reads)))
+
+    def apply(self, script, point):
+        fresh = script.fresh()
+        table = _defaults(fresh)
+        reads = _reads(fresh, table)
+        for node in reads if point == "all" else [reads[point]]:
+            t.replace_node(fresh, node, copy.deepcopy(table[node.attr]))
+        return t.dump(fresh)

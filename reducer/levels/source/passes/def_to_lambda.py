@@ -5,15 +5,13 @@ from __future__ import annotations
 from reducer.levels.source.passes import _ast_tools as t
 
 
-class DefToLambda:
+class DefToLambda(t.SourcePass):
     name = "def-to-lambda"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        for i in range(len([n for n in t.nodes(tree) if t.one_expression(n)])):
-            fresh = t.parse(source)
-            fn = [n for n in t.nodes(fresh) if t.one_expression(n)][i]
-            if t.replace_node(fresh, fn, t.as_lambda(fn)):
-                yield t.dump(fresh)
+    def points(self, script):
+        return list(range(len([n for n in t.nodes(script.tree) if t.one_expression(n)])))
+
+    def apply(self, script, i):
+        fresh = script.fresh()
+        fn = [n for n in t.nodes(fresh) if t.one_expression(n)][i]
+        return t.dump(fresh) if t.replace_node(fresh, fn, t.as_lambda(fn)) else None

@@ -2,21 +2,19 @@
 from the whole list down to single statements (hierarchical delta debugging)."""
 from __future__ import annotations
 
+from reducer.engine import Chunks
 from reducer.levels.source.passes import _ast_tools as t
 
 
-class DeleteStatements:
+class DeleteStatements(t.SourcePass):
     name = "delete-statements"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        for k, (owner, field) in enumerate(t.statement_lists(tree)):
-            n = len(getattr(owner, field))
-            for start, stop in t.chunks(n):
-                fresh = t.parse(source)
-                o, f = t.statement_lists(fresh)[k]
-                body = getattr(o, f)
-                t.set_body(o, f, body[:start] + body[stop:])
-                yield t.dump(fresh)
+    def points(self, script):
+        return [Chunks(k, len(getattr(owner, field))) for k, (owner, field) in enumerate(t.statement_lists(script.tree))]
+
+    def apply(self, script, chunk):
+        fresh = script.fresh()
+        o, f = t.statement_lists(fresh)[chunk.where]
+        body = getattr(o, f)
+        t.set_body(o, f, body[:chunk.start] + body[chunk.stop:])
+        return t.dump(fresh)

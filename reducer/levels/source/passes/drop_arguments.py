@@ -50,36 +50,45 @@ def _callers(tree: ast.AST, fn) -> list[ast.Call]:
     return [c for c in t.nodes(tree, ast.Call) if named(c.func) or transformed(c.func)]
 
 
-class DropArguments:
+def _droppable(fn, k: int) -> bool:
+    """Parameter `k` can go unless a later parameter has a default and `k` has none."""
+    params = fn.args
+    return k >= len(params.args) - len(params.defaults) or not params.defaults
+
+
+class DropArguments(t.SourcePass):
     name = "drop-arguments"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
+    def points(self, script):
+        tree = script.tree
+        out = []
         for i, call in enumerate(t.nodes(tree, ast.Call)):
-            for j in range(len(call.keywords)):
-                fresh = t.parse(source)
-                del t.nodes(fresh, ast.Call)[i].keywords[j]
-                yield t.dump(fresh)
-            for j in reversed(range(len(call.args))):
-                fresh = t.parse(source)
-                del t.nodes(fresh, ast.Call)[i].args[j]
-                yield t.dump(fresh)
+            out += [("keyword", i, j) for j in range(len(call.keywords))]
+            out += [("argument", i, j) for j in reversed(range(len(call.args)))]
         for i, fn in enumerate(t.nodes(tree, FUNCS)):
-            for k in reversed(_unused_params(fn)):
-                fresh = t.parse(source)
-                target = t.nodes(fresh, FUNCS)[i]
-                for call in _callers(fresh, target):
-                    if len(call.args) > k and not any(isinstance(a, ast.Starred) for a in call.args[:k + 1]):
-                        del call.args[k]
-                    call.keywords = [kw for kw in call.keywords if kw.arg != target.args.args[k].arg]
-                params = target.args
-                n_plain = len(params.args)
-                first_default = n_plain - len(params.defaults)
-                if k >= first_default:
-                    del params.defaults[k - first_default]
-                elif params.defaults:
-                    continue
-                del params.args[k]
-                yield t.dump(fresh)
+            out += [("parameter", i, k) for k in reversed(_unused_params(fn)) if _droppable(fn, k)]
+        return out
+
+    def apply(self, script, point):
+        what, i, k = point
+        fresh = script.fresh()
+        if what == "keyword":
+            del t.nodes(fresh, ast.Call)[i].keywords[k]
+        elif what == "argument":
+            del t.nodes(fresh, ast.Call)[i].args[k]
+        else:
+            _drop_parameter(fresh, t.nodes(fresh, FUNCS)[i], k)
+        return t.dump(fresh)
+
+
+def _drop_parameter(tree: ast.AST, fn, k: int) -> None:
+    """Remove parameter `k` of `fn`, and what its callers pass for it."""
+    for call in _callers(tree, fn):
+        if len(call.args) > k and not any(isinstance(a, ast.Starred) for a in call.args[:k + 1]):
+            del call.args[k]
+        call.keywords = [kw for kw in call.keywords if kw.arg != fn.args.args[k].arg]
+    params = fn.args
+    first_default = len(params.args) - len(params.defaults)
+    if k >= first_default:
+        del params.defaults[k - first_default]
+    del params.args[k]

@@ -8,17 +8,14 @@ from reducer.levels.source.passes import _ast_tools as t
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-class DropDecorators:
+class DropDecorators(t.SourcePass):
     name = "drop-decorators"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        defs = t.nodes(tree, DEFS)
-        for i, d in enumerate(defs):
-            for j in range(len(d.decorator_list)):
-                fresh = t.parse(source)
-                target = t.nodes(fresh, DEFS)[i]
-                del target.decorator_list[j]
-                yield t.dump(fresh)
+    def points(self, script):
+        return [(i, j) for i, d in enumerate(t.nodes(script.tree, DEFS)) for j in range(len(d.decorator_list))]
+
+    def apply(self, script, point):
+        i, j = point
+        fresh = script.fresh()
+        del t.nodes(fresh, DEFS)[i].decorator_list[j]
+        return t.dump(fresh)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 
+from reducer.engine import Chunks
 from reducer.levels.source.passes import _ast_tools as t
 
 DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
@@ -12,22 +13,19 @@ def _length(node) -> int:
     return len(node.keys) if isinstance(node, ast.Dict) else len(node.elts)
 
 
-class DropElements:
+class DropElements(t.SourcePass):
     name = "drop-elements"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        for i, node in enumerate(t.nodes(tree, DISPLAYS)):
-            if isinstance(getattr(node, "ctx", None), ast.Store):
-                continue
-            for start, stop in t.chunks(_length(node)):
-                fresh = t.parse(source)
-                target = t.nodes(fresh, DISPLAYS)[i]
-                if isinstance(target, ast.Dict):
-                    del target.keys[start:stop]
-                    del target.values[start:stop]
-                else:
-                    del target.elts[start:stop]
-                yield t.dump(fresh)
+    def points(self, script):
+        return [Chunks(i, _length(node)) for i, node in enumerate(t.nodes(script.tree, DISPLAYS))
+                if not isinstance(getattr(node, "ctx", None), ast.Store)]
+
+    def apply(self, script, chunk):
+        fresh = script.fresh()
+        target = t.nodes(fresh, DISPLAYS)[chunk.where]
+        if isinstance(target, ast.Dict):
+            del target.keys[chunk.start:chunk.stop]
+            del target.values[chunk.start:chunk.stop]
+        else:
+            del target.elts[chunk.start:chunk.stop]
+        return t.dump(fresh)

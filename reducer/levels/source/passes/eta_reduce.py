@@ -17,15 +17,13 @@ def _reducible(n: ast.AST) -> bool:
     return passed == params and not (t.free_loads(n.body.func) & set(params))
 
 
-class EtaReduce:
+class EtaReduce(t.SourcePass):
     name = "eta-reduce"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        for i in range(len([n for n in t.nodes(tree) if _reducible(n)])):
-            fresh = t.parse(source)
-            lam = [n for n in t.nodes(fresh) if _reducible(n)][i]
-            if t.replace_node(fresh, lam, lam.body.func):
-                yield t.dump(fresh)
+    def points(self, script):
+        return list(range(len([n for n in t.nodes(script.tree) if _reducible(n)])))
+
+    def apply(self, script, i):
+        fresh = script.fresh()
+        lam = [n for n in t.nodes(fresh) if _reducible(n)][i]
+        return t.dump(fresh) if t.replace_node(fresh, lam, lam.body.func) else None

@@ -45,18 +45,14 @@ def _targets(tree: ast.AST) -> list[ast.expr]:
             and not (isinstance(n, ast.Attribute) and isinstance(_root(n), ast.Name) and _root(n).id in modules)]
 
 
-class HoistSubexpressions:
+class HoistSubexpressions(t.SourcePass):
     name = "hoist-subexpressions"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        count = len(_targets(tree))
-        for i in range(count):
-            probe = _targets(t.parse(source))[i]
-            for j in range(len(_children(probe))):
-                fresh = t.parse(source)
-                node = _targets(fresh)[i]
-                if t.replace_node(fresh, node, _children(node)[j]):
-                    yield t.dump(fresh)
+    def points(self, script):
+        return [(i, j) for i, node in enumerate(_targets(script.tree)) for j in range(len(_children(node)))]
+
+    def apply(self, script, point):
+        i, j = point
+        fresh = script.fresh()
+        node = _targets(fresh)[i]
+        return t.dump(fresh) if t.replace_node(fresh, node, _children(node)[j]) else None

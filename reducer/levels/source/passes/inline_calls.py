@@ -74,56 +74,79 @@ def _lambda_calls(tree: ast.AST) -> list[ast.Call]:
     return [n for n in t.nodes(tree, ast.Call) if isinstance(n.func, ast.Lambda)]
 
 
-class InlineCalls:
+def _lambda_parameters(call: ast.Call) -> dict[str, ast.expr] | None:
+    """What `(lambda x: e)(a)` binds its parameters to, or None."""
+    fn = ast.FunctionDef(name="", args=call.func.args, body=[ast.Return(call.func.body)], decorator_list=[])
+    return _parameters(fn, call)
+
+
+def _named_calls(tree: ast.AST) -> list[ast.Call]:
+    return [n for n in t.nodes(tree, ast.Call) if isinstance(n.func, ast.Name)]
+
+
+def _returns_expression(body: list[ast.stmt]) -> bool:
+    return len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None
+
+
+def _splice_shape(fn: ast.FunctionDef, call: ast.Call, parent: ast.AST | None) -> str | None:
+    """How the body of `fn` replaces the statement holding `call`: "alone" (`main()`), "assigned"
+    (`x, y = load()`, whose single `return e` becomes the assignment of `e`), or None."""
+    body = _body(fn)
+    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    last = body[-1] if body else None
+    if isinstance(parent, ast.Expr):
+        return None if any(r.value is not None for r in returns) else "alone"
+    if isinstance(parent, ast.Assign) and parent.value is call and isinstance(last, ast.Return) \
+            and last.value is not None and len(returns) == 1:
+        return "assigned"
+    return None
+
+
+def _inlinable(tree: ast.AST, functions: dict, parents: dict, call: ast.Call) -> bool:
+    fn = functions.get(call.func.id)
+    if fn is None or _parameters(fn, call) is None:
+        return False
+    return _returns_expression(_body(fn)) or _splice_shape(fn, call, parents.get(call)) is not None
+
+
+def _inline_named(tree: ast.AST, call: ast.Call) -> bool:
+    """Inline the call `call` of a function defined in `tree`; False when it cannot be done."""
+    fn = _functions(tree)[call.func.id]
+    params, body = _parameters(fn, call), _body(fn)
+    if _returns_expression(body):
+        done = t.replace_node(tree, call, t.substitute(copy.deepcopy(body[0].value), params))
+    else:
+        parent = t.parents(tree).get(call)
+        if _splice_shape(fn, call, parent) == "alone":
+            spliced, tail = copy.deepcopy(body), []
+        else:
+            spliced = copy.deepcopy(body[:-1])
+            tail = [ast.Assign(targets=parent.targets, value=copy.deepcopy(body[-1].value), lineno=0)]
+        binds = [ast.Assign(targets=[ast.Name(n, ast.Store())], value=v, lineno=0)
+                 for n, v in params.items() if not (isinstance(v, ast.Name) and v.id == n)]
+        spliced = [x for x in spliced if not isinstance(x, ast.Return)]
+        done = _splice(tree, parent, binds, spliced + tail)
+    if done:
+        _drop_if_unused(tree, fn)
+    return done
+
+
+class InlineCalls(t.SourcePass):
     name = "inline-calls"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        for i in range(len(_lambda_calls(tree))):  # (lambda x: e)(a) becomes e with x replaced by a
-            fresh = t.parse(source)
+    def points(self, script):
+        tree = script.tree
+        lambdas = [("lambda", i) for i, call in enumerate(_lambda_calls(tree)) if _lambda_parameters(call) is not None]
+        functions, parents = _functions(tree), t.parents(tree)
+        named = [("call", i) for i, call in enumerate(_named_calls(tree)) if _inlinable(tree, functions, parents, call)]
+        return lambdas + named
+
+    def apply(self, script, point):
+        what, i = point
+        fresh = script.fresh()
+        if what == "lambda":  # (lambda x: e)(a) becomes e with x replaced by a
             call = _lambda_calls(fresh)[i]
-            fn = ast.FunctionDef(name="", args=call.func.args, body=[ast.Return(call.func.body)], decorator_list=[])
-            params = _parameters(fn, call)
-            if params is not None and t.replace_node(fresh, call, t.substitute(call.func.body, params)):
-                yield t.dump(fresh)
-        calls = [n for n in t.nodes(tree, ast.Call) if isinstance(n.func, ast.Name)]
-        for i in range(len(calls)):
-            fresh = t.parse(source)
-            call = [n for n in t.nodes(fresh, ast.Call) if isinstance(n.func, ast.Name)][i]
-            fn = _functions(fresh).get(call.func.id)
-            if fn is None:
-                continue
-            params = _parameters(fn, call)
-            body = _body(fn)
-            if params is None:
-                continue
-            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
-                expr = t.substitute(copy.deepcopy(body[0].value), params)
-                if t.replace_node(fresh, call, expr):
-                    _drop_if_unused(fresh, fn)
-                    yield t.dump(fresh)
-                continue
-            # a call standing alone (`main()`) or assigned (`x, y = load()`): splice the body in,
-            # parameters bound first, the final `return e` becoming the assignment of `e`
-            parent = t.parents(fresh).get(call)
-            returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
-            last = body[-1] if body else None
-            if isinstance(parent, ast.Expr):
-                if any(r.value is not None for r in returns):
-                    continue
-                tail: list[ast.stmt] = []
-                spliced = copy.deepcopy(body)
-            elif isinstance(parent, ast.Assign) and parent.value is call and isinstance(last, ast.Return) \
-                    and last.value is not None and len(returns) == 1:
-                spliced = copy.deepcopy(body[:-1])
-                tail = [ast.Assign(targets=parent.targets, value=copy.deepcopy(last.value), lineno=0)]
-            else:
-                continue
-            binds = [ast.Assign(targets=[ast.Name(n, ast.Store())], value=v, lineno=0)
-                     for n, v in params.items() if not (isinstance(v, ast.Name) and v.id == n)]
-            spliced = [x for x in spliced if not isinstance(x, ast.Return)]
-            if _splice(fresh, parent, binds, spliced + tail):
-                _drop_if_unused(fresh, fn)
-                yield t.dump(fresh)
+            done = t.replace_node(fresh, call, t.substitute(call.func.body, _lambda_parameters(call)))
+        else:
+            done = _inline_named(fresh, _named_calls(fresh)[i])
+        return t.dump(fresh) if done else None

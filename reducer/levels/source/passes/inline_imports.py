@@ -26,29 +26,33 @@ def _imports(tree: ast.Module) -> list[tuple[int, int]]:
     return out
 
 
-class InlineImports:
+def _rebound(tree: ast.AST, local: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == local and isinstance(n.ctx, ast.Store | ast.Del)
+               for n in ast.walk(tree))
+
+
+class InlineImports(t.SourcePass):
     name = "inline-imports"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        for i, j in _imports(tree):
-            fresh = t.parse(source)
-            stmt = fresh.body[i]
-            alias = stmt.names[j]
-            local = alias.asname or alias.name
-            dotted = alias.name if isinstance(stmt, ast.Import) else f"{stmt.module}.{alias.name}"
-            top = dotted.split(".")[0]
-            if any(isinstance(n, ast.Name) and n.id == local and isinstance(n.ctx, ast.Store | ast.Del)
-                   for n in ast.walk(fresh)):
-                continue
-            t.substitute(fresh, {local: _chain(dotted)})
-            del stmt.names[j]
-            new_body = [s for s in fresh.body if not (isinstance(s, ast.Import | ast.ImportFrom) and not s.names)]
-            has_top = any(isinstance(s, ast.Import) and any(a.name.split(".")[0] == top and not a.asname
-                                                             for a in s.names) for s in new_body)
-            if not has_top:
-                new_body.insert(0, ast.Import(names=[ast.alias(name=dotted.rsplit(".", 1)[0] if isinstance(stmt, ast.ImportFrom) else dotted)]))
-            fresh.body = new_body
-            yield t.dump(fresh)
+    def points(self, script):
+        tree = script.tree
+        return [(i, j) for i, j in _imports(tree)
+                if not _rebound(tree, tree.body[i].names[j].asname or tree.body[i].names[j].name)]
+
+    def apply(self, script, point):
+        i, j = point
+        fresh = script.fresh()
+        stmt = fresh.body[i]
+        alias = stmt.names[j]
+        local = alias.asname or alias.name
+        dotted = alias.name if isinstance(stmt, ast.Import) else f"{stmt.module}.{alias.name}"
+        top = dotted.split(".")[0]
+        t.substitute(fresh, {local: _chain(dotted)})
+        del stmt.names[j]
+        new_body = [s for s in fresh.body if not (isinstance(s, ast.Import | ast.ImportFrom) and not s.names)]
+        has_top = any(isinstance(s, ast.Import) and any(a.name.split(".")[0] == top and not a.asname
+                                                         for a in s.names) for s in new_body)
+        if not has_top:
+            new_body.insert(0, ast.Import(names=[ast.alias(name=dotted.rsplit(".", 1)[0] if isinstance(stmt, ast.ImportFrom) else dotted)]))
+        fresh.body = new_body
+        return t.dump(fresh)

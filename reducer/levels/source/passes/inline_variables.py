@@ -29,27 +29,36 @@ def _inline(body: list[ast.stmt], i: int) -> bool:
     return True
 
 
-class InlineVariables:
+def _inlinable(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and bool(t.bindings(stmt.targets[0], stmt.value))
+
+
+def _leaves_one_expression(owner: ast.AST, body: list[ast.stmt], i: int) -> bool:
+    """Whether inlining statement `i` leaves `owner` a function of a single `return` (or `pass`)."""
+    rest = body[:i] + body[i + 1:]
+    return isinstance(owner, ast.FunctionDef) and (not rest or (len(rest) == 1 and isinstance(rest[0], ast.Return | ast.Pass)))
+
+
+class InlineVariables(t.SourcePass):
     name = "inline-variables"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        for k, (owner, field) in enumerate(t.statement_lists(tree)):
-            for i, stmt in enumerate(getattr(owner, field)):
-                if not isinstance(stmt, ast.Assign):
-                    continue
-                fresh = t.parse(source)
-                o, f = t.statement_lists(fresh)[k]
-                body = getattr(o, f)
-                if not _inline(body, i):
-                    continue
-                t.set_body(o, f, body)
-                if t.one_expression(o):
-                    plain = t.dump(fresh)
-                    if t.replace_node(fresh, o, t.as_lambda(o)):
-                        yield t.dump(fresh)
-                    yield plain
-                else:
-                    yield t.dump(fresh)
+    def points(self, script):
+        out = []
+        for k, (owner, field) in enumerate(t.statement_lists(script.tree)):
+            body = getattr(owner, field)
+            for i, stmt in enumerate(body):
+                if _inlinable(stmt):  # also as a lambda first, when that leaves one `return`
+                    out += [(k, i, True)] if _leaves_one_expression(owner, body, i) else []
+                    out.append((k, i, False))
+        return out
+
+    def apply(self, script, point):
+        k, i, as_lambda = point
+        fresh = script.fresh()
+        o, f = t.statement_lists(fresh)[k]
+        body = getattr(o, f)
+        _inline(body, i)
+        t.set_body(o, f, body)
+        if as_lambda and not t.replace_node(fresh, o, t.as_lambda(o)):
+            return None
+        return t.dump(fresh)

@@ -25,22 +25,21 @@ def _first_items(args: list[ast.expr]) -> list[ast.expr] | None:
     return [ast.Subscript(value=copy.deepcopy(a), slice=ast.Constant(0), ctx=ast.Load()) for a in args]
 
 
-class PeelTransformations:
+class PeelTransformations(t.SourcePass):
     name = "peel-transformations"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        probes = [n for n in t.nodes(tree) if _peelable(n)]
-        for i, probe in enumerate(probes):
-            variants = ["plain"] + (["first-item"] if _batching(probe.func.func) else [])
-            for variant in reversed(variants):
-                fresh = t.parse(source)
-                call = [n for n in t.nodes(fresh) if _peelable(n)][i]
-                args = _first_items(call.args) if variant == "first-item" else call.args
-                if args is None:
-                    continue
-                peeled = ast.Call(func=call.func.args[0], args=args, keywords=call.keywords)
-                if t.replace_node(fresh, call, peeled):
-                    yield t.dump(fresh)
+    def points(self, script):
+        out = []
+        for i, probe in enumerate(n for n in t.nodes(script.tree) if _peelable(n)):
+            if _batching(probe.func.func) and _first_items(probe.args) is not None:
+                out.append((i, "first-item"))
+            out.append((i, "plain"))
+        return out
+
+    def apply(self, script, point):
+        i, variant = point
+        fresh = script.fresh()
+        call = [n for n in t.nodes(fresh) if _peelable(n)][i]
+        args = _first_items(call.args) if variant == "first-item" else call.args
+        peeled = ast.Call(func=call.func.args[0], args=args, keywords=call.keywords)
+        return t.dump(fresh) if t.replace_node(fresh, call, peeled) else None

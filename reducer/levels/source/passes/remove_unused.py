@@ -35,8 +35,8 @@ def _unused(tree: ast.Module) -> list[tuple[int, str, int]]:
     return out
 
 
-def _apply(source: str, picks: list[tuple[int, str, int]], keep_value: bool) -> str | None:
-    tree = t.parse(source)
+def _apply(script, picks: list[tuple[int, str, int]], keep_value: bool) -> str:
+    tree = script.fresh()
     lists = t.statement_lists(tree)
     by_list: dict[int, list[int]] = {}
     for k, _, i in picks:
@@ -54,17 +54,15 @@ def _apply(source: str, picks: list[tuple[int, str, int]], keep_value: bool) -> 
     return t.dump(tree)
 
 
-class RemoveUnused:
+class RemoveUnused(t.SourcePass):
     name = "remove-unused"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        picks = _unused(tree)
+    def points(self, script):
+        picks = _unused(script.tree)
         if not picks:
-            return
-        yield _apply(source, picks, keep_value=False)
-        for pick in picks:
-            yield _apply(source, [pick], keep_value=False)
-            yield _apply(source, [pick], keep_value=True)
+            return []
+        return [(tuple(picks), False)] + [((pick,), keep) for pick in picks for keep in (False, True)]
+
+    def apply(self, script, point):
+        picks, keep_value = point
+        return _apply(script, list(picks), keep_value)

@@ -42,27 +42,26 @@ def _values(node: ast.AST) -> tuple:
     return VALUES
 
 
-class ReplaceWithConstants:
+class ReplaceWithConstants(t.SourcePass):
     name = "replace-with-constants"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
+    def points(self, script):
+        tree = script.tree
         parents = t.parents(tree)
         has_jax = any(isinstance(n, ast.Import) and any(a.name == "jax" and not a.asname for a in n.names)
                       for n in tree.body)
-        targets = [n for n in t.nodes(tree) if _applies(n)]
-        for i, node in enumerate(targets):
+        out = []
+        for i, node in enumerate(n for n in t.nodes(tree) if _applies(n)):
             if isinstance(parents.get(node), ast.Call) and parents[node].func is node:
                 continue  # `f(...)` with f replaced by a constant is never callable
-            for value in _values(node):
-                fresh = t.parse(source)
-                old = [n for n in t.nodes(fresh) if _applies(n)][i]
-                if t.replace_node(fresh, old, ast.Constant(value)):
-                    yield t.dump(fresh)
+            out += [(i, ast.Constant, value) for value in _values(node)]
             if _builds_array(node) and has_jax:  # an array that must stay an array: the smallest one
-                fresh = t.parse(source)
-                old = [n for n in t.nodes(fresh) if _applies(n)][i]
-                if t.replace_node(fresh, old, ast.parse("jax.numpy.ones(1)", mode="eval").body):
-                    yield t.dump(fresh)
+                out.append((i, ast.Expression, "jax.numpy.ones(1)"))
+        return out
+
+    def apply(self, script, point):
+        i, kind, value = point
+        fresh = script.fresh()
+        old = [n for n in t.nodes(fresh) if _applies(n)][i]
+        new = ast.Constant(value) if kind is ast.Constant else ast.parse(value, mode="eval").body
+        return t.dump(fresh) if t.replace_node(fresh, old, new) else None

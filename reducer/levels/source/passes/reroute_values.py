@@ -41,15 +41,13 @@ def _sites(tree: ast.AST) -> list[tuple[ast.expr, str]]:
     return sites
 
 
-class RerouteValues:
+class RerouteValues(t.SourcePass):
     name = "reroute-values"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        for i in range(len(_sites(tree))):
-            fresh = t.parse(source)
-            node, name = _sites(fresh)[i]
-            if t.replace_node(fresh, node, ast.Name(name, ast.Load())):
-                yield t.dump(fresh)
+    def points(self, script):
+        return list(range(len(_sites(script.tree))))
+
+    def apply(self, script, i):
+        fresh = script.fresh()
+        node, name = _sites(fresh)[i]
+        return t.dump(fresh) if t.replace_node(fresh, node, ast.Name(name, ast.Load())) else None

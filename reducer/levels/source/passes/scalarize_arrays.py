@@ -33,21 +33,26 @@ def _outermost(tree: ast.AST) -> list[ast.Call]:
     return [n for n in t.nodes(tree) if _builds_array(n) and id(n) not in inner]
 
 
-class ScalarizeArrays:
+def _matmuls(tree: ast.AST) -> list[ast.BinOp]:
+    return [b for b in t.nodes(tree, ast.BinOp) if isinstance(b.op, ast.MatMult)]
+
+
+class ScalarizeArrays(t.SourcePass):
     name = "scalarize-arrays"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None or not _outermost(tree):
-            return
-        for with_products in (True, False):
-            fresh = t.parse(source)
-            for call in _outermost(fresh):
-                t.replace_node(fresh, call, ast.Constant(1.0))
-            if with_products:
-                matmuls = [b for b in t.nodes(fresh, ast.BinOp) if isinstance(b.op, ast.MatMult)]
-                if not matmuls:
-                    continue
-                for b in matmuls:
-                    b.op = ast.Mult()
-            yield t.dump(fresh)
+    def points(self, script):
+        builders = _outermost(script.tree)
+        if not builders:
+            return []
+        replaced = {id(n) for b in builders for n in ast.walk(b)}
+        products = any(id(b) not in replaced for b in _matmuls(script.tree))
+        return ([True] if products else []) + [False]
+
+    def apply(self, script, with_products):
+        fresh = script.fresh()
+        for call in _outermost(fresh):
+            t.replace_node(fresh, call, ast.Constant(1.0))
+        if with_products:
+            for b in _matmuls(fresh):
+                b.op = ast.Mult()
+        return t.dump(fresh)

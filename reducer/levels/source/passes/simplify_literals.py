@@ -39,28 +39,28 @@ def _same_ints(tree) -> list[int]:
     return sorted((v for v, count in seen.items() if count > 1), reverse=True)
 
 
-class SimplifyLiterals:
+class SimplifyLiterals(t.SourcePass):
     name = "simplify-literals"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        for value in _same_ints(tree):  # every occurrence at once, as one dimension shared by shapes
-            for smaller in (1, 2):
-                fresh = t.parse(source)
-                for n in t.nodes(fresh, ast.Constant):
-                    if type(n.value) is int and n.value == value:
-                        n.value = smaller
-                yield t.dump(fresh)
+    def points(self, script):
+        tree = script.tree
+        # first every occurrence at once of an integer shared by shapes, as one dimension
+        out: list = [("shared", value, smaller) for value in _same_ints(tree) for smaller in (1, 2)]
         parents = t.parents(tree)
-        targets = [n for n in t.nodes(tree) if _applies(n)]
-        for i, node in enumerate(targets):
+        for i, node in enumerate(n for n in t.nodes(tree) if _applies(n)):
             options = [node.operand.value] if isinstance(node, ast.UnaryOp) else _simpler(node.value)
             if isinstance(parents.get(node), ast.Tuple) and type(node.value) is int:
                 options = [v for v in options if v != 0]  # a shape: no zero-size arrays
-            for value in options:
-                fresh = t.parse(source)
-                old = [n for n in t.nodes(fresh) if _applies(n)][i]
-                if t.replace_node(fresh, old, ast.Constant(value)):
-                    yield t.dump(fresh)
+            out += [("one", i, value) for value in options]
+        return out
+
+    def apply(self, script, point):
+        what, where, value = point
+        fresh = script.fresh()
+        if what == "shared":
+            for n in t.nodes(fresh, ast.Constant):
+                if type(n.value) is int and n.value == where:
+                    n.value = value
+            return t.dump(fresh)
+        old = [n for n in t.nodes(fresh) if _applies(n)][where]
+        return t.dump(fresh) if t.replace_node(fresh, old, ast.Constant(value)) else None

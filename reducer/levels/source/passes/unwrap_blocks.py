@@ -33,22 +33,19 @@ def _replacements(node: ast.stmt) -> list[list[ast.stmt]]:
     return options
 
 
-class UnwrapBlocks:
+class UnwrapBlocks(t.SourcePass):
     name = "unwrap-blocks"
 
-    def candidates(self, source: str):
-        tree = t.parse(source)
-        if tree is None:
-            return
-        lists = t.statement_lists(tree)
-        for k, (owner, field) in enumerate(lists):
-            for i, stmt in enumerate(getattr(owner, field)):
-                if not isinstance(stmt, BLOCKS):
-                    continue
-                for option in range(len(_replacements(stmt))):
-                    fresh = t.parse(source)
-                    o, f = t.statement_lists(fresh)[k]
-                    body = getattr(o, f)
-                    repl = _replacements(body[i])[option]
-                    t.set_body(o, f, body[:i] + repl + body[i + 1:])
-                    yield t.dump(fresh)
+    def points(self, script):
+        return [(k, i, option) for k, (owner, field) in enumerate(t.statement_lists(script.tree))
+                for i, stmt in enumerate(getattr(owner, field)) if isinstance(stmt, BLOCKS)
+                for option in range(len(_replacements(stmt)))]
+
+    def apply(self, script, point):
+        k, i, option = point
+        fresh = script.fresh()
+        o, f = t.statement_lists(fresh)[k]
+        body = getattr(o, f)
+        repl = _replacements(body[i])[option]
+        t.set_body(o, f, body[:i] + repl + body[i + 1:])
+        return t.dump(fresh)

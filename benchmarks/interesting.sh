@@ -1,0 +1,35 @@
+#!/bin/bash
+# usage: interesting.sh CASE FILE
+# Exit 0 when FILE still shows the failure of benchmark case CASE (see README.md), 1 otherwise.
+# This is the plain text-matching test that a generic reducer (C-Vise, Shrink Ray, Picire) would use;
+# it is deliberately naive: a reduced file that passes it may still have slipped to another bug.
+# PY names the interpreter (default python3); it needs jax, jaxlib and enzyme-ad installed (flax, optax and
+# equinox for the library cases: pip install -e '.[enzyme,bench]').
+case=$1 file=$2
+PY=${PY:-python3}
+out=$(mktemp)
+timeout 120 "$PY" "$file" >"$out" 2>&1
+rc=$?
+ok=1
+has() { grep -qF -- "$1" "$out"; }
+case $case in
+  mlp_reduce_precision_enzyme) has 'could not compute the adjoint for this operation' && has 'stablehlo.reduce_precision' && ok=0 ;;
+  gp_cholesky_enzyme) has 'could not compute the adjoint for this operation' && has 'lapack_spotrf_ffi' && ok=0 ;;
+  newton_while_loop) has 'Reverse-mode differentiation does not work for lax.while_loop' && ok=0 ;;
+  custom_vjp_clip) has 'Custom VJP bwd rule must produce an output with the same container (pytree) structure' && ok=0 ;;
+  dirichlet_digamma_enzyme) [[ $rc != 0 ]] && has 'gradient mismatch between Enzyme-JAX and JAX' && ok=0 ;;
+  custom_jvp_nonlinear) has 'AssertionError' && has 'ValAccum' && ok=0 ;;
+  robust_median_enzyme) [[ $rc == 139 || $rc == 134 ]] && ok=0 ;;
+  flax_linen_moe_topk_enzyme) has 'could not compute the adjoint for this operation' && has 'chlo.top_k' && ok=0 ;;
+  nnx_decay_cumprod_enzyme) has 'Unsupported reduce window rev autodiff' && ok=0 ;;
+  equinox_spectral_eigh_enzyme) has 'could not compute the adjoint for this operation' && has 'lapack_ssyevd_ffi' && ok=0 ;;
+  flax_linen_rnn_schur) has "Differentiation rule for 'schur' not implemented" && ok=0 ;;
+  equinox_quantize_custom_vjp) has 'Custom VJP bwd rule must produce an output with the same container (pytree) structure' && ok=0 ;;
+  nnx_softclip_custom_jvp) has 'AssertionError' && has 'ValAccum' && ok=0 ;;
+  equinox_moments_rank7_segfault) [[ $rc == 139 || $rc == 134 ]] && ok=0 ;;
+  flax_linen_evidential_digamma_enzyme) [[ $rc != 0 ]] && has 'gradient mismatch between Enzyme-JAX and JAX' && ok=0 ;;
+  nnx_vae_tracer_bool) has 'TracerBoolConversionError' && ok=0 ;;
+  *) echo "unknown case $case" >&2; rm -f "$out"; exit 2 ;;
+esac
+rm -f "$out"
+exit $ok

@@ -1,0 +1,69 @@
+"""Re-running a case (or a reduce output folder) and rewriting its `report.md`."""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+from pathlib import Path
+
+from oracles.base import Signature
+from reducer import emit, env as envmod
+from reducer.corpus.add import reduction_facts, strip_header
+from reducer.corpus.cases import CASE_FILE, LABELS, REPRODUCES, bad_case, load_case, oracle_spec
+from reducer.corpus.check import run_once
+from reducer.files import write_atomic
+from reducer.levels.source.representation import tokens
+
+def refresh_report(folder: Path, timeout: float | None = None) -> tuple[Path, str, str]:
+    """Re-run a case (or a `reducer reduce` output folder) once and rewrite its report.md.
+
+    Returns the report's path, the status and its detail.
+    """
+    folder = Path(folder)
+    if (folder / CASE_FILE).is_file() or not (folder / "signature.json").is_file():
+        case = load_case(folder)
+        sig, spec, platform, origin, title = case.signature, case.oracle, case.platform, case.origin, case.title
+    else:
+        if not (folder / "repro.py").is_file():
+            raise bad_case(folder, "no repro.py")
+        try:
+            sig = Signature.from_dict(json.loads((folder / "signature.json").read_text()))
+            spec = oracle_spec(sig)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise bad_case(folder / "signature.json", f"unreadable signature: {exc}") from None
+        platform, title = sig.get("platform") or "cpu", sig.title or str(sig)
+        origin = reduction_facts(folder, strip_header((folder / "repro.py").read_text()))
+    code = strip_header((folder / "repro.py").read_text())
+    status, detail, seen, excerpt, private = run_once(folder / "repro.py", spec, sig, platform, timeout)
+    info = envmod.collect(platform=platform)
+    today = datetime.date.today().isoformat()
+    if status == REPRODUCES:
+        verified = f"re-run by `reducer report` on {today}: {LABELS[status]}"
+        verified = f"{origin['verified']}; {verified}" if origin.get("verified") else f"yes ({verified})"
+    else:
+        verified = f"no: re-run by `reducer report` on {today}: {LABELS[status]}: {detail}"
+        excerpt = excerpt or f"(the reproducer no longer shows this failure: {LABELS[status]}: {detail})"
+    summary = emit.ReductionSummary(
+        script_name=str(origin.get("script") or "the original program"),
+        original_tokens=int(origin.get("original_tokens", 0) or 0),
+        final_tokens=int(origin.get("reduced_tokens", tokens(code)) or tokens(code)),
+        seconds=float(origin.get("seconds", 0) or 0), tested=int(origin.get("tested", 0) or 0),
+        accepted=int(origin.get("accepted", 0) or 0), cache_hits=int(origin.get("cache_hits", 0) or 0),
+        verified=verified, levels=list(origin.get("levels") or ["source"]))
+    ir = {}
+    if (folder / "repro.mlir").is_file():
+        lines = (folder / "repro.mlir").read_text().splitlines()
+        while lines and lines[0].startswith("//"):  # the pipeline, shown on its own below
+            lines.pop(0)
+        ir["mlir"] = "\n".join(lines) + "\n"
+        if (folder / "pipeline.txt").is_file():
+            ir["pipeline"] = (folder / "pipeline.txt").read_text().strip()
+        if (folder / "repro_mlir.py").is_file():
+            ir["mlir_runner"] = "repro_mlir.py"
+    from reducer.versions.record import markdown, stored
+
+    bisected = stored(folder)  # kept from `reducer bisect`
+    text = emit.report(code, dataclasses.replace(sig, title=title), excerpt, info, summary,
+                       private_paths=tuple(private), versions=markdown(bisected) if bisected else "", **ir)
+    write_atomic(folder / "report.md", text)
+    return folder / "report.md", status, detail

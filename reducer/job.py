@@ -1,0 +1,376 @@
+"""One reduction job, whatever the level: what reducing a script and reducing an MLIR module share.
+
+A level's job (`reducer.reduce.Reduction` for a script, `reducer.levels.mlir.level.MlirReduction`
+for a module) says how to establish the failure, how to run a program in a fresh interpreter and
+how to shrink it; `Job.run` chains them and owns the rest: the log, the stop event that Ctrl-C and
+SIGTERM set, `--max-time` over the whole run (the final checks included), judging runs (an
+exception raised by an oracle or a pass is a `ToolBug`, never a verdict), keeping other failures
+aside in `also-interesting/`, verifying the result (and, when it does not fail, re-running the
+original), the best program and state that `--resume` needs, the environment probe, and the exit
+status.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import threading
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oracles.base import Oracle, Signature, final_exception, innermost_library_frame
+from oracles.outcome import RunResult
+from reducer import env as envmod
+from reducer.engine import ToolBug
+from reducer.errors import INTERRUPTED, NO_RESUME, NOT_VERIFIED, TOOL_BUG, USAGE, ReducerError
+from reducer.files import write_atomic
+from reducer.workers import scratch
+
+#: the share of --max-time kept for the final checks at most, and the least kept for them
+CHECK_SHARE, CHECK_FLOOR = 0.3, 2.0
+
+
+@dataclass
+class Options:
+    """What the command line asks of a reduction; each level reads the options that apply to it."""
+
+    oracle: str = "auto"
+    timeout: float | None = None
+    platform: str = "cpu"
+    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
+    runs: int = 3
+    verify_runs: int = 3
+    max_time: float | None = None
+    stall: float | None = 600.0  # stop after this many seconds without progress
+    memory_mb: int | None = None
+    hangs: bool = False
+    keep_aside: int = 5
+    warm: bool = True
+    reorder: bool = False  # passes in order of last round's yield (Engine.pass_order)
+    runner: str = "trust"  # reducer.reduce.RUNNER_MODES
+    levels: str = "auto"  # "auto" or a comma list of: source, jaxpr (reducer.levels.jaxpr.level.parse_levels)
+
+
+@dataclass
+class Established:
+    """The failure a reduction keeps: the oracle, its signature, the run that showed it, how often
+    the original showed it, and its slowest first run."""
+
+    oracle: Oracle
+    signature: Signature
+    run: RunResult | None
+    rate: float
+    seconds: float
+
+
+@dataclass
+class Verdict:
+    """What the final check found: a line for the log and report, whether the result reproduces,
+    and the run the report quotes."""
+
+    text: str
+    ok: bool
+    run: RunResult | None = None
+
+
+def last_words(run: RunResult) -> str:
+    """How a run ended, in one line: its final exception, a timeout, or its last output line."""
+    ended = final_exception(run.output)
+    if ended:
+        return f"{ended[0]}: {ended[1]}"[:200]
+    if run.timed_out:
+        return "timed out"
+    if run.returncode == 0:
+        return "no failure"
+    lines = [line for line in run.output.strip().splitlines() if line.strip()]
+    return (lines[-1] if lines else f"exit status {run.returncode}")[:200]
+
+
+def no_backend(run: RunResult) -> str | None:
+    """A reason when JAX could not start the requested backend (say, --platform gpu without a GPU):
+    JAX 0.10.2 then fails `assert _default_backend is not None` in `xla_bridge.backends`."""
+    for line in run.output.splitlines():
+        if "Unable to initialize backend" in line:
+            return "JAX cannot start the requested backend: " + line.split("Unable to initialize backend", 1)[1].strip(" :")[:160]
+    ended = final_exception(run.output)
+    if ended and ended[0] == "AssertionError" and innermost_library_frame(run.output) == "jax/_src/xla_bridge.py:backends":
+        return "JAX found no device for the requested platform (xla_bridge.backends has no default backend)"
+    return None
+
+
+def own_output(run: RunResult, lines: int = 16) -> str:
+    """The end of what a run printed, for a report about a program that no longer fails as expected."""
+    text = "\n".join(run.output.rstrip().splitlines()[-lines:])
+    how = "timed out" if run.timed_out else f"exit status {run.returncode}"
+    return f"{text}\n({how})" if text else f"(no output; {how})"
+
+
+class Job:
+    """The shared half of a reduction; a level supplies `begin`, `resume_from`, `shrink`,
+    `fresh_run`, `finish` and, where it has one, `follow_up`."""
+
+    suffix = ".py"  # of the programs this level reduces
+    unit = "tokens"  # what its sizes count
+    file_name = "repro.py"  # what an oracle that runs candidates itself calls them
+
+    def __init__(self, out: Path, options: Options, on_event=None, log=None, resume: bool = False,
+                 scratch_prefix: str = "reducer-"):
+        self.out = Path(out)
+        self.options = options
+        self.resume = resume
+        self.on_event = on_event or (lambda e: None)
+        self.log_sink = log or (lambda line: None)
+        self.log_lines: list[str] = []
+        self.stop = threading.Event()
+        self.started = time.monotonic()
+        self.deadline = self.started + options.max_time if options.max_time else None
+        self.full_outputs = True  # report, signature, environment and log (not for a follow-up)
+        self.bug: str | None = None  # what raised, when a bug of the tool stopped the job
+        self.aside: dict[Signature, int] = {}
+        self.aside_lock = threading.Lock()
+        self.accepted: list[str] = []
+        self.scratch = scratch.folder(scratch_prefix)
+        self.sandbox = None
+        self.helpers: list[Job] = []  # follow-up jobs that an interrupt must reach too
+        self._info: dict = {}
+        self._probe: threading.Thread | None = None
+
+    # -- logging, closing, signals --------------------------------------------------------------
+    def log(self, line: str) -> None:
+        self.log_lines.append(f"[{time.strftime('%H:%M:%S')}] {line}")
+        self.log_sink(line)
+
+    def close(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.close()
+        scratch.remove(self.scratch)
+
+    def interrupt(self, signum=None, frame=None) -> None:
+        """Stop: no new candidate starts, and every running one is killed (a follow-up's too)."""
+        self.stop.set()
+        for job in [self, *self.helpers]:
+            if job.sandbox is not None:
+                job.sandbox.kill_all()
+
+    def adopt(self, helper: "Job") -> None:
+        """Run `helper` (a follow-up level's job) under this job's stop event and signals."""
+        helper.stop = self.stop
+        self.helpers.append(helper)
+
+    @contextlib.contextmanager
+    def signals(self):
+        """Ctrl-C and SIGTERM stop the job (it then writes the best program so far)."""
+        previous = {s: signal.signal(s, self.interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield self
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+    # -- time -----------------------------------------------------------------------------------
+    def remaining(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def bounded(self, timeout: float) -> float:
+        """A run's timeout, cut so that the run ends before --max-time does."""
+        left = self.remaining()
+        return timeout if left is None else max(1.0, min(timeout, left))
+
+    def shrink_deadline(self, run_seconds: float) -> float | None:
+        """When shrinking must stop for the final checks (each about `run_seconds` long, up to --jobs
+        at a time) to fit in --max-time."""
+        if self.deadline is None:
+            return None
+        rounds = -(-self.options.verify_runs // max(1, self.options.jobs))
+        reserve = min(CHECK_SHARE * self.options.max_time, max(CHECK_FLOOR, 1.2 * rounds * run_seconds + 2))
+        return self.deadline - reserve
+
+    # -- judging --------------------------------------------------------------------------------
+    def judge(self, oracle: Oracle, wanted: Signature, run: RunResult) -> tuple[bool, Signature | None]:
+        """`oracle.judge`; an exception inside the oracle is recorded as a bug of the tool that
+        stops the job, and raised on (the engine stops on it too)."""
+        try:
+            return oracle.judge(wanted, run)
+        except Exception as exc:
+            self.tool_bug(f"the oracle {oracle.name}", exc)
+            raise
+
+    def tool_bug(self, where: str, exc: BaseException) -> None:
+        """Record a bug of the tool (the first one, logged with its traceback once) and stop the job."""
+        if self.bug is None:
+            if isinstance(exc, ToolBug):
+                self.bug, trace = str(exc).removeprefix("bug in reducer: "), exc.trace
+            else:
+                self.bug, trace = f"{where} raised {type(exc).__name__}: {str(exc)[:200]}", traceback.format_exc()
+            self.log(f"bug in reducer: {self.bug}; stopped, keeping the best program so far\n{trace.rstrip()}")
+        self.stop.set()
+
+    def keep_aside(self, program: str, seen: Signature) -> None:
+        """Keep the first few other failures met on the way in also-interesting/ (not followed)."""
+        with self.aside_lock:
+            if seen in self.aside or len(self.aside) >= self.options.keep_aside:
+                return
+            self.aside[seen] = n = len(self.aside) + 1
+        comment = "//" if self.suffix == ".mlir" else "#"
+        write_atomic(self.out / "also-interesting" / f"{n:02d}-{seen.family}{self.suffix}",
+                     f"{comment} Also fails, differently: {seen}\n" + program)
+        self.log(f"kept aside another failure: {seen}")
+
+    # -- the final checks -----------------------------------------------------------------------
+    def verify(self, program: str, est: Established, original: str) -> Verdict:
+        """Run the result `verify_runs` times in fresh interpreters; when none fails, run the
+        original again to tell a failure lost by reduction from one that comes and goes. A run that
+        --max-time cut short proves nothing either way."""
+        if self.out_of_time():
+            return Verdict("not run (--max-time reached first)", True, est.run)
+        n = self.options.verify_runs
+        with ThreadPoolExecutor(max_workers=max(1, min(n, self.options.jobs))) as pool:
+            runs = list(pool.map(lambda _: self.fresh_run(program), range(n)))
+        verdicts = [self.judge(est.oracle, est.signature, r) for r in runs]
+        late = self.out_of_time()
+        cut = sum(1 for r, (ok, _) in zip(runs, verdicts) if not ok and r.timed_out and late)
+        good = sum(1 for ok, _ in verdicts if ok)
+        run = next((r for r, (ok, _) in zip(runs, verdicts) if ok), est.run)
+        if good == n - cut:
+            if not cut:
+                return Verdict(f"yes ({good}/{n} runs show the same signature)", True, run)
+            others = f"; the {good} others show the same signature" if good else ""
+            return Verdict(f"not finished within --max-time ({cut}/{n} runs cut short{others})", True, run)
+        seen = ", ".join(dict.fromkeys(str(s) if s is not None else last_words(r) for r, (ok, s) in zip(runs, verdicts)
+                                       if not ok))
+        if good:
+            return Verdict(f"only {good}/{n} runs show the signature (nondeterministic); others: {seen}", True, run)
+        failing = next(r for r, (ok, _) in zip(runs, verdicts) if not ok and not (r.timed_out and late))
+        if self.out_of_time():
+            return Verdict(f"no: 0/{n} runs of the result show it; saw {seen} (no time left to run the original "
+                           f"again)", False, failing)
+        if self.judge(est.oracle, est.signature, self.fresh_run(original))[0]:
+            return Verdict(f"no: the failure was lost (0/{n} runs of the result show it, the original still "
+                           f"does; saw {seen})", False, failing)
+        return Verdict(f"no: nondeterministic (0/{n} runs of the result and a new run of the original show it; "
+                       f"saw {seen})", False, failing)
+
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline - 0.5
+
+    def excerpt(self, est: Established, verdict: Verdict) -> str:
+        """What the report's "What happens" shows: the reproducer's own output."""
+        if verdict.run is None:
+            return est.signature.excerpt
+        if not verdict.ok:
+            return own_output(verdict.run)
+        seen = est.oracle.classify(verdict.run)
+        return seen.excerpt if seen is not None and seen.excerpt else est.signature.excerpt
+
+    # -- environment ----------------------------------------------------------------------------
+    def start_env_probe(self) -> None:
+        if self.full_outputs:
+            probe = lambda: self._info.update(envmod.collect(platform=self.options.platform))  # noqa: E731
+            self._probe = threading.Thread(target=probe, daemon=True)
+            self._probe.start()
+
+    def environment(self) -> dict:
+        if self._probe is None:
+            return {}
+        self._probe.join(timeout=self.bounded(150.0))
+        return dict(self._info) or {"error": "environment probe did not finish"}
+
+    # -- the best program so far and resuming ---------------------------------------------------
+    def save_best(self, program: str, state: dict) -> None:
+        """Keep the best program so far, and (but for a follow-up in another job's folder) what
+        --resume needs."""
+        self.accepted.append(program)
+        write_atomic(self.out / f"best{self.suffix}", program)
+        if self.full_outputs:
+            write_atomic(self.out / "state.json", json.dumps(state, indent=1))
+
+    def read_state(self) -> tuple[dict, str, Signature]:
+        """What an interrupted run left in --resume DIR: its state, best program and signature."""
+        try:
+            state = json.loads((self.out / "state.json").read_text())
+            best = (self.out / f"best{self.suffix}").read_text()
+            wanted = Signature.from_dict(state["signature"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ReducerError(f"{self.out}: nothing to resume ({exc.__class__.__name__}: no readable state.json "
+                               f"and best{self.suffix})", NO_RESUME) from None
+        return state, best, wanted
+
+    def drop_state(self) -> None:
+        for name in (f"best{self.suffix}", "state.json")[:2 if self.full_outputs else 1]:
+            with contextlib.suppress(FileNotFoundError):
+                (self.out / name).unlink()
+
+    # -- the whole job --------------------------------------------------------------------------
+    def run(self) -> dict:
+        """Establish (or resume), shrink, verify, follow up, write the outputs; the result's
+        "status" is the exit status."""
+        est, program = self.start()
+        self.out.mkdir(parents=True, exist_ok=True)
+        if self.full_outputs:
+            write_atomic(self.out / "signature.json", est.signature.to_json() + "\n")
+        self.start_env_probe()
+        try:
+            best = self.shrink(program, est)
+        except Exception as exc:  # whatever escapes a level's shrinking is a bug of the tool
+            self.tool_bug("shrinking the program", exc)
+            best = (self.accepted or [program])[-1]
+        interrupted = self.stop.is_set() and self.bug is None
+        if self.bug is not None:
+            verdict = Verdict(f"not run (stopped by a bug in reducer: {self.bug})", True)
+        elif interrupted:
+            verdict = Verdict("not run (interrupted)", True, est.run)
+        else:
+            verdict = self.safely(lambda: self.verify(best, est, self.original_program()), est)
+            if self.stop.is_set() and self.bug is None:  # Ctrl-C during the final checks
+                interrupted, verdict = True, Verdict("not finished (interrupted)", True, est.run)
+        self.log(f"verified: {verdict.text}")
+        follow = None if self.stop.is_set() or not verdict.ok else self.follow_up(best, est)
+        result = self.finish(best, est, verdict, self.environment(), interrupted or self.bug is not None, follow)
+        if self.full_outputs:
+            write_atomic(self.out / "env.json", json.dumps(self._info or {}, indent=2) + "\n")
+            write_atomic(self.out / "reduce.log", "\n".join(self.log_lines) + "\n")
+        if not self.stop.is_set():  # an interrupted run keeps what --resume needs
+            self.drop_state()
+        result.update(verified=verdict.text, interrupted=interrupted, status=self.status(verdict, interrupted))
+        if self.bug is not None:
+            result["bug"] = str(self.bug)
+        return result
+
+    def start(self) -> tuple[Established, str]:
+        """The failure and the program to shrink: established anew, or read back for --resume."""
+        try:
+            started = self.resume_from() if self.resume else self.begin()
+        except ReducerError:
+            if self.stop.is_set():
+                raise ReducerError("interrupted before the failure was established", INTERRUPTED) from None
+            raise
+        except ValueError as exc:  # an oracle's setting that fails on first use (a command that cannot run)
+            raise ReducerError(str(exc), USAGE) from None
+        except Exception as exc:
+            self.tool_bug("establishing the failure", exc)
+            raise ReducerError(f"bug in reducer: {self.bug}", TOOL_BUG) from exc
+        if self.stop.is_set():  # the first runs were killed: what they showed is no failure of the program
+            raise ReducerError("interrupted before the failure was established", INTERRUPTED)
+        return started
+
+    def safely(self, check, est: Established) -> Verdict:
+        try:
+            return check()
+        except Exception as exc:
+            self.tool_bug("the final check", exc)
+            return Verdict(f"not run (stopped by a bug in reducer: {self.bug})", True)
+
+    def status(self, verdict: Verdict, interrupted: bool) -> int:
+        if self.bug is not None:
+            return TOOL_BUG
+        if interrupted:
+            return INTERRUPTED
+        return 0 if verdict.ok else NOT_VERIFIED
+
+    def follow_up(self, best: str, est: Established):
+        """Another level's reduction of the result, when one applies (the IR after a script)."""
+        return None

@@ -1,0 +1,147 @@
+"""How values are spelled in a written-back script: numbers (`jnp.nan`, `-jnp.inf`), dtypes, arrays
+(inline, PRNG keys through `jax.random.wrap_key_data`, complex numbers from their parts) and
+primitive parameters (`lax.GatherDimensionNumbers(…)`, enums, PRNG implementations by name).
+
+Every spelling is an expression that evaluates, in a script importing `jax`, `jax.numpy as jnp`,
+`lax` and `numpy as np`, to the value the spec holds; `Spelling.imports` collects any other import
+a parameter needs.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+
+import numpy as np
+
+from reducer.levels.jaxpr.params import key_impl
+
+
+def dtype_expr(name: str) -> str:
+    return {"bool": "jnp.bool_"}.get(name, f"jnp.{name}")
+
+
+def number(v) -> str:
+    """A Python number as source; NaN and infinities as `jnp.nan`, `jnp.inf`, `-jnp.inf`."""
+    if isinstance(v, bool) or not isinstance(v, (float, complex)):
+        return repr(v)
+    if isinstance(v, complex):
+        return f"complex({number(v.real)}, {number(v.imag)})"
+    if math.isnan(v):
+        return "jnp.nan"
+    if math.isinf(v):
+        return "jnp.inf" if v > 0 else "-jnp.inf"
+    return repr(v)
+
+
+def nested(v) -> str:
+    """Lists and tuples of numbers as source."""
+    if isinstance(v, list):
+        return "[" + ", ".join(nested(x) for x in v) + "]"
+    if isinstance(v, tuple):
+        return "(" + ", ".join(nested(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    return number(v)
+
+
+def literal(value, dtype: str) -> str:
+    """A scalar literal of the spec (`{"lit": value, "dtype": …}`)."""
+    if dtype.startswith("complex"):
+        return f"{dtype_expr(dtype)}(complex({number(value[0])}, {number(value[1])}))"
+    if dtype in ("float32", "int32", "bool"):
+        return number(value)
+    return f"{dtype_expr(dtype)}({number(value)})"
+
+
+def array(values: list, shape, dtype: str) -> str:
+    """An array with the given flat values (`reducer.levels.jaxpr.params.flat_values`)."""
+    shape = tuple(shape)
+    impl = key_impl(dtype)
+    if impl is not None:
+        data = f"jnp.asarray({nested(values)}, jnp.uint32).reshape({shape + tuple(impl.key_shape)!r})"
+        return f"jax.random.wrap_key_data({data}, impl={impl.name!r})"
+    if dtype.startswith("complex"):
+        pairs = np.asarray(values, np.float64).reshape(-1, 2)
+        return (f"(jnp.asarray({nested(pairs[:, 0].tolist())}) + 1j * jnp.asarray({nested(pairs[:, 1].tolist())}))"
+                f".astype({dtype_expr(dtype)}).reshape({shape!r})")
+    return f"jnp.asarray({nested(list(values))}, {dtype_expr(dtype)}).reshape({shape!r})"
+
+
+def filled(shape, dtype: str, fill) -> str:
+    """An array of one value: `jnp.ones(…)`, `jnp.zeros(…)`, `jnp.full(…)`; a PRNG key array from key data."""
+    shape = tuple(shape)
+    impl = key_impl(dtype)
+    if impl is not None:
+        data = f"jnp.full({shape + tuple(impl.key_shape)!r}, {int(fill)}, jnp.uint32)"
+        return f"jax.random.wrap_key_data({data}, impl={impl.name!r})"
+    call = {0: "jnp.zeros", 1: "jnp.ones"}.get(fill)
+    return f"{call}({shape!r}, {dtype_expr(dtype)})" if call else \
+        f"jnp.full({shape!r}, {number(fill)}, {dtype_expr(dtype)})"
+
+
+class Spelling:
+    """Primitive parameters as source; `imports` gathers what they need besides jax, jnp, lax, np."""
+
+    def __init__(self):
+        self.imports: set[str] = set()
+
+    def _class(self, cls) -> str:
+        from jax import lax
+
+        if getattr(lax, cls.__name__, None) is cls:
+            return f"lax.{cls.__name__}"
+        top = cls.__qualname__.split(".")[0]
+        self.imports.add(f"from {cls.__module__} import {top}")
+        return cls.__qualname__
+
+    def value(self, v) -> str:
+        from jax._src import core
+        from jax._src.random import prng
+
+        if isinstance(v, enum.Enum):
+            return f"{self._class(type(v))}.{v.name}"
+        if isinstance(v, np.dtype) or type(v).__name__ == "KeyTy":
+            return dtype_expr(str(v))
+        if isinstance(v, prng.PRNGImpl):
+            self.imports.add("from jax._src.random.prng import prngs")
+            return f"prngs[{v.name!r}]"
+        if isinstance(v, core.Primitive):
+            from reducer.levels.jaxpr.codec import registry
+
+            module, attr = registry()[v.name][1].split(":")
+            self.imports.add(f"from {module} import {attr}")
+            return attr
+        if isinstance(v, core.ShapedArray):
+            return f"jax.core.ShapedArray({tuple(v.shape)!r}, {dtype_expr(str(v.dtype))})"
+        if isinstance(v, tuple) and hasattr(v, "_fields"):
+            fields = {k: getattr(v, k) for k in v._fields}
+            return f"{self._class(type(v))}(" + ", ".join(f"{k}={self.value(x)}" for k, x in fields.items()) + ")"
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            fields = {f.name: getattr(v, f.name) for f in dataclasses.fields(v) if f.init}
+            return f"{self._class(type(v))}(" + ", ".join(f"{k}={self.value(x)}" for k, x in fields.items()) + ")"
+        if isinstance(v, tuple):
+            return "(" + ", ".join(self.value(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+        if isinstance(v, np.generic):
+            return number(v.item())
+        if isinstance(v, np.ndarray):
+            return f"np.asarray({nested(v.tolist())}, {dtype_expr(str(v.dtype))})"
+        if callable(v) and hasattr(v, "__qualname__"):
+            self.imports.add(f"from {v.__module__} import {v.__qualname__.split('.')[0]}")
+            return v.__qualname__
+        return number(v)
+
+
+def enzyme_wrapper(options: dict | None, imports: set) -> str:
+    """`enzyme_jax_ir(…)` with the options `reducer.levels.jaxpr.params.enzyme_options` recorded."""
+    options = options or {}
+    args = []
+    if options.get("argv"):
+        args.append(f"argv={tuple(options['argv'])!r}")
+    if "inner_jit" in options:
+        args.append(f"inner_jit={options['inner_jit']!r}")
+    if "passes" in options:
+        imports.add("from enzyme_ad.jax.primitives import JaXPipeline")
+        args.append(f"pipeline_options=JaXPipeline({options['passes']!r})")
+    elif "pipeline" in options:
+        imports.add(f"from enzyme_ad.jax.primitives import {options['pipeline']}")
+        args.append(f"pipeline_options={options['pipeline']}()")
+    return f"enzyme_jax_ir({', '.join(args)})"
