@@ -37,6 +37,7 @@ PATTERNS = [
 class ActivityMismatch(Oracle):
     name = "activity-mismatch"
     needs_gradient_checks = True
+    watches = ("gradients",)
 
     def classify(self, run: RunResult) -> Signature | None:
         text = run.output

@@ -18,6 +18,8 @@ class Oracle:
     name = "oracle"
     #: whether runs need the harness's gradient checks
     needs_gradient_checks = False
+    #: which of the harness's watches its verdicts rest on (`reducer.watches`): "gradients", "results"
+    watches: tuple[str, ...] = ()
     #: whether the oracle runs each candidate itself (`run_candidate(source, filename)`, as the
     #: user's interestingness command does) instead of judging the job's run of it
     runs_candidates = False

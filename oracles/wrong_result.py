@@ -16,7 +16,8 @@ from oracles.outcome import RunResult, program_outcome
 
 class WrongResult(Oracle):
     name = "wrong-result"
-    needs_gradient_checks = True  # the harness's watches (gradients and results) are one switch
+    needs_gradient_checks = True  # the harness's watches are on …
+    watches = ("results",)  # … and of them, only the one comparing results
 
     def classify(self, run: RunResult) -> Signature | None:
         run = program_outcome(run)

@@ -70,15 +70,18 @@ def settle() -> None:
 class Watches:
     """The gradient and result watches of one run, and the report they leave."""
 
-    def __init__(self):
+    def __init__(self, wanted: str = "gradients,results"):
         from reducer.watches.gradients import GradientWatch
         from reducer.watches.results import ResultWatch
 
         self.gradients, self.results = GradientWatch(), ResultWatch()
+        self.wanted = {w.strip() for w in wanted.split(",")}
 
     def install(self) -> None:
-        self.gradients.install()
-        self.results.install()
+        if "gradients" in self.wanted:
+            self.gradients.install()
+        if "results" in self.wanted:
+            self.results.install()
 
     def uninstall(self) -> None:
         self.gradients.uninstall()
@@ -205,7 +208,9 @@ def run_script(script: str, argv: list[str] | None = None) -> int:
     sys.argv = list(argv or [script])
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     synchronous_dispatch(script)
-    watches = Watches() if os.environ.get("REDUCER_CHECK_GRADIENTS") else None
+    # REDUCER_WATCHES narrows them to what the oracle judges by (`Oracle.watches`)
+    watches = (Watches(os.environ.get("REDUCER_WATCHES") or "gradients,results")
+               if os.environ.get("REDUCER_CHECK_GRADIENTS") else None)
     if watches is not None:
         watches.install()
     code = run_program(script)

@@ -156,6 +156,8 @@ class Reduction(Job):
         slowest = max(r.seconds for r in results)
         if self.needs_gradients and not oracle.needs_gradient_checks:
             self.sandbox.check_gradients = False
+        elif oracle.watches:  # only the watch the verdicts rest on: the others cost every failing candidate
+            self.sandbox.extra_env["REDUCER_WATCHES"] = ",".join(oracle.watches)
         if rate < 1.0:
             self.votes = max(3, runs)
         if self.options.timeout is None:

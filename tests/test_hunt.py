@@ -174,3 +174,17 @@ def test_corpus_check_on_ray_gives_the_local_verdicts():
         return [" ".join(line.split()[:4]) for line in text.splitlines() if line.startswith(tuple(cases))]
 
     assert verdicts(local.stdout) == verdicts(ray.stdout) and len(verdicts(ray.stdout)) == 2
+
+
+def test_a_reduction_that_follows_another_failure_is_not_kept():
+    from oracles.outcome import Signature
+    from reducer.hunt.sweep import Finding, _kept_if_same
+
+    wanted = Signature("adjoint-missing", (("source", "enzyme"), ("op", "chlo.zeta")))
+    finding = Finding(wanted, True, [Probe(OPS["lax.zeta"], "grad", "enzyme", "float32")])
+    same = {"summary": {"signature": wanted.to_dict(), "final_tokens": 20}, "files": {"repro.py": "x"}}
+    assert _kept_if_same(finding, same) is same
+    other = Signature("jax-error", (("library", "enzyme_ad"), ("type", "ValueError")))
+    slipped = _kept_if_same(finding, {"summary": {"signature": other.to_dict(), "final_tokens": 20, "status": 0},
+                                      "files": {"repro.py": "x"}})
+    assert slipped["files"] == {} and "another failure" in slipped["summary"]["error"]

@@ -146,7 +146,19 @@ def reduce_findings(executor, findings: list[Finding], opts: HuntOptions, start:
         spec = corpusmod.oracle_spec(finding.signature)
         max_time = opts.reduce_time if left is None else min(opts.reduce_time, left)
         on_progress({"event": "reduce", "finding": finding.id})
-        finding.reduced = executor.reduce(program(finding.probes[0], references=False), spec, max_time)
+        finding.reduced = _kept_if_same(finding, executor.reduce(program(finding.probes[0], references=False),
+                                                                 spec, max_time))
+
+
+def _kept_if_same(finding: Finding, reduced: dict) -> dict:
+    """The reduction, when it reduced the finding's failure; else only why not (no files: the
+    finding's own program stays its reproducer)."""
+    seen = reduced["summary"].get("signature")
+    if seen and (seen["family"], seen["fields"]) != (finding.signature.family, dict(finding.signature.fields)):
+        shown = Signature.from_dict(seen)
+        return {"summary": {"status": reduced["summary"].get("status"),
+                            "error": f"the reduction followed another failure ({shown}); not kept"}, "files": {}}
+    return reduced
 
 
 def summarise(opts: HuntOptions, ops, plist, verdicts, findings, not_applicable, seconds, executor) -> dict:

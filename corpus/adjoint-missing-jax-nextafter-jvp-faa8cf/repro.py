@@ -1,0 +1,7 @@
+# Reproducer for: JAX: no jvp rule for `nextafter`
+# Signature: adjoint-missing: source=jax op=nextafter rule=jvp
+# Run: python repro.py
+# Versions: jax 0.10.2, jaxlib 0.10.2, enzyme-ad 0.0.16, Python 3.11.7, Linux-6.18.44-fc-v657-x86_64-with-glibc2.36
+# Reduced by reducer from finding.py: 166 -> 23 tokens in 11 s (67 candidates tested).
+import jax
+jax.grad(lambda x: jax.numpy.nextafter(x, 1.0))(1.0)

@@ -1,0 +1,8 @@
+# Reproducer for: Enzyme-JAX: the pass pipeline fails
+# Signature: pipeline-error: source=enzyme op= message=Unsupported operation in reduction autodiff(N):
+# Run: python repro.py
+# Versions: jax 0.10.2, jaxlib 0.10.2, enzyme-ad 0.0.16, Python 3.11.7, Linux-6.18.44-fc-v657-x86_64-with-glibc2.36
+# Reduced by reducer from finding.py: 196 -> 52 tokens in 33 s (133 candidates tested).
+import jax
+from enzyme_ad.jax import enzyme_jax_ir
+(lambda x: jax.jvp(enzyme_jax_ir()(jax.numpy.prod), (x,), (x,)))(jax.numpy.asarray([0.0, 0.0]))
