@@ -192,8 +192,9 @@ class Reduction(Job):
         self.log(f"reducing {self.script} ({self.rep.size(self.source)} tokens), output in {self.out}")
         self.log(f"failure: {est.signature} (seen in {est.rate:.0%} of {self.options.runs} runs, "
                  f"slowest {est.seconds:.1f} s; candidate timeout {self.limits.timeout:.0f} s)")
-        if known_line(est.signature):
-            self.log(f"{known_line(est.signature)}: the corpus has this bug already")
+        known = known_line(est.signature)
+        if known:
+            self.log(f"{known}: the corpus has this bug already")
         return est, self.rep.normalize(self.source)
 
     def resume_from(self) -> tuple[Established, str]:
