@@ -3,6 +3,12 @@ folder (for instance the `test/lit_tests/` folder of an Enzyme-JAX checkout), as
 run it, and a table of what happened to each module.
 
     python benchmarks/bench_lit.py FOLDER [--max-time S] [--every N] [--limit N] [--only SUBSTRING] [--json FILE]
+                                         [--start I] [--stop J] [--jsonl FILE]
+    python benchmarks/bench_lit.py --totals FILE.jsonl ...
+
+A long run can be split: `--start`/`--stop` take a slice of the module list, `--jsonl` appends each
+row as it is made (so an interrupted run loses nothing), and `--totals` tabulates the rows of several
+such files as one run.
 
 A lit test file holds one module, or several separated by `// -----` lines (`--split-input-file`):
 each is a module of its own. The pipeline of the file's first `// RUN:` line
@@ -127,31 +133,55 @@ def row(r: dict) -> str:
     return f"| {r['module']} | {r['outcome']} | {what.replace('|', '/')} | {r.get('seconds', '')} |"
 
 
+def totals_line(rows: list[dict]) -> tuple[dict, str]:
+    totals = {k: sum(1 for r in rows if r["outcome"] == k) for k in ("reduced", "accepted", "refused", "crashed")}
+    enzyme_too = sum(1 for r in rows if r["outcome"] == "refused" and r["enzyme_ad"] != "accepts it")
+    return totals, (f"{len(rows)} modules: " + ", ".join(f"{v} {k}" for k, v in totals.items())
+                    + f"; of the refused, enzyme-ad refuses {enzyme_too} too")
+
+
+def summarize(files: list[Path]) -> int:
+    rows = [json.loads(line) for f in files for line in f.read_text().splitlines() if line.strip()]
+    print("| module | outcome | detail | seconds |\n|---|---|---|---|")
+    for r in rows:
+        print(row(r))
+    print("\n" + totals_line(rows)[1])
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("folder", type=Path)
+    ap.add_argument("folder", type=Path, nargs="?")
     ap.add_argument("--max-time", type=float, default=60.0, help="seconds of reduction per module")
     ap.add_argument("--limit", type=int, default=0, help="at most this many modules")
     ap.add_argument("--only", default="", help="only files whose name contains this")
     ap.add_argument("--every", type=int, default=1, help="only every N-th module (a sample of a large folder)")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    ap.add_argument("--start", type=int, default=0, help="skip the modules before this index of the list")
+    ap.add_argument("--stop", type=int, default=None, help="stop before this index of the list")
+    ap.add_argument("--jsonl", type=Path, help="append each row to this file as a JSON line as soon as it is made")
+    ap.add_argument("--totals", type=Path, nargs="+", help="tabulate the rows of these --jsonl files and stop")
     args = ap.parse_args(argv)
-    if not args.folder.is_dir():
+    if args.totals:
+        return summarize(args.totals)
+    if args.folder is None or not args.folder.is_dir():
         print(f"{args.folder}: not a folder", file=sys.stderr)
         return 2
     modules = [m for f in sorted(args.folder.rglob("*.mlir")) if args.only in f.name for m in modules_of(f)]
     modules = modules[::max(1, args.every)]
     modules = modules[:args.limit] if args.limit else modules
+    modules = modules[args.start:args.stop]
     rows = []
     print("| module | outcome | detail | seconds |\n|---|---|---|---|", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-lit-") as tmp:
         for name, program in modules:
             rows.append(reduce_one(name, program, args.max_time, Path(tmp)))
             print(row(rows[-1]), flush=True)
-    totals = {k: sum(1 for r in rows if r["outcome"] == k) for k in ("reduced", "accepted", "refused", "crashed")}
-    enzyme_too = sum(1 for r in rows if r["outcome"] == "refused" and r["enzyme_ad"] != "accepts it")
-    print(f"\n{len(rows)} modules: " + ", ".join(f"{v} {k}" for k, v in totals.items())
-          + f"; of the refused, enzyme-ad refuses {enzyme_too} too")
+            if args.jsonl:
+                with args.jsonl.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(rows[-1]) + "\n")
+    totals, line = totals_line(rows)
+    print("\n" + line)
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "totals": totals}, indent=1) + "\n")
     return 0

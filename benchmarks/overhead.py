@@ -12,7 +12,10 @@ benchmarks/minimal/) it measures the median wall time per run of:
 - warm: `reducer.workers.sandbox.Sandbox(..., warm=True).run(source, limits)`, the path `reducer reduce`
   takes per candidate: the fork server's long-lived runner (`reducer.workers.runner`; the server is
   preloaded with `preload_modules`, as `Reduction` builds it), timed after one untimed run that
-  starts the server and the runner;
+  starts the server and the runner and tells the failure; the harness's watches are then set as
+  `Reduction.establish` sets them for that failure (a wrong gradient: the gradient watch, with the
+  operation at fault to confirm; other failures: none), so a numeric case's figures include the
+  check that runs after the program;
 - forked: the same sandbox with `isolated=True`: a child forked from the fork server for that
   candidate alone (how an interesting candidate is confirmed);
 - fresh: the same sandbox with `fresh=True`: a new `python -m reducer.harness` per run (`--cold`).
@@ -37,8 +40,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
+import oracles  # noqa: E402
+from oracles.outcome import RunResult  # noqa: E402
 from bench import DEFAULT_BENCH as BENCH  # noqa: E402
 from reducer.reduce import preload_modules  # noqa: E402
+from reducer.watches.locate import WANTED_ENV  # noqa: E402
 from reducer.workers.sandbox import Limits, Sandbox  # noqa: E402
 
 DEFAULT_PROGRAMS = [ROOT / "tests" / "programs" / f"{name}.py"
@@ -88,12 +94,23 @@ def time_in_process(path: Path, reps: int, keep_caches: bool, scratch: Path) -> 
         return None
 
 
+def watch_like_a_reduction(box: Sandbox, first: RunResult) -> None:
+    """Keep only the watches a reduction of the failure `first` shows would keep."""
+    found = oracles.detect(first)
+    if found is None or not found[0].needs_gradient_checks:
+        box.check_gradients = False
+    elif found[0].watches:
+        box.extra_env["REDUCER_WATCHES"] = ",".join(found[0].watches)
+        box.extra_env[WANTED_ENV] = found[1].get("op") or ""
+
+
 def time_sandbox(path: Path, reps: int, scratch: Path) -> tuple[float, float, float]:
     """Median seconds per run: (warm runner, forked child, fresh interpreter)."""
     source = path.read_text()
-    box = Sandbox(scratch / "runs", script_name=path.name, warm=True, warm_modules=preload_modules(source))
+    box = Sandbox(scratch / "runs", script_name=path.name, warm=True, warm_modules=preload_modules(source),
+                  check_gradients=True)
     try:
-        box.run(source, LIMITS)  # starts the fork server
+        watch_like_a_reduction(box, box.run(source, LIMITS))  # also starts the fork server
         times = []
         for way in ({}, {"isolated": True}, {"fresh": True}):
             runs = []

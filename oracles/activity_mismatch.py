@@ -17,21 +17,42 @@ import re
 from oracles.base import Oracle, Signature, excerpt, final_exception
 from oracles.outcome import RunResult, program_outcome
 
-PATTERNS = [
-    (re.compile(r"Constant memory is stored \(or returned\) to a differentiable variable"), "enzyme", "constant-stored-to-active"),
-    (re.compile(r"Mismatched activity for"), "enzyme", "mismatched-activity"),
-    (re.compile(r"Custom VJP bwd rule must produce an output with the same container \(pytree\) structure"), "jax", "custom_vjp-structure"),
-    (re.compile(r"Custom VJP bwd rule must produce an output with the same shape/dtypes"), "jax", "custom_vjp-shape-dtype"),
-    (re.compile(r"Custom VJP bwd rule (?:must|should) produce"), "jax", "custom_vjp-output"),
-    (re.compile(r"Custom JVP rule must produce primal and tangent outputs with equal container \(pytree\) structures"), "jax", "custom_jvp-structure"),
-    (re.compile(r"Custom JVP rule must produce primal and tangent outputs with (?:corresponding|equal) shapes and dtypes"), "jax", "custom_jvp-shape-dtype"),
-    (re.compile(r"Custom JVP rule must produce"), "jax", "custom_jvp-output"),
-    (re.compile(r"Custom VJP fwd rule must produce"), "jax", "custom_vjp-fwd-output"),
-    (re.compile(r"requires real- or complex-valued inputs \(input dtype that is a sub-dtype of np\.inexact\)"), "jax", "integer-input"),
-    (re.compile(r"primal and tangent arguments to jax\.jvp do not match"), "jax", "jvp-structure"),
-    (re.compile(r"primal and tangent arguments to jax\.jvp must have equal types"), "jax", "jvp-dtype"),
-    (re.compile(r"Type of cotangent input to vjp pullback function \(.*\) is not the expected tangent type"), "jax", "vjp-cotangent-type"),
-]
+#: Enzyme-JAX's messages for a value whose activity does not fit, each with the kind it names
+ENZYME = (
+    (re.compile(r"Constant memory is stored \(or returned\) to a differentiable variable"), "constant-stored-to-active"),
+    (re.compile(r"Mismatched activity for"), "mismatched-activity"),
+)
+#: JAX's message for a custom_jvp / custom_vjp rule whose output does not fit: which rule, and what
+CUSTOM_RULE = re.compile(
+    r"Custom (?P<rule>VJP bwd|JVP|VJP fwd) rule (?:\S+ for function \S+ )?(?:must|should) produce(?P<what>"
+    r" an output with the same (?:container \(pytree\) structure|shape/dtypes)"
+    r"| primal and tangent outputs with (?:equal container \(pytree\) structures|(?:corresponding|equal) shapes and dtypes))?")
+RULES = {"VJP bwd": "custom_vjp", "JVP": "custom_jvp", "VJP fwd": "custom_vjp-fwd"}
+#: JAX's other messages for tangents and cotangents that do not fit
+JAX = (
+    (re.compile(r"requires real- or complex-valued inputs \(input dtype that is a sub-dtype of np\.inexact\)"), "integer-input"),
+    (re.compile(r"primal and tangent arguments to jax\.jvp must have the same tree structure"), "jvp-structure"),
+    (re.compile(r"primal and tangent arguments to jax\.jvp (?:do not match; dtypes|must have equal types)"), "jvp-dtype"),
+    (re.compile(r"Type of cotangent input to vjp pullback function \(.*\) is not the expected tangent type"), "vjp-cotangent-type"),
+)
+
+
+def mismatch_message(text: str) -> tuple[str, str, re.Match] | None:
+    """The first activity or tangent message found in `text`: (source, kind, match)."""
+    for pattern, kind in ENZYME:
+        m = pattern.search(text)
+        if m:
+            return "enzyme", kind, m
+    m = CUSTOM_RULE.search(text)
+    if m:
+        what = m.group("what") or ""
+        fit = "structure" if "structure" in what else "shape-dtype" if what else "output"
+        return "jax", f"{RULES[m.group('rule')]}-{fit}", m
+    for pattern, kind in JAX:
+        m = pattern.search(text)
+        if m:
+            return "jax", kind, m
+    return None
 
 
 class ActivityMismatch(Oracle):
@@ -41,13 +62,13 @@ class ActivityMismatch(Oracle):
 
     def classify(self, run: RunResult) -> Signature | None:
         text = run.output
-        for pattern, source, kind in PATTERNS:
-            m = pattern.search(text)
-            if m:
-                return Signature(self.name, (("source", source), ("kind", kind)),
-                                 f"{'Enzyme-JAX' if source == 'enzyme' else 'JAX'}: {kind.replace('-', ' ')}",
-                                 excerpt(text, m.group(0), 2, 4))
-        return self._numeric(run)
+        found = mismatch_message(text)
+        if found is None:
+            return self._numeric(run)
+        source, kind, m = found
+        return Signature(self.name, (("source", source), ("kind", kind)),
+                         f"{'Enzyme-JAX' if source == 'enzyme' else 'JAX'}: {kind.replace('-', ' ')}",
+                         excerpt(text, m.group(0), 2, 4))
 
     def _numeric(self, run: RunResult) -> Signature | None:
         checks = [c for c in run.harness.get("checks", []) if c.get("mismatch")]

@@ -70,6 +70,25 @@ def trim(text: str) -> str:
     return "\n".join(line if len(line) <= MAX_LINE else line[:MAX_LINE] + " …" for line in text.splitlines())
 
 
+#: who does what a crash signature says, by how it crashed (the IR level names its own tool)
+CRASH_SUBJECTS = {"signal": "The process", "xla-status": "XLA", "hang": "The program", "internal": "JAX"}
+
+
+def crash_sentence(sig: Signature, subjects: dict | None = None) -> str:
+    """What a `crash` signature says happened, in one sentence; `subjects` overrides who did it."""
+    how, detail, platform = sig.get("how"), sig.get("detail"), sig.get("platform")
+    who = {**CRASH_SUBJECTS, **(subjects or {})}
+    if how == "signal":
+        return f"{who['signal']} is killed by a signal on {platform}: {detail}."
+    if how == "xla-status":
+        return f"{who['xla-status']} returns an error status on {platform}: `{detail}`."
+    if how == "cuda":
+        return f"The CUDA runtime reports `{detail}`."
+    if how == "hang":
+        return f"{who['hang']} does not finish within the time limit."
+    return f"{who['internal']} fails with an internal error: {detail}."
+
+
 def _what_happens(sig: Signature) -> str:
     f = sig.family
     if f == "adjoint-missing" and sig.get("source") == "enzyme":
@@ -89,17 +108,7 @@ def _what_happens(sig: Signature) -> str:
         return (f"Differentiation fails with a {sig.get('kind').replace('-', ' ')} error "
                 f"({'Enzyme-JAX' if sig.get('source') == 'enzyme' else 'JAX'}).")
     if f == "crash":
-        how = sig.get("how")
-        detail = sig.get("detail")
-        if how == "signal":
-            return f"The process is killed by a signal on {sig.get('platform')}: {detail}."
-        if how == "xla-status":
-            return f"XLA returns an error status on {sig.get('platform')}: `{detail}`."
-        if how == "cuda":
-            return f"The CUDA runtime reports `{detail}`."
-        if how == "hang":
-            return "The program does not finish within the time limit."
-        return f"JAX fails with an internal error: {detail}."
+        return crash_sentence(sig)
     if f == "regex":
         return f"The program fails with a diagnostic matching `{sig.get('pattern')}` (shown below)."
     return f"The program fails: {sig}."
@@ -147,15 +156,23 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
     if versions:
         out += [versions.rstrip("\n"), ""]
     out += ["## Environment", "", "```", envmod.render(info), "```", ""]
-    verified = summary.verified
-    out += ["## How this reproducer was made", "",
-            f"Reduced automatically by `reducer` ({', '.join(summary.levels)} level) from `{summary.script_name}`: "
-            f"{summary.original_tokens} → {summary.final_tokens} Python tokens in {summary.seconds:.0f} s, "
-            f"{summary.tested} candidates tested, {summary.accepted} accepted, {summary.cache_hits} cache hits. "
-            f"Every accepted candidate showed the same failure signature:", "",
-            "```", str(sig), "```", "", f"Verified in a fresh interpreter: {verified}."]
-    if summary.failure_rate:
-        out += ["", f"Failure rate: {summary.failure_rate}."]
-    if summary.interrupted:
-        out += ["", "The reduction was interrupted; this is the smallest program found until then."]
+    out += how_made(f"Reduced automatically by `reducer` ({', '.join(summary.levels)} level) from "
+                    f"`{summary.script_name}`: {summary.original_tokens} → {summary.final_tokens} Python tokens in "
+                    f"{summary.seconds:.0f} s, {summary.tested} candidates tested, {summary.accepted} accepted, "
+                    f"{summary.cache_hits} cache hits. Every accepted candidate showed the same failure signature:",
+                    sig, summary.verified, summary.interrupted,
+                    notes=[f"Failure rate: {summary.failure_rate}."] if summary.failure_rate else [])
     return "\n".join(out) + "\n"
+
+
+def how_made(story: str, sig: Signature, verified: str, interrupted: bool, thing: str = "program",
+             notes: list[str] = ()) -> list[str]:
+    """The report's last section: `story` (what was reduced, how far and how fast), the signature every
+    accepted candidate showed, the verification, `notes`, and whether the reduction was interrupted."""
+    out = ["## How this reproducer was made", "", story, "", "```", str(sig), "```", "",
+           f"Verified in a fresh interpreter: {verified}."]
+    for note in notes:
+        out += ["", note]
+    if interrupted:
+        out += ["", f"The reduction was interrupted; this is the smallest {thing} found until then."]
+    return out

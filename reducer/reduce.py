@@ -158,6 +158,8 @@ class Reduction(Job):
             self.sandbox.check_gradients = False
         elif oracle.watches:  # only the watch the verdicts rest on: the others cost every failing candidate
             self.sandbox.extra_env["REDUCER_WATCHES"] = ",".join(oracle.watches)
+            # the operation at fault the watch confirms first (`reducer.watches.locate`)
+            self.sandbox.extra_env["REDUCER_WANTED_OPERATION"] = sig.get("op") or ""
         if rate < 1.0:
             self.votes = max(3, runs)
         if self.options.timeout is None:
@@ -257,6 +259,7 @@ class Reduction(Job):
                 if ok:
                     if self.timeout is not None:
                         self.timeout.record(run.seconds)
+                    self.rep.note_failure(source, run.output, self.file_name)
                     return True
                 if run.cancelled:
                     return False
@@ -317,6 +320,7 @@ class Reduction(Job):
                         stop=self.stop, deadline=self.shrink_deadline(est.seconds),
                         stall=self.options.stall, reorder=self.options.reorder)
         self.save_best(program, self._state(est))
+        self.rep.note_failure(program, est.run.output, self.file_name, ran=None if self.resume else self.source)
         best = engine.reduce(program)
         if not self.stop.is_set() and self._runner_misled(best, est):
             restart = self._last_that_holds(self.accepted, est)

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from reducer.engine import Chunk, Chunks, Engine, Problem, ToolBug, chunk_order, layout
+from reducer.engine import Chunk, Chunks, Engine, Problem, ToolBug, chunk_order, layout, proposals
 from reducer.levels.source.passes import source_passes
 from reducer.levels.source.passes.delete_statements import DeleteStatements
 from reducer.levels.source.representation import PythonSource, Script
@@ -322,13 +322,17 @@ def test_an_ir_pass_that_meets_a_module_it_cannot_handle_stops_and_says_so_once(
     class Odd:
         name = "odd"
 
-        def candidates(self, program):
-            yield program + "1"
-            raise ValueError("Unable to cast Python instance to C++ type")
+        def points(self, item):
+            return [1, 2]
+
+        def apply(self, item, point):
+            if point == 2:
+                raise ValueError("Unable to cast Python instance to C++ type")
+            return item + "1"
 
     lines = []
     guarded = Guarded(Odd(), log=lines.append)
-    assert list(guarded.candidates("x")) == ["x1"] and list(guarded.candidates("y")) == ["y1"]
+    assert list(proposals(guarded, "x")) == ["x1"] and list(proposals(guarded, "y")) == ["y1"]
     assert len(guarded.errors) == 2 and len(lines) == 1
     assert lines[0].startswith("pass odd stopped on this module: ValueError: Unable to cast")
     assert "test_engine.py:" in lines[0]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reducer.watches.locate import locate
+from reducer.watches.locate import locate, wanted_operation
 
 RTOL = 1e-3
 ATOL = 1e-5
@@ -213,7 +213,8 @@ def _compare(s: Sample) -> dict:
                  enzyme=[np.asarray(e).ravel()[:4].tolist() for e in enzyme],
                  reference=[np.asarray(r).ravel()[:4].tolist() for r in reference])
     if mismatch:
-        found = locate(jax.make_jaxpr(fx)(*xs), xs, lambda fn, ys: _parts(fn, ys, s.mode, s.enzyme)[0])
+        found = locate(jax.make_jaxpr(fx)(*xs), xs, lambda fn, ys: _parts(fn, ys, s.mode, s.enzyme)[0],
+                       wanted=wanted_operation(), by_itself=True)
         if found:
             entry.update(found)
     return entry

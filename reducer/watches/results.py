@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from reducer.watches.gradients import largest_difference
-from reducer.watches.locate import locate
+from reducer.watches.locate import locate, wanted_operation
 
 RTOL = 1e-4
 ATOL = 1e-6
@@ -181,7 +181,7 @@ def _locate(call: Call) -> dict:
     xs = [leaves[i] for i in arrays]
     try:
         closed = jax.make_jaxpr(fx)(*xs)
-        found = locate(closed, xs, _parts)
+        found = locate(closed, xs, _parts, wanted=wanted_operation())
     except Exception:
         return {}
     return found or {}

@@ -74,14 +74,8 @@ def what_happens(sig: Signature, kind: str) -> str:
     if f == "activity-mismatch":
         return f"{tool} fails on the module with a {sig.get('kind').replace('-', ' ')} error."
     if f == "crash":
-        how, detail = sig.get("how"), sig.get("detail")
-        if how == "signal":
-            return f"The process running {tool} on the module is killed by a signal on {sig.get('platform')}: {detail}."
-        if how == "xla-status":
-            return f"{tool} returns an error status on {sig.get('platform')}: `{detail}`."
-        if how == "hang":
-            return f"{tool} does not finish on the module within the time limit."
-        return f"{tool} fails on the module with an internal error: {detail}."
+        return emit.crash_sentence(sig, {"signal": f"The process running {tool} on the module", "xla-status": tool,
+                                         "hang": f"{tool} on the module", "internal": f"{tool} on the module"})
     return emit._what_happens(sig)
 
 
@@ -113,13 +107,10 @@ def report(module_text: str, pipeline: str | None, runner_text: str, sig: Signat
         return "\n".join(out + made) + "\n"
     passes = (f", pipeline {summary.original_passes} → {summary.final_passes} passes"
               if summary.kind == ENZYME else "")
-    out += ["## How this reproducer was made", "",
-            f"Reduced automatically by `reducer` (IR level) from `{summary.source_name}`: "
-            f"{summary.original_ops} → {summary.final_ops} operations{passes} in {summary.seconds:.0f} s, "
-            f"{summary.tested} candidates tested ({summary.rate:.0f} per second{summary.isolation}), "
-            f"{summary.accepted} accepted, {summary.cache_hits} cache hits. Every candidate passed the MLIR "
-            f"verifier before it ran, and every accepted one showed the same failure signature:", "",
-            "```", str(sig), "```", "", f"Verified in a fresh interpreter: {summary.verified}."]
-    if summary.interrupted:
-        out += ["", "The reduction was interrupted; this is the smallest module found until then."]
+    out += emit.how_made(
+        f"Reduced automatically by `reducer` (IR level) from `{summary.source_name}`: {summary.original_ops} → "
+        f"{summary.final_ops} operations{passes} in {summary.seconds:.0f} s, {summary.tested} candidates tested "
+        f"({summary.rate:.0f} per second{summary.isolation}), {summary.accepted} accepted, {summary.cache_hits} cache "
+        f"hits. Every candidate passed the MLIR verifier before it ran, and every accepted one showed the same "
+        f"failure signature:", sig, summary.verified, summary.interrupted, thing="module")
     return "\n".join(out) + "\n"

@@ -2,21 +2,23 @@
 its own, so that a crash of the MLIR bindings (a segfault in the parser or the printer, an abort
 from nanobind) costs one candidate, never the reduction.
 
-`python -m reducer.levels.mlir.ir_worker` imports the bindings once and forks a child that answers
-JSON-line requests on standard input (see `handle`); when the child dies, the parent answers
-`{"crashed": SIGNAL}` for the request it was serving and forks a fresh child (milliseconds). The
-child keeps the candidate streams of the IR passes (sessions); a crash loses them, and `generation`
-on the client side says so.
+`python -m reducer.levels.mlir.ir_worker` imports the bindings, Enzyme-JAX and the passes once and
+forks a child that answers JSON-line requests on standard input (see `handle`); when the child
+dies, the parent answers `{"crashed": SIGNAL}` for the request it was serving and forks a fresh
+child (milliseconds). The child keeps the last programs it parsed (`Items`, by the SHA-1 of their
+text), so that a pass's points and each of its candidates cost one round trip and no parse of
+the program they start from; a crash loses them, and a request naming one it does not hold is
+answered `{"lost": true}` (the client sends the text again).
 
 The client (`IrWorker`, one per reducing process through `shared()`) sends one request at a time;
-`RemotePass` is an IR pass seen from the reducing process: its candidates are built in the worker
-and arrive with their measure. A candidate whose building kills the child is skipped (printing
-nothing while the stream is replayed up to it); a second crash while replaying ends the pass for
-that program, as any other error of a pass does.
+`RemotePass` is an IR pass seen from the reducing process: its points and candidates are made in
+the worker, a candidate arriving with its measure. A candidate whose making kills the child is
+skipped; a pass that kills it on several candidates in a row stops on that program.
 """
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import os
 import select
@@ -24,13 +26,16 @@ import subprocess
 import sys
 import threading
 import time
+from collections import OrderedDict
 
 from reducer.levels.mlir import pipeline as pl
 
 #: a request that takes longer than this is a hung worker: it is killed and started again
 REQUEST_TIMEOUT = 300.0
-#: candidate streams a child keeps open; the oldest is dropped (its pass opens it again if asked)
-MAX_SESSIONS = 16
+#: parsed programs a child keeps (the program a pass works on, and the last few it measured)
+MAX_ITEMS = 8
+#: crashes in a row after which a pass stops on a program
+MAX_CRASHES = 3
 
 
 class Crashed(Exception):
@@ -38,94 +43,103 @@ class Crashed(Exception):
 
 
 # -- the worker side ----------------------------------------------------------------------------------
-class Sessions:
-    """The open candidate streams of the IR passes in this child, by id."""
+class Items:
+    """The programs this child parsed (`_ir.Item`), by the SHA-1 of their text, the latest last;
+    and the passes it built, by name and culprit."""
 
     def __init__(self):
-        self.open: dict[int, tuple] = {}
-        self.next_id = 0
+        self.parsed: OrderedDict[str, object] = OrderedDict()
+        self.form = None
+        self.passes: dict[tuple, object] = {}
 
-    def start(self, request: dict) -> int:
+    def get(self, request: dict):
+        """The item the request names (parsed from its `program` when not held), or None."""
         from reducer.levels.mlir import module as mm
+        from reducer.levels.mlir.passes import _ir
+
+        if self.form != mm.settings.form:  # what an item holds depends on the form
+            self.parsed.clear()
+            self.form = mm.settings.form
+        key = request.get("key") or digest(request["program"])
+        if key not in self.parsed:
+            if "program" not in request:
+                return None
+            self.parsed[key] = _ir.Item(request["program"], parse=mm.settings.form != "text")
+            while len(self.parsed) > MAX_ITEMS:
+                self.parsed.popitem(last=False)
+        self.parsed.move_to_end(key)
+        return self.parsed[key]
+
+    def pass_for(self, request: dict):
         from reducer.levels.mlir.passes import local_pass
 
-        p = local_pass(request["pass"], request.get("culprit"))
-        stream = iter(p.candidates(request["program"]))
-        skip = int(request.get("skip", 0))
-        mm.settings.skipping = True
-        try:
-            for _ in range(skip):
-                if next(stream, None) is None:
-                    break
-        finally:
-            mm.settings.skipping = False
-        self.next_id += 1
-        self.open[self.next_id] = (stream, p, skip)
-        while len(self.open) > MAX_SESSIONS:  # streams the engine left behind
-            self.open.pop(next(iter(self.open)))
-        return self.next_id
-
-    def advance(self, session: int) -> dict:
-        """The next item of a stream: a candidate with its measure, or none (one the verifier
-        rejected, never run); one item per request, so that a crash names the item it was on."""
-        from reducer.levels.mlir import module as mm
-
-        if session not in self.open:
-            return {"lost": True}
-        stream, p, index = self.open[session]
-        try:
-            cand = next(stream, None)
-        except Exception as exc:  # a pass that cannot handle this module stops proposing
-            self.open.pop(session, None)
-            return {"done": True, "error": f"{type(exc).__name__}: {exc}"[:300]}
-        if cand is None:
-            self.open.pop(session, None)
-            return {"done": True}
-        self.open[session] = (stream, p, index + 1)
-        if not cand:
-            return {"candidate": None, "index": index}
-        return {"candidate": cand, "index": index, "info": mm.info(cand, verified=mm.settings.form != "text")}
+        culprit = tuple(request["culprit"]) if request.get("culprit") else None
+        if (request["pass"], culprit) not in self.passes:
+            self.passes[request["pass"], culprit] = local_pass(request["pass"], culprit)
+        return self.passes[request["pass"], culprit]
 
 
-def handle(request: dict, sessions: Sessions) -> dict:
-    """One request: `measure` (the key of a program), `check` (why a module is not one),
-    `normalize`, `ops`, `default_pipeline`, `open` / `next` / `close` of a pass's candidates."""
+def measure(items: Items, request: dict) -> dict:
     from reducer.levels.mlir import module as mm
+
+    if mm.settings.form == "text":
+        return {"info": mm.info(request["program"])}
+    item = items.get(request)
+    return {"info": mm.info(item.program, module=item.module) if item.ok else None}
+
+
+def points(items: Items, request: dict) -> dict:
+    item = items.get(request)
+    if item is None:
+        return {"lost": True}
+    if not item.ok:  # not a module the bindings read: no pass has anything to change
+        return {"points": []}
+    return {"points": items.pass_for(request).points(item)}
+
+
+def apply(items: Items, request: dict) -> dict:
+    """One candidate, with its measure (none when the verifier rejects it: it never runs)."""
+    from reducer.levels.mlir import module as mm
+
+    item = items.get(request)
+    if item is None:
+        return {"lost": True}
+    candidate = items.pass_for(request).apply(item, request["point"])
+    if not candidate:
+        return {"candidate": None}
+    return {"candidate": candidate, "info": mm.info(candidate, verified=mm.settings.form != "text")}
+
+
+def handle(request: dict, items: Items) -> dict:
+    """One request: `measure` (the key of a program), `check` (why a module is not one),
+    `normalize`, `ops`, `registered` (which pass names Enzyme-JAX knows), `diagnose`,
+    `default_pipeline`, and a pass's `points` and the candidate it makes at one (`apply`)."""
+    from reducer.levels.mlir import module as mm
+    from reducer.levels.mlir.pipeline import registered_here
+    from reducer.levels.mlir.text import pipeline_diagnostic
 
     mm.settings.form = request.get("form", mm.settings.form)
     mm.settings.keep = set(request.get("keep", mm.settings.keep))
     do = request["do"]
-    if do == "measure":
-        return {"info": mm.info(request["program"])}
-    if do == "check":
-        check = mm.enzyme_parse_error if request.get("parser") == "enzyme" else mm.parse_error
-        return {"error": check(request["module"])}
-    if do == "normalize":
-        return {"text": mm.normalize_here(request["program"])}
-    if do == "ops":
-        return {"ops": mm.ops_here(request["program"])}
-    if do == "registered":
-        from reducer.levels.mlir.pipeline import registered_here
-
-        return {"registered": registered_here(request["name"])}
-    if do == "diagnose":
-        from reducer.levels.mlir.text import pipeline_diagnostic
-
-        return {"diagnostic": pipeline_diagnostic(request["module"], request["pipeline"])}
-    if do == "default_pipeline":
-        return {"pipeline": mm.default_pipeline_here(request["module"])}
-    if do == "open":
-        return {"session": sessions.start(request)}
-    if do == "next":
-        return sessions.advance(request["session"])
-    if do == "close":
-        sessions.open.pop(request["session"], None)
-        return {}
-    raise ValueError(f"unknown request {do!r}")
+    answers = {
+        "measure": lambda: measure(items, request),
+        "points": lambda: points(items, request),
+        "apply": lambda: apply(items, request),
+        "check": lambda: {"error": (mm.enzyme_parse_error if request.get("parser") == "enzyme"
+                                    else mm.parse_error)(request["module"])},
+        "normalize": lambda: {"text": mm.normalize_here(request["program"])},
+        "ops": lambda: {"ops": mm.ops_here(request["program"])},
+        "registered": lambda: {"registered": [registered_here(name) for name in request["names"]]},
+        "diagnose": lambda: {"diagnostic": pipeline_diagnostic(request["module"], request["pipeline"])},
+        "default_pipeline": lambda: {"pipeline": mm.default_pipeline_here(request["module"])},
+    }
+    if do not in answers:
+        raise ValueError(f"unknown request {do!r}")
+    return answers[do]()
 
 
 def serve_child(out) -> None:
-    sessions = Sessions()
+    items = Items()
     stdin = sys.stdin.buffer
     while True:
         line = stdin.readline()
@@ -134,19 +148,36 @@ def serve_child(out) -> None:
         if not line.strip():
             continue
         try:
-            reply = handle(json.loads(line), sessions)
+            reply = handle(json.loads(line), items)
         except Exception as exc:
             reply = {"failed": f"{type(exc).__name__}: {exc}"[:500]}
         out.write(json.dumps(reply).encode() + b"\n")
         out.flush()
 
 
+def warm_up() -> None:
+    """Import, before any child is forked, what every child needs: the bindings with every dialect
+    JAX registers, Enzyme-JAX's pass runner, the passes (a child then answers at once)."""
+    import importlib
+    import importlib.util
+
+    from reducer.levels.mlir import module as mm
+
+    mm.context()
+    enzyme = ("enzyme_ad.jax.enzyme_call",) if importlib.util.find_spec("enzyme_ad") is not None else ()
+    for name in ("reducer.levels.mlir.passes", "reducer.levels.mlir.text") + enzyme:
+        importlib.import_module(name)
+
+
+def digest(program: str) -> str:
+    return hashlib.sha1(program.encode()).hexdigest()
+
+
 def serve() -> None:
     """Import once, then answer requests in forked children; answer for a child that dies."""
-    from reducer.levels.mlir import module as mm
     from reducer.workers.forkserver import die_with_parent, watch_parent
 
-    mm.context()  # warm: the bindings and every dialect JAX registers
+    warm_up()
     watch_parent()
     out = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -187,6 +218,12 @@ class IrWorker:
         self.generation = 0
         self.crashes = 0
         self.buffer = b""
+
+    def start(self) -> None:
+        """Start the worker now, when it is not running (its first request then waits less)."""
+        with self.lock:
+            if self.proc is None or self.proc.poll() is not None:
+                self._start()
 
     def _start(self) -> None:
         self.proc = subprocess.Popen([self.python, "-m", "reducer.levels.mlir.ir_worker"], stdin=subprocess.PIPE,
@@ -280,21 +317,36 @@ def shared() -> IrWorker:
         return _shared
 
 
-def _probe(name: str) -> bool:
+def _probe(names: list[str]) -> list[bool]:
     try:
-        return shared().call({"do": "registered", "name": name})["registered"]
-    except (Crashed, RuntimeError):  # a pass that kills the lookup exists
-        return True
+        return shared().call({"do": "registered", "names": list(names)})["registered"]
+    except (Crashed, RuntimeError):  # a pass whose lookup kills the worker exists
+        return [True] * len(names)
+
+
+class RemoteItem:
+    """A program as the reducing process holds it for the IR passes: its text and the SHA-1 by
+    which the worker keeps it parsed."""
+
+    def __init__(self, program: str):
+        self.program = program
+        self.key = digest(program)
+
+
+def as_point(value):
+    """A change point back from JSON: lists become tuples again."""
+    return tuple(as_point(v) for v in value) if isinstance(value, list) else value
 
 
 class RemotePass:
-    """An IR pass whose candidates are built in the worker (see the module docstring)."""
+    """An IR pass whose points and candidates are made in the worker (see the module docstring)."""
 
     def __init__(self, name: str, worker: IrWorker, rep, culprit=None, log=None):
         self.name = name
         self.worker, self.rep, self.culprit = worker, rep, culprit
         self.errors: list[str] = []
         self.log = log or (lambda line: None)
+        self.crashes: dict[str, int] = {}  # crashes in a row, by program
 
     def _stopped(self, what: str) -> None:
         """The pass stops on this program; each different reason is logged once."""
@@ -302,40 +354,38 @@ class RemotePass:
             self.log(f"pass {self.name} stopped on this module: {what}")
         self.errors.append(what)
 
-    def _request(self, **kw) -> dict:
-        return self.worker.call({**kw, **self.rep.settings()})
+    def _ask(self, item: RemoteItem, **request) -> dict:
+        """The worker's answer about `item`, sending its text again when the worker lost it."""
+        request = {**request, "key": item.key, "pass": self.name, "culprit": self.culprit, **self.rep.settings()}
+        reply = self.worker.call(request)
+        if reply.get("lost"):
+            reply = self.worker.call({**request, "program": item.program})
+        return reply
 
-    def candidates(self, program: str):
-        index, session, generation, replays = 0, None, None, 0
-        while True:
-            try:
-                if session is None or generation != self.worker.generation:
-                    session = self._request(do="open", program=program, skip=index, **{"pass": self.name},
-                                            culprit=self.culprit)["session"]
-                    generation = self.worker.generation
-                reply = self._request(do="next", session=session)
-            except Crashed as exc:
-                session = None
-                if replays:  # it crashes before reaching the candidate after the one that crashed
-                    self._stopped(f"{exc} twice in a row at candidate {index}")
-                    return
-                replays, index = replays + 1, index + 1
-                continue
-            except RuntimeError as exc:  # the pass raised while replaying: it cannot handle this module
-                self._stopped(str(exc))
-                return
-            if reply.get("lost"):
-                session = None
-                continue
-            replays = 0
-            if reply.get("done"):
-                if reply.get("error"):
-                    self._stopped(reply["error"])
-                return
-            index = reply["index"] + 1
-            if reply["candidate"] is not None:
-                self.rep.remember(reply["candidate"], reply["info"])
-                yield reply["candidate"]
+    def points(self, item: RemoteItem) -> list:
+        try:  # with the text: it is often a candidate just accepted, which the worker did not parse
+            return [as_point(p) for p in self._ask(item, do="points", program=item.program)["points"]]
+        except (Crashed, RuntimeError) as exc:  # it cannot read this module
+            self._stopped(str(exc))
+            return []
+
+    def apply(self, item: RemoteItem, point) -> str | None:
+        if self.crashes.get(item.key, 0) >= MAX_CRASHES:
+            return None
+        try:
+            reply = self._ask(item, do="apply", point=point)
+        except Crashed as exc:
+            self.crashes[item.key] = self.crashes.get(item.key, 0) + 1
+            if self.crashes[item.key] == MAX_CRASHES:
+                self._stopped(f"{exc} on {MAX_CRASHES} candidates in a row")
+            return None
+        except RuntimeError as exc:  # the bindings refused this edit: the point gives no candidate
+            self._stopped(str(exc))
+            return None
+        self.crashes.pop(item.key, None)
+        if reply["candidate"] is not None:
+            self.rep.remember(reply["candidate"], reply["info"])
+        return reply["candidate"]
 
 
 if __name__ == "__main__":

@@ -59,17 +59,6 @@ class MlirOptions(Options):
     full_outputs: bool = True
 
 
-def read_module(path: Path) -> str:
-    """The text of an .mlir file, with one clear line for each kind of bad input."""
-    return read_text(path, "an MLIR module in text form")
-
-
-def default_pipeline(module_text: str) -> str:
-    """The pass enzyme_jax_ir runs for reverse mode, for the module's entry function (parsed in this
-    process: the job asks its IR worker, `MlirModule.default_pipeline`)."""
-    return mm.default_pipeline_here(module_text)
-
-
 def culprit_of(sig: Signature) -> tuple[str, str] | None:
     """The operation a signature names, for the pass that keeps only it."""
     if sig.family == "adjoint-missing" and sig.get("source") == "enzyme" and sig.get("op"):
@@ -84,22 +73,28 @@ class MlirReduction(Job):
 
     def __init__(self, text: str, source_name: str, out: Path, options: MlirOptions, log=None, on_event=None,
                  resume: bool = False):
-        rep = mm.MlirModule(worker=ir_worker.shared())  # every parse in the IR worker, never here
-        pipeline, module_text = mm.split(text)
-        problem = rep.problem(module_text)
-        if problem:
-            raise ReducerError(f"{source_name}: not a valid MLIR module: {problem}", BAD_MLIR)
         oracle_spec = oracles.make_oracle(options.oracle, options.platform, options.hangs)
+        rep = mm.MlirModule(worker=ir_worker.shared())  # every parse in the IR worker, never here
+        rep.worker.start()
         super().__init__(out, options, on_event, log, resume, scratch_prefix="reducer-mlir-")
+        self.oracle_spec = oracle_spec
+        self.sandbox = Sandbox(self.scratch / "runs", script_name=options.runner_name, platform=options.platform,
+                               warm=options.warm, warm_modules=("jax", "jax.extend.backend", "enzyme_ad.jax"))
+        self.limits = Limits(timeout=options.timeout or 120.0, memory_mb=options.memory_mb)
+        self.warming = self.warm_up()
+        try:
+            pipeline, module_text = mm.split(text)
+            problem = rep.problem(module_text)
+            if problem:
+                raise ReducerError(f"{source_name}: not a valid MLIR module: {problem}", BAD_MLIR)
+        except BaseException:
+            self.close()
+            raise
         self.full_outputs = options.full_outputs
         self.source_name = source_name
         self.rep = rep
         self.original = self.text = mm.join(pipeline, module_text)  # as given: printing may change the failure
         self.header = pipeline
-        self.oracle_spec = oracle_spec
-        self.sandbox = Sandbox(self.scratch / "runs", script_name=options.runner_name, platform=options.platform,
-                               warm=options.warm, warm_modules=("jax", "jax.extend.backend", "enzyme_ad.jax"))
-        self.limits = Limits(timeout=options.timeout or 120.0, memory_mb=options.memory_mb)
         self.isolation = "subprocess"
         self.kind = ENZYME
         self.previous: dict = {}  # the interrupted run's state, when resuming
@@ -110,8 +105,23 @@ class MlirReduction(Job):
     @classmethod
     def from_file(cls, path: Path, out: Path | None, options: MlirOptions, **kw) -> "MlirReduction":
         path = Path(path)
-        text = read_module(path)
+        text = read_text(path, "an MLIR module in text form")  # one clear line for each kind of bad input
         return cls(text, path.name, out or Path.cwd() / f"reduced-{path.stem}", options, **kw)
+
+    def warm_up(self) -> threading.Thread | None:
+        """Start the sandbox's warm worker now, while the IR worker imports the bindings (each takes
+        a second): a trivial request through the sandbox leaves it idle for the first run."""
+        if not self.options.warm or self.oracle_spec is not None and self.oracle_spec.runs_candidates:
+            return None
+        thread = threading.Thread(target=self.sandbox.run, args=(IrModule("module {\n}\n", None, XLA), Limits(60.0)),
+                                  daemon=True)
+        thread.start()
+        return thread
+
+    def close(self) -> None:
+        if self.warming is not None:
+            self.warming.join()  # its scratch folder lies in the job's
+        super().close()
 
     # -- running candidates -----------------------------------------------------------------
     def _classify(self, run: RunResult) -> tuple[Oracle, Signature] | None:
@@ -138,6 +148,8 @@ class MlirReduction(Job):
 
     def first_failure(self) -> tuple[Oracle, Signature, RunResult]:
         """How the module fails, from a first run in a subprocess (`reducer check` stops here)."""
+        if self.warming is not None:
+            self.warming.join()  # one worker for the first run, not two starting side by side
         pipeline, module_text = mm.split(self.original)
         if pipeline:
             attempts = [(ENZYME, pipeline)]
@@ -186,19 +198,19 @@ class MlirReduction(Job):
         runs them itself, in fresh subprocesses after a crash or with --cold, else in warm workers."""
         oracle, sig, run = self.first_failure()
         self.rep.keep = labels.named_ops(sig)
-        self.original = self.text = self.rep.adopt(self.original, lambda p: self.judge(
-            oracle, sig, self.run_candidate(p, fresh=True))[0], self.log)
-        sig = self.rep.name_failing_pass(sig, self.original)
         if oracle.runs_candidates:
             self.isolation = "script"
         elif run.signal is not None or run.timed_out or not self.options.warm:
             self.isolation = "subprocess"
         else:
             self.isolation = self.options.isolation or "worker"
-            again = self.run_candidate(self.original)
-            if not self.judge(oracle, sig, again)[0]:
+            if not self.judge(oracle, sig, self.run_candidate(self.original))[0]:
                 self.log("in-process run differs from the subprocess run; candidates run in subprocesses")
                 self.isolation = "subprocess"
+        fresh = self.isolation not in ("worker", "script")  # the printed form runs where candidates will
+        self.original = self.text = self.rep.adopt(self.original, lambda p: self.judge(
+            oracle, sig, self.run_candidate(p, fresh=fresh))[0], self.log)
+        sig = self.rep.name_failing_pass(sig, self.original)
         if self.options.timeout is None:
             self.limits = Limits(timeout=max(20.0, 4 * run.seconds), memory_mb=self.options.memory_mb)
         return oracle, sig, run

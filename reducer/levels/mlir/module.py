@@ -25,6 +25,7 @@ import threading
 from collections import OrderedDict
 
 from reducer.levels.mlir import pipeline as pl
+from reducer.levels.mlir.ir_worker import Crashed, RemoteItem
 from reducer.levels.mlir.text import enzyme_parse_error, has_enzyme, text_ops
 
 HEADER = "// "
@@ -37,13 +38,11 @@ PARSES_PER_CONTEXT = 400
 class Settings:
     """How this process prints and cleans up modules: `form` (pretty, generic, or text: edited as
     lines, checked by Enzyme-JAX's parser), `keep` (names of the operations the failure names,
-    which dead-code removal never erases), `skipping` (a pass stream replayed up to a crash:
-    candidates are not printed)."""
+    which dead-code removal never erases)."""
 
     def __init__(self):
         self.form = "pretty"
         self.keep: set[str] = set()
-        self.skipping = False
         self.measured: tuple[str, list] | None = None  # the last program a pass printed, and its key
 
 
@@ -192,10 +191,10 @@ def measure(module, text: str) -> tuple:
     return (size, functions, signature, elements, attributes, len(text))
 
 
-def info(program: str, verified: bool = False) -> list | None:
+def info(program: str, verified: bool = False, module=None) -> list | None:
     """The key of a program in the current form (see `measure`), or None when it is no valid
     module (in text form: when Enzyme-JAX's parser, or without enzyme-ad the bindings, refuse it).
-    `verified`: a pass printed it after the verifier accepted it."""
+    `verified`: a pass printed it after the verifier accepted it; `module`: it parsed already."""
     if verified and settings.measured and settings.measured[0] == program:
         return settings.measured[1]
     _, module_text = split(program)
@@ -203,7 +202,7 @@ def info(program: str, verified: bool = False) -> list | None:
         if (not has_enzyme() or enzyme_parse_error(module_text)) and parse_error(module_text):
             return None
         return [len(text_ops(module_text)), module_text.count("\n"), len(module_text)]
-    module = parse_module(module_text)
+    module = parse_module(module_text) if module is None else module
     if module is None or not (verified or verifies(module)):
         return None
     return list(measure(module, module_text))
@@ -232,7 +231,7 @@ def default_pipeline_here(module_text: str) -> str:
     """The pass enzyme_jax_ir runs for reverse mode, for the module's entry function."""
     from reducer.levels.mlir.passes import _ir
 
-    e = _ir.Edit(join(None, module_text))
+    e = _ir.Item(join(None, module_text))
     name = e.entry_name()
     f = e.function(name)
     ft = f.attributes["function_type"].value
@@ -256,12 +255,20 @@ class MlirModule:
 
     def _ask(self, **request):
         """The worker's reply, or None when the bindings crashed on the request."""
-        from reducer.levels.mlir.ir_worker import Crashed
-
         try:
             return self.worker.call({**request, **self.settings()})
         except Crashed:
             return None
+
+    def parse(self, program: str):
+        """The work item the IR passes read: with a worker, a handle on the program that the
+        worker parses and keeps (`ir_worker.RemoteItem`); without one, the program parsed here."""
+        if self.worker is not None:
+            return RemoteItem(program)
+        from reducer.levels.mlir.passes import _ir
+
+        settings.form, settings.keep = self.form, self.keep
+        return _ir.Item(program, parse=self.form != "text")
 
     def remember(self, program: str, info_: list | None) -> None:
         digest = hashlib.sha1(program.encode()).hexdigest()
@@ -321,8 +328,6 @@ class MlirModule:
         if self.worker is None:
             return default_pipeline_here(module_text)
 
-        from reducer.levels.mlir.ir_worker import Crashed
-
         try:
             return self.worker.call({"do": "default_pipeline", "module": module_text, **self.settings()})["pipeline"]
         except (Crashed, RuntimeError):  # no function the bindings can read: nothing to differentiate
@@ -352,8 +357,6 @@ class MlirModule:
         """`sig` with a title that names the pass that fails, when it is a pass failure of the
         program's pipeline (found by running prefixes of the pipeline in the IR worker)."""
         from reducer.levels.mlir import labels
-        from reducer.levels.mlir.ir_worker import Crashed
-
         pipeline, module_text = split(program)
         if self.worker is None or not pipeline or not labels.is_pass_failure(sig):
             return sig

@@ -54,51 +54,46 @@ def _specials(separators: str):
     return _SPECIAL[separators]
 
 
-def _split_top(text: str, separators: str) -> list[str]:
-    """Split at separators that lie outside braces, parentheses, brackets and double quotes."""
-    parts, depth, quoted, start = [], 0, False, 0
-    for m in _specials(separators).finditer(text):
+_CLOSING = {"{": "}", "(": ")", "[": "]"}
+
+
+def _brackets(text: str, separators: str = "", start: int = 0):
+    """(position, character, depth after it) of every bracket and separator of `text` from `start`
+    on that lies outside double quotes; raises ValueError when the brackets do not match."""
+    stack, quoted = [], False
+    for m in _specials(separators).finditer(text, start):
         ch, i = m.group(), m.start()
         if quoted:
-            if ch == '"' and text[i - 1] != "\\":
-                quoted = False
+            quoted = not (ch == '"' and text[i - 1] != "\\")
             continue
         if ch == '"':
             quoted = True
-        elif ch in "{([":
-            depth += 1
-        elif ch in "})]":
-            depth -= 1
-            if depth < 0:
-                raise ValueError(f"unbalanced {ch!r} in pipeline at {i}")
-        elif depth == 0:
+            continue
+        if ch in _CLOSING:
+            stack.append(_CLOSING[ch])
+        elif ch in ")}]" and (not stack or stack.pop() != ch):
+            raise ValueError(f"unbalanced {ch!r} in pipeline at {i}")
+        yield i, ch, len(stack)
+    if stack or quoted:
+        raise ValueError("unbalanced braces or quotes in pipeline")
+
+
+def _split_top(text: str, separators: str) -> list[str]:
+    """Split at separators that lie outside braces, parentheses, brackets and double quotes."""
+    parts, start = [], 0
+    for i, ch, depth in _brackets(text, separators):
+        if depth == 0 and ch in separators:
             parts.append(text[start:i])
             start = i + 1
-    if depth or quoted:
-        raise ValueError("unbalanced braces or quotes in pipeline")
     parts.append(text[start:])
     return parts
 
 
 def _matching(text: str, i: int) -> int:
     """Index of the bracket closing the one at `i`."""
-    pairs = {"{": "}", "(": ")"}
-    stack, quoted = [], False
-    for m in _specials("").finditer(text, i):
-        ch, j = m.group(), m.start()
-        if quoted:
-            if ch == '"' and text[j - 1] != "\\":
-                quoted = False
-            continue
-        if ch == '"':
-            quoted = True
-        elif ch in pairs:
-            stack.append(pairs[ch])
-        elif ch in ")}":
-            if not stack or stack.pop() != ch:
-                raise ValueError(f"unbalanced {ch!r} in pipeline")
-            if not stack:
-                return j
+    for j, ch, depth in _brackets(text, "", i):
+        if depth == 0:
+            return j
     raise ValueError("unclosed bracket in pipeline")
 
 
@@ -186,22 +181,27 @@ def unregistered_passes(text: str) -> tuple[str, ...]:
     """The pass names of a pipeline that Enzyme-JAX's pass registry (MLIR's passes and its own)
     does not know; none when enzyme-ad is not installed."""
     try:
-        return tuple(n for n in dict.fromkeys(pass_names(parse(text))) if not registered(n))
+        names = list(dict.fromkeys(pass_names(parse(text))))
     except ValueError:
         return ()
+    known = registered(names)
+    return tuple(n for n in names if not known[n])
 
 
-#: where `registered` asks, when set: a process that reduces runs no pass itself (the IR worker does)
+#: where `registered` asks, when set (a list of names, a list of answers): a process that reduces
+#: runs no pass itself (the IR worker does)
 probe = None
+_known: dict[str, bool] = {}
 
 
-@lru_cache(maxsize=1024)
-def registered(name: str) -> bool:
-    """Whether Enzyme-JAX knows a pass of this name: it parses a pipeline before running it (with
-    default options, on an empty module, in `probe`'s process when one is set)."""
-    if probe is not None:
-        return probe(name)
-    return registered_here(name)
+def registered(names: list[str]) -> dict[str, bool]:
+    """Whether Enzyme-JAX knows a pass of each name: it parses a pipeline before running it (with
+    default options, on an empty module, in `probe`'s process when one is set: one request for
+    the names not asked about before)."""
+    ask = [n for n in dict.fromkeys(names) if n not in _known]
+    if ask:
+        _known.update(zip(ask, probe(ask) if probe is not None else [registered_here(n) for n in ask]))
+    return {n: _known[n] for n in names}
 
 
 def registered_here(name: str) -> bool:
@@ -301,6 +301,13 @@ def remap_activities(pipeline: str, function: str, arg_map: list[int | None] | N
 
 class PipelineText:
     """The engine's representation of a pipeline string."""
+
+    def parse(self, program: str) -> list[PassSpec]:
+        """The work item the pipeline passes read: its passes (none when it is no pipeline)."""
+        try:
+            return parse(program)
+        except ValueError:
+            return []
 
     def size(self, program: str) -> int:
         try:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import ast
 import io
+import threading
 import tokenize
 import warnings
 
 SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
         tokenize.ENDMARKER, tokenize.ENCODING}
+_NOTING = threading.Lock()
 
 
 def tokens(source: str) -> int:
@@ -26,9 +28,10 @@ class Script:
     """A parsed script, shared by every pass: `tree` is read, never changed; a pass edits a
     `fresh()` tree of its own for each candidate (parsing is cheaper than copying a tree)."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, failure: tuple = ()):
         self.text = text
         self.tree = ast.parse(text)
+        self.failure = failure  # (line, function) of each of the script's frames in its failure's traceback
 
     def fresh(self) -> ast.Module:
         return ast.parse(self.text)
@@ -37,8 +40,25 @@ class Script:
 class PythonSource:
     name = "python"
 
+    failures: dict[str, tuple] | None = None  # program text -> where it failed (`Script.failure`)
+
     def parse(self, source: str) -> Script:
-        return Script(source)
+        return Script(source, (self.failures or {}).get(source, ()))
+
+    def note_failure(self, source: str, output: str, script_name: str, ran: str | None = None) -> None:
+        """Remember where `source` failed (for the last few programs), for the passes that read it:
+        the frames of `script_name` in `output`, the output of a run of `source`, or of `ran` when
+        `source` is the normalized print of `ran`."""
+        from reducer.levels.source.passes._failure_site import where_failed
+
+        frames = where_failed(source, ran or source, output, script_name)
+        if frames:
+            with _NOTING:
+                if self.failures is None:
+                    self.failures = {}
+                self.failures[source] = tuple(frames)
+                while len(self.failures) > 8:
+                    self.failures.pop(next(iter(self.failures)))
 
     def dump(self, tree: ast.AST) -> str:
         return ast.unparse(tree) + "\n"

@@ -1,10 +1,11 @@
 """IR-level passes: they shrink an MLIR module (with its pipeline line, see
 `reducer.levels.mlir.module`), editing it through the MLIR Python bindings, one pass per file.
 
-These passes keep the engine's text form of the contract: `candidates(program)` lazily yields
-smaller programs, largest cuts first, and never runs anything; after an accepted candidate the
-engine re-runs the pass on it and skips as many candidates as it had tried (`reducer.engine`).
-One line per pass below.
+Each pass reads the program parsed once (`_ir.Item`), reports its change points (`points(item)`:
+JSON values, largest cuts first) and makes the candidate for one point (`apply(item, point)`: the
+program text, or None), as `reducer.engine` asks; it never runs anything. They run in the IR worker
+(`reducer.levels.mlir.ir_worker`), which keeps the parsed item and answers each candidate in one
+round trip. One line per pass below.
 """
 from __future__ import annotations
 
@@ -44,8 +45,9 @@ MLIR_PASSES = [
 
 class Guarded:
     """A pass that stops proposing, instead of ending the reduction, when the MLIR bindings fail on
-    a module it cannot handle (an exception while building a candidate). Each such exception is
-    logged (with where it was raised) through `log`, and kept in `errors` for the level's summary."""
+    a module it cannot handle (an exception while finding its points or making a candidate). Each
+    such exception is logged (with where it was raised) through `log`, and kept in `errors` for the
+    level's summary."""
 
     def __init__(self, inner, log=None):
         self.inner = inner
@@ -53,15 +55,28 @@ class Guarded:
         self.errors: list[str] = []
         self.log = log or (lambda line: None)
 
-    def candidates(self, program: str):
+    def _stopped(self, exc: Exception) -> None:
+        at = traceback.extract_tb(exc.__traceback__)[-1]
+        what = f"{type(exc).__name__}: {exc} (at {Path(at.filename).name}:{at.lineno})"
+        if what not in self.errors:  # each different error once
+            self.log(f"pass {self.name} stopped on this module: {what}")
+        self.errors.append(what)
+
+    def points(self, item) -> list:
+        if not getattr(item, "ok", True):
+            return []
         try:
-            yield from self.inner.candidates(program)
+            return self.inner.points(item)
         except Exception as exc:
-            at = traceback.extract_tb(exc.__traceback__)[-1]
-            what = f"{type(exc).__name__}: {exc} (at {Path(at.filename).name}:{at.lineno})"
-            if what not in self.errors:  # each different error once
-                self.log(f"pass {self.name} stopped on this module: {what}")
-            self.errors.append(what)
+            self._stopped(exc)
+            return []
+
+    def apply(self, item, point) -> str | None:
+        try:
+            return self.inner.apply(item, point)
+        except Exception as exc:
+            self._stopped(exc)
+            return None
 
 
 #: passes for a module read as text (`form` "text"): the bindings cannot hold it as it fails
@@ -78,11 +93,11 @@ def local_pass(name: str, culprit: tuple[str, str] | None = None):
 
 def mlir_passes(culprit: tuple[str, str] | None = None, rep=None, log=None) -> list:
     """The IR passes; `culprit` (operation name, custom-call target) is the operation the failure
-    names, when it names one. With `rep` (a `MlirModule` with a worker) the passes build their
+    names, when it names one. With `rep` (a `MlirModule` with a worker) the passes make their
     candidates in the IR worker, in `rep`'s form; otherwise here."""
     classes = TEXT_PASSES if rep is not None and rep.form == "text" else MLIR_PASSES
     if rep is not None and rep.worker is not None:
         from reducer.levels.mlir.ir_worker import RemotePass
 
         return [RemotePass(cls.name, rep.worker, rep, culprit, log) for cls in classes]
-    return [Guarded(cls(culprit) if cls is IsolateCulprit else cls(), log) for cls in classes]
+    return [Guarded(local_pass(cls.name, culprit), log) for cls in classes]

@@ -1,7 +1,8 @@
-"""Tools the IR passes share: a fresh parse of a program to change (`Edit`), and the edits most
-passes need, written with the MLIR Python bindings: functions and their signatures (kept in step
-with the pipeline's activity lists), new arguments, splat constants, values in scope, calls, and
-dead-code removal through the dataflow graph.
+"""Tools the IR passes share: the parsed work item they read (`Item`), a fresh copy of it to change
+(`Edit`), and the edits most passes need, written with the MLIR Python bindings: functions and
+their signatures (kept in step with the pipeline's activity lists), new arguments, splat
+constants, values in scope, calls, a region's body put in place of its operation, and dead-code
+removal through the dataflow graph.
 """
 from __future__ import annotations
 
@@ -10,31 +11,28 @@ from reducer.levels.mlir import pipeline as pl
 from reducer.levels.mlir.graph import operation
 
 
-class Edit:
-    """A program parsed afresh (its own copy to change); `text()` prints it, without dead code."""
+class Item:
+    """A program parsed once and never changed: the work item passes read to find their change
+    points (`ops` in pre-order, `flow` its dataflow graph); `edit()` gives a copy to change. In
+    text form (`parse` false) only its text is read: the bindings cannot hold the module."""
 
-    def __init__(self, program: str):
-        self.pipeline, module_text = mm.split(program)
-        self.module = mm.parse_module(module_text)
-        self.ok = self.module is not None
-        self.ops = mm.walk(self.module) if self.ok else []
-        self.context = self.module.context if self.ok else None
+    def __init__(self, program: str, parse: bool = True):
+        self.program = program
+        self.pipeline, self.module_text = mm.split(program)
+        self.module = mm.parse_module(self.module_text) if parse else None
+        self.ok = self.module is not None or not parse  # a text item is always readable
+        self.ops = mm.walk(self.module) if self.module is not None else []
+        self.context = self.module.context if self.module is not None else None
+        self._flow = None
 
-    def __enter__(self):
-        from jaxlib.mlir import ir
+    @property
+    def flow(self) -> mlir_graph.Dataflow:
+        if self._flow is None:
+            self._flow = mlir_graph.Dataflow(self.module, self.ops)
+        return self._flow
 
-        if not self.ok:
-            return self
-        self._ctx = self.context.__enter__()
-        self._loc = ir.Location.unknown(self.context)
-        self._loc.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        if not self.ok:
-            return
-        self._loc.__exit__(*exc)
-        self.context.__exit__(*exc)
+    def edit(self) -> "Edit":
+        return Edit(self.program)
 
     # -- functions ------------------------------------------------------------------------------
     def functions(self, declarations: bool = False) -> list:
@@ -61,6 +59,27 @@ class Edit:
     def can_change_signature(self, f) -> bool:
         """Whether `f`'s arguments and results may change: nothing calls it."""
         return not callers(self.module, func_name(f))
+
+
+class Edit(Item):
+    """A program parsed afresh, its own copy to change (a context manager: the bindings build new
+    operations in its context); `text()` prints it, without dead code."""
+
+    def __enter__(self):
+        from jaxlib.mlir import ir
+
+        if not self.ok:
+            return self
+        self._ctx = self.context.__enter__()
+        self._loc = ir.Location.unknown(self.context)
+        self._loc.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if not self.ok:
+            return
+        self._loc.__exit__(*exc)
+        self.context.__exit__(*exc)
 
     def signature_changed(self, f, arg_map: list | None, res_map: list | None) -> None:
         """Rewrite `f`'s type from its block and return, its argument and result attributes, and the
@@ -112,12 +131,11 @@ class Edit:
         old.operation.erase()
         self.signature_changed(f, None, res_map)
 
-    def text(self, dce: bool = True) -> str:
-        """The edited program without dead code; "" when the verifier rejects it (never run, and
-        never printed: the printer may crash on an operation that lost a required attribute), or
-        while a stream is replayed past a crash (`mm.settings.skipping`)."""
-        if mm.settings.skipping or not mm.verifies(self.module):
-            return ""
+    def text(self, dce: bool = True) -> str | None:
+        """The edited program without dead code; None when the verifier rejects it (never run, and
+        never printed: the printer may crash on an operation that lost a required attribute)."""
+        if not mm.verifies(self.module):
+            return None
         if dce:
             mlir_graph.remove_dead(self.module, mm.settings.keep)
         program = mm.join(self.pipeline, mm.print_module(self.module))
@@ -247,3 +265,17 @@ def replace_call(call, operands: list, result_types: list):
     new = func_d.CallOp(list(result_types), ir.FlatSymbolRefAttr(call.attributes["callee"]), list(operands),
                         ip=ir.InsertionPoint(call))
     return operation(new)
+
+
+def splice(block, op) -> None:
+    """Put the body of `block` in place of `op`: its arguments become `op`'s operands, its
+    operations move before `op`, what its terminator yields replaces `op`'s results, `op` goes."""
+    op = operation(op)
+    for arg, value in zip(block.arguments, op.operands):
+        arg.replace_all_uses_with(value)
+    ops = [operation(o) for o in block.operations]
+    for o in ops[:-1]:
+        o.move_before(op)
+    for result, value in zip(op.results, ops[-1].operands):
+        result.replace_all_uses_with(value)
+    op.erase()

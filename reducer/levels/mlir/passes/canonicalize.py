@@ -10,16 +10,15 @@ PIPELINES = ["canonicalize", "canonicalize,cse", "cse", "symbol-dce"]
 class Canonicalize:
     name = "canonicalize"
 
-    def candidates(self, program: str):
+    def points(self, item: _ir.Item) -> list[str]:
+        return PIPELINES
+
+    def apply(self, item: _ir.Item, pipeline: str) -> str | None:
         from jaxlib.mlir import passmanager
 
-        for pipeline in PIPELINES:
-            with _ir.Edit(program) as e:
-                if not e.ok:
-                    return
-                try:
-                    passmanager.PassManager.parse(f"builtin.module({pipeline})").run(e.module.operation)
-                except Exception:
-                    continue
-                out = e.text()
-            yield out
+        with item.edit() as e:
+            try:
+                passmanager.PassManager.parse(f"builtin.module({pipeline})").run(e.module.operation)
+            except Exception:  # MLIR's diagnostics: this pipeline does not apply to the module
+                return None
+            return e.text()

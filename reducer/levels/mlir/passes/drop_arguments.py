@@ -1,6 +1,7 @@
 """Drop function arguments nothing uses: those of every function at once, then per function, then
 one at a time. Calls are rebuilt without the operand; for the function the pipeline
-differentiates, its activity list loses the entry too."""
+differentiates, its activity list loses the entry too. A change point is a list of (function
+position, argument positions)."""
 from __future__ import annotations
 
 from reducer.levels.mlir.graph import operation
@@ -30,23 +31,17 @@ def drop(e: _ir.Edit, f, positions: list[int]) -> None:
 class DropArguments:
     name = "drop-arguments"
 
-    def candidates(self, program: str):
-        base = _ir.Edit(program)
-        if not base.ok:
-            return
-        per_function = [(fi, unused(f)) for fi, f in enumerate(base.functions())]
+    def points(self, item: _ir.Item) -> list[list]:
+        per_function = [(fi, unused(f)) for fi, f in enumerate(item.functions())]
         per_function = [(fi, p) for fi, p in per_function if p]
-        groups = []
-        if len(per_function) > 1:
-            groups.append(per_function)
+        groups = [per_function] if len(per_function) > 1 else []
         for fi, positions in per_function:
-            if len(positions) > 1:
-                groups.append([(fi, positions)])
-            groups += [[(fi, [i])] for i in positions]
-        for group in groups:
-            with _ir.Edit(program) as e:
-                functions = e.functions()
-                for fi, positions in group:
-                    drop(e, functions[fi], positions)
-                out = e.text()
-            yield out
+            groups += ([[(fi, positions)]] if len(positions) > 1 else []) + [[(fi, [i])] for i in positions]
+        return groups
+
+    def apply(self, item: _ir.Item, group) -> str | None:
+        with item.edit() as e:
+            functions = e.functions()
+            for fi, positions in group:
+                drop(e, functions[fi], positions)
+            return e.text()

@@ -2,7 +2,8 @@
 attribute of each operation. An operation's inherent attributes (its properties, `<{…}>` in
 generic form: `alignment` and `ordering` of `llvm.load`, `nonNeg` of `arith.extui` …) are left
 alone: without them the operation is not valid, and MLIR may crash printing or even verifying it.
-Debug locations need no pass: every program is printed without them."""
+Debug locations need no pass: every program is printed without them. A change point is (None,
+name) for a name everywhere, (operation position, name) for one operation's."""
 from __future__ import annotations
 
 from collections import Counter
@@ -43,23 +44,15 @@ def inherent_names(op) -> set[str]:
 class DropAttributes:
     name = "drop-attributes"
 
-    def candidates(self, program: str):
-        base = _ir.Edit(program)
-        if not base.ok:
-            return
-        everywhere = Counter(n for op in base.ops for n in names(op))
-        for name, count in everywhere.most_common():
-            if count < 2:
-                continue
-            with _ir.Edit(program) as e:
-                for op in e.ops:
-                    if name in op.attributes:
-                        del op.attributes[name]
-                out = e.text(dce=False)
-            yield out
-        for i, op in enumerate(base.ops):
-            for name in names(op):
-                with _ir.Edit(program) as e:
-                    del e.ops[i].attributes[name]
-                    out = e.text(dce=False)
-                yield out
+    def points(self, item: _ir.Item) -> list[tuple]:
+        per_op = [(i, name) for i, op in enumerate(item.ops) for name in names(op)]
+        everywhere = Counter(name for _, name in per_op)
+        return [(None, name) for name, count in everywhere.most_common() if count > 1] + per_op
+
+    def apply(self, item: _ir.Item, point) -> str | None:
+        where, name = point
+        with item.edit() as e:
+            for op in e.ops if where is None else [e.ops[where]]:
+                if name in op.attributes:
+                    del op.attributes[name]
+            return e.text(dce=False)

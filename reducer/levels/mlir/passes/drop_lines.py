@@ -4,12 +4,14 @@ module as it fails, so it is edited as lines and checked by Enzyme-JAX's parser 
 Candidates, largest cuts first: a whole `{ … }` block (a function, an operation with a region)
 from the line that opens it to the line that closes it, then runs of operation lines, halving the
 run length down to one line (as ddmin does). A line whose results something else uses leaves the module
-unparsable: the representation rejects it without running it.
+unparsable: the representation rejects it without running it. A change point is a list of line
+positions.
 """
 from __future__ import annotations
 
 import re
 
+from reducer.engine import chunk_order
 from reducer.levels.mlir import module as mm
 
 MODULE = re.compile(r"^\s*(builtin\.)?module\b")
@@ -35,22 +37,18 @@ def block_end(lines: list[str], start: int) -> int | None:
 class DropLines:
     name = "drop-lines"
 
-    def candidates(self, program: str):
-        pipeline, module_text = mm.split(program)
-        lines = module_text.splitlines()
+    def points(self, item) -> list[list[int]]:
+        lines = item.module_text.splitlines()
         targets = op_lines(lines)
-
-        def without(drop: set[int]) -> str:
-            return mm.join(pipeline, "\n".join(line for i, line in enumerate(lines) if i not in drop) + "\n")
-
         openers = [i for i, line in enumerate(lines) if line.rstrip().endswith("{") and not MODULE.match(line)]
         blocks = [(i, block_end(lines, i)) for i in openers]
-        for start, end in sorted(((s, e) for s, e in blocks if e is not None), key=lambda b: b[0] - b[1]):
-            yield without(set(range(start, end + 1)))
-        size = max(1, len(targets) // 2)
-        while True:
-            for k in range(0, len(targets), size):
-                yield without(set(targets[k:k + size]))
-            if size == 1:
-                break
-            size //= 2
+        blocks = sorted(((start, end) for start, end in blocks if end is not None), key=lambda b: b[0] - b[1])
+        found = [list(range(start, end + 1)) for start, end in blocks]
+        found += [[targets[a] for a in range(start, stop)] for start, stop in chunk_order(len(targets))
+                  if stop - start < len(targets) or len(targets) == 1]
+        return found
+
+    def apply(self, item, drop) -> str:
+        drop = set(drop)
+        lines = item.module_text.splitlines()
+        return mm.join(item.pipeline, "\n".join(line for i, line in enumerate(lines) if i not in drop) + "\n")

@@ -1,13 +1,14 @@
 """Drop function results: all that can go at once, then one at a time, the last first (the first
 results are usually what the function is for). A result can go when the function is not called,
-or when no caller uses it (the calls are rebuilt without it)."""
+or when no caller uses it (the calls are rebuilt without it). A change point is (function
+position, result positions)."""
 from __future__ import annotations
 
 from reducer.levels.mlir.graph import operation
 from reducer.levels.mlir.passes import _ir
 
 
-def droppable(e: _ir.Edit, f) -> list[int]:
+def droppable(e: _ir.Item, f) -> list[int]:
     n = len(operation(f).attributes["function_type"].value.results)
     calls = _ir.callers(e.module, _ir.func_name(f))
     return [i for i in range(n) if all(not any(True for _ in c.results[i].uses) for c in calls)]
@@ -29,15 +30,16 @@ def drop(e: _ir.Edit, f, positions: list[int]) -> None:
 class DropResults:
     name = "drop-results"
 
-    def candidates(self, program: str):
-        base = _ir.Edit(program)
-        if not base.ok:
-            return
-        for fi, f in enumerate(base.functions()):
-            positions = droppable(base, f)
-            groups = ([positions] if len(positions) > 1 else []) + [[i] for i in reversed(positions)]
-            for group in groups:
-                with _ir.Edit(program) as e:
-                    drop(e, e.functions()[fi], group)
-                    out = e.text()
-                yield out
+    def points(self, item: _ir.Item) -> list[tuple]:
+        found = []
+        for fi, f in enumerate(item.functions()):
+            positions = droppable(item, f)
+            found += [(fi, group) for group in ([positions] if len(positions) > 1 else [])
+                      + [[i] for i in reversed(positions)]]
+        return found
+
+    def apply(self, item: _ir.Item, point) -> str | None:
+        fi, group = point
+        with item.edit() as e:
+            drop(e, e.functions()[fi], group)
+            return e.text()

@@ -1,12 +1,13 @@
 """Drop functions (and declarations) nothing refers to, all at once, then one at a time; the
-function the pipeline differentiates, or the module's entry point, stays."""
+function the pipeline differentiates, or the module's entry point, stays. A change point is the
+positions of the functions."""
 from __future__ import annotations
 
 from reducer.levels.mlir.graph import operation
 from reducer.levels.mlir.passes import _ir
 
 
-def unused(e: _ir.Edit) -> list[int]:
+def unused(e: _ir.Item) -> list[int]:
     used = _ir.used_symbols(e.module)
     entry = e.entry_name()
     return [fi for fi, f in enumerate(e.functions(declarations=True))
@@ -16,16 +17,13 @@ def unused(e: _ir.Edit) -> list[int]:
 class DropUnusedFunctions:
     name = "drop-unused-functions"
 
-    def candidates(self, program: str):
-        base = _ir.Edit(program)
-        if not base.ok:
-            return
-        positions = unused(base)
-        groups = ([positions] if len(positions) > 1 else []) + [[fi] for fi in positions]
-        for group in groups:
-            with _ir.Edit(program) as e:
-                functions = e.functions(declarations=True)
-                for fi in group:
-                    operation(functions[fi]).erase()
-                out = e.text()
-            yield out
+    def points(self, item: _ir.Item) -> list[list[int]]:
+        positions = unused(item)
+        return ([positions] if len(positions) > 1 else []) + [[fi] for fi in positions]
+
+    def apply(self, item: _ir.Item, group) -> str | None:
+        with item.edit() as e:
+            functions = e.functions(declarations=True)
+            for fi in group:
+                operation(functions[fi]).erase()
+            return e.text()

@@ -2,11 +2,11 @@
 own operands of the same type (bypass it), a new function argument, a zero or one splat constant,
 or another value in scope of the same type. What only fed the erased operation dies with it.
 Operations are tried in order of how much dies with them (the dataflow graph says), largest first.
+A change point is (operation position, what replaces its results).
 """
 from __future__ import annotations
 
 from reducer.levels.mlir import module as mm
-from reducer.levels.mlir.graph import Dataflow
 from reducer.levels.mlir.passes import _ir
 
 
@@ -14,23 +14,23 @@ def _used(value) -> bool:
     return any(True for _ in value.uses)
 
 
-def choices(e: _ir.Edit, op) -> list[tuple]:
-    """What may replace `op`'s results, best first."""
+def choices(item: _ir.Item, op, signatures: dict) -> list[tuple]:
+    """What may replace `op`'s results, best first (`signatures`: whether a function's signature
+    may change, by function, filled as it is asked). A value in scope is checked when applied."""
     used = [r for r in op.results if _used(r)]
     if not used:
         return [("nothing",)]
-    found = []
-    for k, v in enumerate(op.operands):
-        if all(v.type == r.type for r in used):
-            found.append(("operand", k))
+    found = [("operand", k) for k, v in enumerate(op.operands) if all(v.type == r.type for r in used)]
     f = _ir.function_of(op)
-    if f is not None and e.can_change_signature(f):
-        found.append(("argument",))
+    if f is not None:
+        name = _ir.func_name(f)
+        if name not in signatures:
+            signatures[name] = item.can_change_signature(f)
+        if signatures[name]:
+            found.append(("argument",))
     if op.name != "stablehlo.constant":
         found += [("splat", 0.0), ("splat", 1.0)]
-    if all(_other_value(op, r) is not None for r in used):
-        found.append(("value",))
-    return found
+    return found + [("value",)]
 
 
 def _other_value(op, result):
@@ -66,17 +66,14 @@ def apply(e: _ir.Edit, op, choice: tuple) -> bool:
 class EraseOps:
     name = "erase-ops"
 
-    def candidates(self, program: str):
-        base = _ir.Edit(program)
-        if not base.ok:
-            return
-        flow = Dataflow(base.module, base.ops)
-        targets = [i for i, op in enumerate(base.ops) if mm.counted(op)]
-        dies = {i: flow.dies_with(base.ops[i]) for i in targets}
-        for i in sorted(targets, key=lambda i: -dies[i]):
-            for choice in choices(base, base.ops[i]):
-                with _ir.Edit(program) as e:
-                    if not apply(e, e.ops[i], choice):
-                        continue
-                    out = e.text()
-                yield out
+    def points(self, item: _ir.Item) -> list[tuple]:
+        targets = [i for i, op in enumerate(item.ops) if mm.counted(op)]
+        dies = {i: item.flow.dies_with(item.ops[i]) for i in targets}
+        signatures: dict = {}
+        return [(i, choice) for i in sorted(targets, key=lambda i: -dies[i])
+                for choice in choices(item, item.ops[i], signatures)]
+
+    def apply(self, item: _ir.Item, point) -> str | None:
+        i, choice = point
+        with item.edit() as e:
+            return e.text() if apply(e, e.ops[i], tuple(choice)) else None

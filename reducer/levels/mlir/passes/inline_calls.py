@@ -1,5 +1,6 @@
 """Inline calls: put a copy of the callee's body in place of a `func.call`, and drop the callee when
-no call is left. Every call at once first (one level), then one call at a time."""
+no call is left. Every call at once first (one level), then one call at a time. A change point is
+the positions of the calls."""
 from __future__ import annotations
 
 from reducer.levels.mlir.graph import operation
@@ -16,15 +17,7 @@ def inline(e: _ir.Edit, call) -> bool:
     if callee is None or caller is None or len(callee.regions[0].blocks) == 0 or caller == callee:
         return False
     copy = callee.clone(ip=False)
-    block = copy.regions[0].blocks[0]
-    for arg, value in zip(block.arguments, call.operands):
-        arg.replace_all_uses_with(value)
-    ops = [operation(o) for o in block.operations]
-    for o in ops[:-1]:
-        o.move_before(call)
-    for result, value in zip(call.results, ops[-1].operands):
-        result.replace_all_uses_with(value)
-    call.erase()
+    _ir.splice(copy.regions[0].blocks[0], call)
     copy.erase()
     return True
 
@@ -41,20 +34,17 @@ def drop_uncalled(e: _ir.Edit, names: set[str]) -> None:
 class InlineCalls:
     name = "inline-calls"
 
-    def candidates(self, program: str):
-        base = _ir.Edit(program)
-        if not base.ok:
-            return
-        calls = [i for i, op in enumerate(base.ops) if op.name == "func.call"]
-        groups = ([calls] if len(calls) > 1 else []) + [[i] for i in calls]
-        for group in groups:
-            with _ir.Edit(program) as e:
-                from jaxlib.mlir import ir
+    def points(self, item: _ir.Item) -> list[list[int]]:
+        calls = [i for i, op in enumerate(item.ops) if op.name == "func.call"]
+        return ([calls] if len(calls) > 1 else []) + [[i] for i in calls]
 
-                targets = [e.ops[i] for i in group]
-                callees = {ir.FlatSymbolRefAttr(c.attributes["callee"]).value for c in targets}
-                if not all([inline(e, call) for call in targets]):
-                    continue
-                drop_uncalled(e, callees)
-                out = e.text()
-            yield out
+    def apply(self, item: _ir.Item, group) -> str | None:
+        from jaxlib.mlir import ir
+
+        with item.edit() as e:
+            targets = [e.ops[i] for i in group]
+            callees = {ir.FlatSymbolRefAttr(c.attributes["callee"]).value for c in targets}
+            if not all([inline(e, call) for call in targets]):
+                return None
+            drop_uncalled(e, callees)
+            return e.text()

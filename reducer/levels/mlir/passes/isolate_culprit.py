@@ -2,7 +2,8 @@
 `stablehlo.custom_call` to `lapack_spotrf_ffi`) alone in the entry function, its operands turned
 into arguments and its results returned; failing that, the operation with everything that feeds it
 (its backward slice in the dataflow graph) and nothing after it. The biggest cut there is; it needs
-the culprit's name, which comes from the failure signature."""
+the culprit's name, which comes from the failure signature. A change point is (how, operation
+position)."""
 from __future__ import annotations
 
 from reducer.levels.mlir import graph as mlir_graph, module as mm
@@ -100,6 +101,10 @@ def with_slice(e: _ir.Edit, op) -> bool:
     return True
 
 
+#: the two cuts, the bigger first
+HOW = {"alone": alone, "with-slice": with_slice}
+
+
 class IsolateCulprit:
     name = "isolate-culprit"
 
@@ -112,19 +117,17 @@ class IsolateCulprit:
         name, target = self.culprit
         return op.name == name and (not target or call_target(op) == target)
 
-    def candidates(self, program: str):
-        base = _ir.Edit(program)
-        if not base.ok or not self.culprit:
-            return
-        found = [i for i, op in enumerate(base.ops) if self.matches(op)]
-        for how in (alone, with_slice):
-            for i in found:
-                with _ir.Edit(program) as e:
-                    if how(e, e.ops[i]) is False:
-                        continue
-                    mlir_graph.remove_dead(e.module)
-                    for f in e.functions(declarations=True):  # functions the slice no longer calls
-                        if _ir.func_name(f) != e.entry_name() and _ir.func_name(f) not in _ir.used_symbols(e.module):
-                            operation(f).erase()
-                    out = e.text()
-                yield out
+    def points(self, item: _ir.Item) -> list[tuple[str, int]]:
+        found = [i for i, op in enumerate(item.ops) if self.matches(op)]
+        return [(how, i) for how in HOW for i in found]
+
+    def apply(self, item: _ir.Item, point) -> str | None:
+        how, i = point
+        with item.edit() as e:
+            if HOW[how](e, e.ops[i]) is False:
+                return None
+            mlir_graph.remove_dead(e.module)
+            for f in e.functions(declarations=True):  # functions the slice no longer calls
+                if _ir.func_name(f) != e.entry_name() and _ir.func_name(f) not in _ir.used_symbols(e.module):
+                    operation(f).erase()
+            return e.text()

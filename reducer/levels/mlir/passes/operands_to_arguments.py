@@ -1,10 +1,10 @@
 """Turn operands into new function arguments: cut the edge from the operation that computes an
 operand, so that it (and what only fed it) dies. All operands of an operation at once first, then
-one at a time; operations with the most behind them first."""
+one at a time; operations with the most behind them first. A change point is (operation position,
+operand positions)."""
 from __future__ import annotations
 
 from reducer.levels.mlir import module as mm
-from reducer.levels.mlir.graph import Dataflow
 from reducer.levels.mlir.passes import _ir
 
 
@@ -20,27 +20,24 @@ def cuttable(op) -> list[int]:
 class OperandsToArguments:
     name = "operands-to-arguments"
 
-    def candidates(self, program: str):
-        base = _ir.Edit(program)
-        if not base.ok:
-            return
-        flow = Dataflow(base.module, base.ops)
+    def points(self, item: _ir.Item) -> list[tuple]:
         targets = []
-        for i, op in enumerate(base.ops):
+        for i, op in enumerate(item.ops):
             f = _ir.function_of(op)
-            if not mm.counted(op) or f is None or not base.can_change_signature(f):
+            if not mm.counted(op) or f is None:
                 continue
             positions = cuttable(op)
-            if positions:
-                targets.append((i, positions, len(flow.feeding(op))))
+            if positions and item.can_change_signature(f):
+                targets.append((i, positions, len(item.flow.feeding(op))))
         targets.sort(key=lambda t: -t[2])
-        for i, positions, _ in targets:
-            groups = ([positions] if len(positions) > 1 else []) + [[k] for k in positions]
-            for group in groups:
-                with _ir.Edit(program) as e:
-                    op = e.ops[i]
-                    f = _ir.function_of(op)
-                    for k in group:
-                        op.operands[k] = e.add_argument(f, op.operands[k].type)
-                    out = e.text()
-                yield out
+        return [(i, group) for i, positions, _ in targets
+                for group in ([positions] if len(positions) > 1 else []) + [[k] for k in positions]]
+
+    def apply(self, item: _ir.Item, point) -> str | None:
+        i, group = point
+        with item.edit() as e:
+            op = e.ops[i]
+            f = _ir.function_of(op)
+            for k in group:
+                op.operands[k] = e.add_argument(f, op.operands[k].type)
+            return e.text()

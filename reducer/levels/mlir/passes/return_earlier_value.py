@@ -1,6 +1,7 @@
 """Return an earlier value: a function that nothing calls returns, in place of one of its results,
 a value computed by an earlier operation of its body (or an argument), whatever its type;
-everything after that value dies. Earliest values first (the largest cuts)."""
+everything after that value dies. Earliest values first (the largest cuts). A change point is
+(function position, result position, value position)."""
 from __future__ import annotations
 
 from reducer.levels.mlir.graph import operation
@@ -20,27 +21,24 @@ def body_values(f) -> list[tuple[int, object]]:
 class ReturnEarlierValue:
     name = "return-earlier-value"
 
-    def candidates(self, program: str):
-        base = _ir.Edit(program)
-        if not base.ok:
-            return
-        for fi, f in enumerate(base.functions()):
-            if not base.can_change_signature(f):
+    def points(self, item: _ir.Item) -> list[tuple]:
+        found = []
+        for fi, f in enumerate(item.functions()):
+            if not item.can_change_signature(f):
                 continue
             block = operation(f).regions[0].blocks[0]
-            returned = list(operation(list(block.operations)[-1]).operands)
             values = body_values(f)
-            for ri, current in enumerate(returned):
+            for ri, current in enumerate(operation(list(block.operations)[-1]).operands):
                 here = next((pos for pos, v in values if v == current), len(values))
-                for vi, (pos, v) in enumerate(values):
-                    if pos >= here:
-                        break
-                    with _ir.Edit(program) as e:
-                        g = operation(e.functions()[fi])
-                        new_values = body_values(g)
-                        blk = g.regions[0].blocks[0]
-                        results = list(operation(list(blk.operations)[-1]).operands)
-                        results[ri] = new_values[vi][1]
-                        e.set_results(g, results, list(range(len(results))))
-                        out = e.text()
-                    yield out
+                found += [(fi, ri, vi) for vi, (pos, _) in enumerate(values) if pos < here]
+        return found
+
+    def apply(self, item: _ir.Item, point) -> str | None:
+        fi, ri, vi = point
+        with item.edit() as e:
+            g = operation(e.functions()[fi])
+            block = g.regions[0].blocks[0]
+            results = list(operation(list(block.operations)[-1]).operands)
+            results[ri] = body_values(g)[vi][1]
+            e.set_results(g, results, list(range(len(results))))
+            return e.text()

@@ -1,7 +1,7 @@
 """Shrink tensor types: one dimension size, say 20, becomes 1, 2 or 10 in every tensor type of the
 module (results, arguments, function types), and dense constants of those types keep their first
 elements. Largest sizes first, smallest replacement first; candidates the verifier rejects (a
-slice bound that no longer fits, say) never run."""
+slice bound that no longer fits, say) never run. A change point is (size, new size)."""
 from __future__ import annotations
 
 from reducer.levels.mlir.passes import _ir
@@ -74,14 +74,10 @@ def apply(e: _ir.Edit, n: int, m: int) -> bool:
 class ShrinkTensors:
     name = "shrink-tensors"
 
-    def candidates(self, program: str):
-        base = _ir.Edit(program)
-        if not base.ok:
-            return
-        for n in dimensions(base.ops):
-            for m in targets(n):
-                with _ir.Edit(program) as e:
-                    if not apply(e, n, m):
-                        continue
-                    out = e.text(dce=False)
-                yield out
+    def points(self, item: _ir.Item) -> list[tuple[int, int]]:
+        return [(n, m) for n in dimensions(item.ops) for m in targets(n)]
+
+    def apply(self, item: _ir.Item, point) -> str | None:
+        n, m = point
+        with item.edit() as e:
+            return e.text(dce=False) if apply(e, n, m) else None

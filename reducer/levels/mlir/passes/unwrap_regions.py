@@ -1,8 +1,8 @@
 """Replace `while`, `case` and `if` by the body of one of their regions: each branch of a case or an
-if, and one iteration of a while loop (its body, fed with the loop's initial values)."""
+if, and one iteration of a while loop (its body, fed with the loop's initial values). A change point is
+(operation position, region)."""
 from __future__ import annotations
 
-from reducer.levels.mlir.graph import operation
 from reducer.levels.mlir.passes import _ir
 
 #: operation -> regions that may stand in for it
@@ -12,33 +12,16 @@ REGIONS = {"stablehlo.while": lambda op: [1], "mhlo.while": lambda op: [1],
            "stablehlo.if": lambda op: [0, 1], "mhlo.if": lambda op: [0, 1]}
 
 
-def unwrap(op, k: int) -> None:
-    op = operation(op)
-    block = op.regions[k].blocks[0]
-    for arg, value in zip(block.arguments, op.operands):
-        arg.replace_all_uses_with(value)
-    ops = [operation(o) for o in block.operations]
-    for o in ops[:-1]:
-        o.move_before(op)
-    for result, value in zip(op.results, ops[-1].operands):
-        result.replace_all_uses_with(value)
-    op.erase()
-
-
 class UnwrapRegions:
     name = "unwrap-regions"
 
-    def candidates(self, program: str):
-        base = _ir.Edit(program)
-        if not base.ok:
-            return
-        for i, op in enumerate(base.ops):
-            if op.name not in REGIONS:
-                continue
-            for k in REGIONS[op.name](op):
-                if not op.regions[k].blocks:
-                    continue
-                with _ir.Edit(program) as e:
-                    unwrap(e.ops[i], k)
-                    out = e.text()
-                yield out
+    def points(self, item: _ir.Item) -> list[tuple]:
+        return [(i, k) for i, op in enumerate(item.ops) if op.name in REGIONS
+                for k in REGIONS[op.name](op) if op.regions[k].blocks]
+
+    def apply(self, item: _ir.Item, point) -> str | None:
+        i, k = point
+        with item.edit() as e:
+            op = e.ops[i]
+            _ir.splice(op.regions[k].blocks[0], op)
+            return e.text()

@@ -1,7 +1,8 @@
 """Pipeline-level passes: they shrink an MLIR pass pipeline string (see `reducer.levels.mlir.pipeline`).
 
-These passes keep the engine's text form of the contract (`reducer.engine`): `candidates(pipeline)`
-lazily yields smaller pipelines, largest cuts first, and never runs anything. One line per pass below.
+Each pass reads the parsed pipeline (`PipelineText.parse`: a list of `PassSpec`), reports its change
+points and renders the smaller pipeline for one point (`reducer.engine`'s contract); it never runs
+anything. One line per pass below.
 """
 from __future__ import annotations
 

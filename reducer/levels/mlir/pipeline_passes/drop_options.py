@@ -1,11 +1,14 @@
 """Drop pass options: all options of a pass, then each option, then chunks of the items of a list
 valued option (`patterns=a;b;c`) or of a nested pipeline given as a quoted option value
 (`postpasses="canonicalize,cse"`). Activity lists (`argTys=…`) keep their length (it must match
-the function), and enzyme-wrap keeps `infn`: without it the pass has nothing to differentiate."""
+the function), and enzyme-wrap keeps `infn`: without it the pass has nothing to differentiate.
+A change point is (pass position, option positions), or chunks of a list-valued option's items."""
 from __future__ import annotations
 
+import copy
+
 from reducer.levels.mlir import pipeline as pl
-from reducer.engine import chunk_order as chunks
+from reducer.engine import Chunk, Chunks
 
 #: options whose comma-separated values are per-argument lists that must keep their length
 FIXED_LISTS = {"argTys", "retTys"}
@@ -42,34 +45,32 @@ def _items(value: str) -> tuple[list[str], str, str] | None:
 class DropOptions:
     name = "drop-options"
 
-    def candidates(self, program: str):
-        try:
-            passes = pl.parse(program)
-        except ValueError:
-            return
+    def points(self, passes: list[pl.PassSpec]) -> list:
         flat = list(all_passes(passes))
+        found = []
         for k, p in enumerate(flat):
             positions = droppable(p)
-            if len(positions) > 1:
-                fresh = pl.parse(program)
-                target = list(all_passes(fresh))[k]
-                target.options = [o for j, o in enumerate(target.options) if j not in positions]
-                yield pl.render(fresh)
-            for j in positions:
-                fresh = pl.parse(program)
-                del list(all_passes(fresh))[k].options[j]
-                yield pl.render(fresh)
+            found += ([(k, positions)] if len(positions) > 1 else []) + [(k, [j]) for j in positions]
         for k, p in enumerate(flat):
             for j, opt in enumerate(p.options):
                 key, eq, value = opt.partition("=")
-                found = _items(value) if eq and key not in FIXED_LISTS else None
-                if not found:
-                    continue
-                items, sep, quote = found
-                for start, stop in chunks(len(items)):
-                    if stop - start == len(items):
-                        continue  # the whole value: dropping the option already covers it
-                    kept = items[:start] + items[stop:]
-                    fresh = pl.parse(program)
-                    list(all_passes(fresh))[k].options[j] = f"{key}={quote}{sep.join(kept)}{quote}"
-                    yield pl.render(fresh)
+                items = _items(value) if eq and key not in FIXED_LISTS else None
+                if items:
+                    found.append(Chunks((k, j), len(items[0])))
+        return found
+
+    def apply(self, passes: list[pl.PassSpec], point) -> str | None:
+        fresh = copy.deepcopy(passes)
+        flat = list(all_passes(fresh))
+        if not isinstance(point, Chunk):
+            k, positions = point
+            flat[k].options = [o for j, o in enumerate(flat[k].options) if j not in positions]
+            return pl.render(fresh)
+        k, j = point.where
+        key, _, value = flat[k].options[j].partition("=")
+        items, sep, quote = _items(value)
+        if point.stop - point.start == len(items):
+            return None  # the whole value: dropping the option already covers it
+        kept = items[:point.start] + items[point.stop:]
+        flat[k].options[j] = f"{key}={quote}{sep.join(kept)}{quote}"
+        return pl.render(fresh)

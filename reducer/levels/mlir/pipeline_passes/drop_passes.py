@@ -1,9 +1,12 @@
 """Drop passes from a pipeline: chunks of consecutive passes, from the whole list down to single
-passes, in the top-level list first and then inside anchored lists such as `func.func(…)`."""
+passes, in the top-level list first and then inside anchored lists such as `func.func(…)`. The
+change points are chunks of each list (the engine lays them out)."""
 from __future__ import annotations
 
+import copy
+
 from reducer.levels.mlir import pipeline as pl
-from reducer.engine import chunk_order as chunks
+from reducer.engine import Chunk, Chunks
 
 
 def pass_lists(passes: list[pl.PassSpec], path: tuple = ()) -> list[tuple]:
@@ -24,13 +27,10 @@ def at(passes: list[pl.PassSpec], path: tuple) -> list[pl.PassSpec]:
 class DropPasses:
     name = "drop-passes"
 
-    def candidates(self, program: str):
-        try:
-            passes = pl.parse(program)
-        except ValueError:
-            return
-        for path in pass_lists(passes):
-            for start, stop in chunks(len(at(passes, path))):
-                fresh = pl.parse(program)
-                del at(fresh, path)[start:stop]
-                yield pl.render(fresh)
+    def points(self, passes: list[pl.PassSpec]) -> list[Chunks]:
+        return [Chunks(path, len(at(passes, path))) for path in pass_lists(passes)]
+
+    def apply(self, passes: list[pl.PassSpec], chunk: Chunk) -> str:
+        fresh = copy.deepcopy(passes)
+        del at(fresh, chunk.where)[chunk.start:chunk.stop]
+        return pl.render(fresh)

@@ -2,7 +2,7 @@
 
 Contract (`reducer.engine`; after Hypothesis' "designing shrink passes" and llvm-reduce):
 `points(script)` lists what the pass can change in a `Script` (the text and its tree, parsed once
-by the engine, which no pass changes), in a fixed, deterministic order, largest cuts first (a
+by the engine, which no pass changes, and where the program failed when a run of it told), in a fixed, deterministic order, largest cuts first (a
 `Chunks(where, n)` entry lets the driver lay out chunks of n items); `apply(script, point)` makes
 the candidate for one point from a fresh parse. A pass keeps no state between calls and has no
 fixpoint loop of its own; the engine decides what is tried, kept and repeated, and where to resume.
@@ -12,6 +12,7 @@ To add a pass: one module with a `_ast_tools.SourcePass` subclass that has `name
 from __future__ import annotations
 
 from reducer.levels.source.passes.config_defaults import ConfigDefaults
+from reducer.levels.source.passes.cut_after_failure import CutAfterFailure
 from reducer.levels.source.passes.def_to_lambda import DefToLambda
 from reducer.levels.source.passes.delete_statements import DeleteStatements
 from reducer.levels.source.passes.drop_arguments import DropArguments
@@ -21,6 +22,7 @@ from reducer.levels.source.passes.eta_reduce import EtaReduce
 from reducer.levels.source.passes.hoist_subexpressions import HoistSubexpressions
 from reducer.levels.source.passes.inline_calls import InlineCalls
 from reducer.levels.source.passes.inline_imports import InlineImports
+from reducer.levels.source.passes.inline_methods import InlineMethods
 from reducer.levels.source.passes.inline_variables import InlineVariables
 from reducer.levels.source.passes.peel_transformations import PeelTransformations
 from reducer.levels.source.passes.remove_unused import RemoveUnused
@@ -32,11 +34,13 @@ from reducer.levels.source.passes.unwrap_blocks import UnwrapBlocks
 
 #: source-level passes, in the order a round runs them: big structural cuts first
 SOURCE_PASSES = [
+    CutAfterFailure,
     RemoveUnused,
     UnwrapBlocks,
     ScalarizeArrays,
     DeleteStatements,
     InlineCalls,
+    InlineMethods,
     ConfigDefaults,
     InlineVariables,
     HoistSubexpressions,
