@@ -158,8 +158,7 @@ class Reduction(Job):
             self.sandbox.check_gradients = False
         elif oracle.watches:  # only the watch the verdicts rest on: the others cost every failing candidate
             self.sandbox.extra_env["REDUCER_WATCHES"] = ",".join(oracle.watches)
-            # the operation at fault the watch confirms first (`reducer.watches.locate`)
-            self.sandbox.extra_env["REDUCER_WANTED_OPERATION"] = sig.get("op") or ""
+            self.sandbox.extra_env["REDUCER_WANTED_OPERATION"] = sig.get("op") or ""  # confirmed first by locate
         if rate < 1.0:
             self.votes = max(3, runs)
         if self.options.timeout is None:

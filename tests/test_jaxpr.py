@@ -545,11 +545,13 @@ def test_failures_out_of_the_captures_reach_are_known_in_advance():
     rules = "import jax\nf = jax.custom_jvp(lambda x: x)\nf.defjvp(lambda p, t: (p[0], t[0] * t[0]))\n"
     decorated = "import jax\n@jax.custom_vjp\ndef f(x):\n    return x\n"
     plain = "import jax\nprint(jax.grad(jax.numpy.sin)(1.0))\n"
-    assert "signal" in out_of_reach(plain, sig("crash", platform="cpu", how="signal", detail="SIGSEGV in x"))
-    assert out_of_reach(plain, sig("crash", platform="cpu", how="hang", detail="timeout"))
+    # a death by a signal or a hang leaves the call it died in behind (reducer.levels.jaxpr.ahead)
+    assert not out_of_reach(plain, sig("crash", platform="cpu", how="signal", detail="SIGSEGV in x"))
+    assert not out_of_reach(plain, sig("crash", platform="cpu", how="hang", detail="timeout"))
     internal = sig("crash", platform="cpu", how="internal-error", detail="AssertionError in jax/_src/ad.py")
-    assert "custom_jvp" in out_of_reach(rules, internal) and out_of_reach(decorated, internal)
-    assert out_of_reach(rules, sig("activity-mismatch", source="jax", kind="custom-vjp-structure"))
+    # the script's own rules are kept by the capture (reducer.levels.jaxpr.custom_rules)
+    assert not out_of_reach(rules, internal) and not out_of_reach(decorated, internal)
+    assert not out_of_reach(rules, sig("activity-mismatch", source="jax", kind="custom-vjp-structure"))
     assert not out_of_reach(plain, internal)  # an internal error elsewhere may well be captured
     assert not out_of_reach(rules, sig("adjoint-missing", source="jax", operation="while"))
     traced_if = sig("jax-error", library="jax", type="TracerBoolConversionError", message="Attempted boolean …")

@@ -22,6 +22,7 @@ import runpy
 import sys
 import traceback
 
+from reducer.levels.jaxpr import ahead
 from reducer.levels.jaxpr.codec import MAX_VALUES, Encoder, Unencodable
 from reducer.levels.jaxpr.libraries import as_pytrees
 from reducer.levels.jaxpr.libraries import install as install_libraries
@@ -58,6 +59,7 @@ class Transformed:
         if not outermost and len(_NESTED) < MAX_NESTED:
             staged = any(t.kind == "jit" for t in _ACTIVE)
             _NESTED.append(([("jit", {})] if staged and self.kind != "jit" else [], self, args, kwargs))
+        ahead.before_call(self, args, kwargs, _ACTIVE)  # a process that dies in the call leaves it behind
         _ACTIVE.append(self)
         try:
             return self.real(*args, **kwargs)
@@ -212,7 +214,8 @@ class Call:
         for i in self.index:
             shape, dtype = self.shapes[i]
             spec = {"shape": list(shape), "dtype": dtype}
-            if not isinstance(self.leaves[i], jax.core.Tracer) and int(np.prod(shape, dtype=np.int64)) <= MAX_VALUES:
+            size = int(np.prod(shape, dtype=np.int64))
+            if not isinstance(self.leaves[i], jax.core.Tracer) and size <= ahead.values_limit(MAX_VALUES):
                 spec["values"] = _values(self.leaves[i])
             specs.append(spec)
         return specs
@@ -332,6 +335,8 @@ def main(argv: list[str]) -> int:
     sys.argv = [script]
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     install()
+    if ahead.enabled():
+        ahead.start(out, encode_call, SPECS, NOTES)
     error = ""
     try:
         runpy.run_path(script, run_name="__main__")
@@ -340,7 +345,7 @@ def main(argv: list[str]) -> int:
         traceback.print_exc()
     finally:
         with open(out, "w") as fh:
-            json.dump({"specs": SPECS, "notes": NOTES, "error": error}, fh)
+            json.dump({"specs": SPECS, "notes": NOTES, "error": error, "ahead": ahead.specs()}, fh)
     return 0
 
 

@@ -8,7 +8,8 @@ never in `params` (a jaxpr parameter of another primitive, such as scatter's `up
 `subs` too and `params` names its index). Parameters are encoded by `reducer.levels.jaxpr.params`;
 anything it cannot express makes the equation unencodable. Call-like
 primitives whose rules are Python functions (`custom_jvp_call`, `custom_vjp_call`, `remat`,
-`closed_call`) are inlined while encoding, and `custom_linear_solve` becomes its `solve` jaxpr.
+`closed_call`) are inlined while encoding (except the script's own custom rules, kept by
+`reducer.levels.jaxpr.custom_rules`), and `custom_linear_solve` becomes its `solve` jaxpr.
 An `enzyme_primal` equation is encoded as an `enzyme_jax_ir` call of its function only when it
 is a plain call (no Enzyme derivative in its pipeline). Two pseudo-primitives stand for values: `__const__`
 (recorded values, or ones when too large) and `__fill__` (a constant array: zeros or ones).
@@ -21,6 +22,7 @@ import sys
 
 import numpy as np
 
+from reducer.levels.jaxpr import custom_rules
 from reducer.levels.jaxpr.params import (MAX_VALUES, Unencodable, array_of, decode_param, decode_params,  # noqa: F401
                                          dtype_of, encode_param, enzyme_options, flat_values)
 INLINED = {"custom_jvp_call", "custom_jvp_call_jaxpr", "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "remat2",
@@ -71,6 +73,7 @@ class Encoder:
     def __init__(self, max_values: int = MAX_VALUES):
         self.counter = itertools.count()
         self.max_values = max_values
+        self.in_rule = 0  # > 0 while a custom rule's own jaxpr is encoded: custom calls in it are inlined
 
     def fresh(self) -> str:
         return f"v{next(self.counter)}"
@@ -119,6 +122,8 @@ class Encoder:
     def _eqns(self, eqns, env, out: list) -> None:
         for e in eqns:
             name = e.primitive.name
+            if not self.in_rule and custom_rules.keeps(e) and self._custom(e, env, out):
+                continue
             if name in INLINED or name in SOLVES:
                 sub, args = _inlined(e)
                 inner = sub.jaxpr if hasattr(sub, "jaxpr") else sub
@@ -142,6 +147,19 @@ class Encoder:
             self._special(e, eqn)
             out.append(eqn)
 
+    def _custom(self, e, env, out: list) -> bool:
+        """Encode the script's own custom rule `e` as such (False, and nothing written, when it cannot be)."""
+        eqn = {"p": "", "in": [self.atom(a, env) for a in e.invars], "out": [], "params": {}, "subs": []}
+        try:
+            custom_rules.encode(self, e, eqn)
+        except Unencodable:
+            return False
+        for var in e.outvars:
+            env[var] = self.fresh()
+            eqn["out"].append([env[var], *self.aval(var)])
+        out.append(eqn)
+        return True
+
     def _bind_out(self, var, atom, env, out) -> None:
         if isinstance(atom, str):
             env[var] = atom
@@ -164,6 +182,8 @@ class Encoder:
             eqn["subs"] = [self.closed(p["jaxpr"])]
         elif name == "cond":
             eqn["subs"] = [self.closed(b) for b in p["branches"]]
+            if p.get("branches_platforms") is not None:  # `lax.platform_dependent`: one branch lowered
+                eqn["params"] = {"branches_platforms": encode_param(p["branches_platforms"])}
         elif name == "enzyme_primal":
             eqn["p"] = "enzyme"
             eqn["subs"] = [self.closed(enzyme_inner_jaxpr(e))]

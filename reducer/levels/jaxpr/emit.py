@@ -2,10 +2,10 @@
 
 Each equation becomes one line of public API: an operator (`a + b`, `a @ b`), a `jax.lax` call
 whose signature takes the primitive's parameters, or a special form (`lax.while_loop`, `lax.scan`,
-`lax.switch`, `jax.jit`, `enzyme_jax_ir()`, `jnp.ones`). Only a primitive with no public call is
-bound directly (`from jax._src… import name_p`; `name_p.bind(...)`), and `bind_all=True` binds every
-plain primitive that way (the fallback when the public spelling changes the failure). Inputs are
-built inline: `jnp.ones(shape, dtype)`, or their recorded values (inline when small, else from
+`lax.switch`, `jax.jit`, `enzyme_jax_ir()`, `jnp.ones`, `jax.custom_jvp` / `jax.custom_vjp`
+definitions). Only a primitive with no public call is bound directly (`from jax._src… import
+name_p`; `name_p.bind(...)`), and `bind_all=True` binds every plain primitive that way (the
+fallback when the public spelling changes the failure). Inputs are built inline: `jnp.ones(shape, dtype)`, or their recorded values (inline when small, else from
 `inputs.npz`, returned alongside). The transformations are applied in order, and the result printed.
 """
 from __future__ import annotations
@@ -16,9 +16,9 @@ import string
 
 import numpy as np
 
-from reducer.levels.jaxpr import spelling
+from reducer.levels.jaxpr import custom_rules, spelling
 from reducer.levels.jaxpr.codec import decode_param, registry
-from reducer.levels.jaxpr.program import batched_predicate, masked_loop
+from reducer.levels.jaxpr.program import batched_predicate, masked_loop, platform_branches
 
 INFIX = {"add": "+", "sub": "-", "mul": "*", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
          "and": "&", "or": "|", "xor": "^"}
@@ -26,7 +26,6 @@ REDUCTIONS = {"reduce_sum": "jnp.sum", "reduce_max": "jnp.max", "reduce_min": "j
               "reduce_and": "jnp.all", "reduce_or": "jnp.any"}
 INLINE_VALUES = 16
 NPZ = "inputs.npz"
-
 
 _dtype = spelling.dtype_expr
 REFS = ("closed", "jaxpr", "fn_of")  # parameters that name one of the equation's nested jaxprs
@@ -69,7 +68,8 @@ class Emitter:
     def eqn(self, e: dict, indent: str) -> list[str]:
         p, ins = e["p"], [self.atom(a) for a in e["in"]]
         outs = [self.name(o[0]) for o in e["out"]]
-        listed = p in ("while", "scan", "cond", "jit", "enzyme") or (p in registry() and registry()[p][0].multiple_results)
+        listed = p in ("while", "scan", "cond", "jit", "enzyme", *custom_rules.KINDS) or (
+            p in registry() and registry()[p][0].multiple_results)
         lhs = ", ".join(outs) + ("," if len(outs) == 1 and listed else "")
         if p == "__fill__":
             o = e["out"][0]
@@ -79,6 +79,8 @@ class Emitter:
             return [f"{indent}{lhs} = {self.array_expr(o[0], o[1], o[2], e['params']['values'])}"]
         if p in ("while", "scan", "cond", "jit", "enzyme"):
             return self.structured(e, ins, lhs, indent)
+        if p in custom_rules.KINDS:
+            return custom_rules.emit_lines(self, e, ins, lhs, indent)
         if any(isinstance(v, dict) and set(REFS) & set(v) for v in e["params"].values()):
             return self.with_jaxprs(e, ins, lhs, indent)
         params = {k: decode_param(v) for k, v in e["params"].items()}
@@ -146,6 +148,9 @@ class Emitter:
             return f"lax.concatenate([{', '.join(ins)}], {params['dimension']})"
         if p == "platform_index":
             return platform_index(params["platforms"])
+        if p == "sort":  # operands as a tuple: lax.sort then returns a tuple, as the primitive's results are listed
+            return (f"lax.sort(({', '.join(ins)},), dimension={params['dimension']}, "
+                    f"is_stable={params['is_stable']}, num_keys={params['num_keys']})")
         if p == "convert_element_type":
             return f"lax.convert_element_type({ins[0]}, {self.value(params['new_dtype'])})"
         if p == "iota":
@@ -236,11 +241,14 @@ class Emitter:
         if p == "cond":
             names, lines = [], []
             for s in subs:
-                bn = self.fun_name("branch")
-                names.append(bn)
-                lines += self.function(bn, s, [self.name(v[0]) for v in s["in"]], indent, True)
-            lines.append(f"{indent}{lhs} = lax.switch({ins[0]}, [{', '.join(names)}], {', '.join(ins[1:])})")
-            return lines
+                names.append(self.fun_name("branch"))
+                lines += self.function(names[-1], s, [self.name(v[0]) for v in s["in"]], indent, True)
+            if params.get("branches_platforms"):  # one branch lowered, the platform's
+                chosen = [f"{k}={v}" for k, v in platform_branches(e, names).items()]
+                return lines + [f"{indent}{lhs} = lax.platform_dependent({', '.join(ins[1:] + chosen)})"]
+            return lines + [f"{indent}{lhs} = lax.switch({ins[0]}, [{', '.join(names)}], {', '.join(ins[1:])})"]
+        if p == "jit" and not self.bind_all and spelling.public_jit(e, ins):
+            return [f"{indent}{lhs.rstrip(',')} = {spelling.public_jit(e, ins)}"]
         kind = "inner" if p == "jit" else "enzyme_fun"
         fn = self.fun_name(kind)
         lines = self.function(fn, subs[0], [self.name(v[0]) for v in subs[0]["in"]], indent, True)

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracles.base import Oracle, Signature
+from reducer.levels.jaxpr import ahead as ahead_record
 from reducer.levels.jaxpr import emit as jaxpr_emit
+from reducer.levels.jaxpr import numeric
 from reducer.levels.jaxpr.fit import out_of_reach
 from reducer.levels.jaxpr import program as jp
 from reducer.engine import Engine, Problem
@@ -43,15 +45,67 @@ class TracedResult:
     transforms: list = field(default_factory=list)
 
 
-def capture(sandbox: Sandbox, source: str, limits: Limits) -> dict:
-    """Run the script once under the capturing harness; returns {"specs", "notes", "error"}."""
-    run = sandbox.run(source, limits, entry="reducer.levels.jaxpr.capture")
-    if run.timed_out:
+def capture(sandbox: Sandbox, source: str, limits: Limits, ahead: bool = False) -> dict:
+    """Run the script once under the capturing harness; returns {"specs", "notes", "error", "ahead"}.
+    With `ahead`, every transformed call is recorded before it runs (`reducer.levels.jaxpr.ahead`),
+    so a run that dies or hangs still leaves its calls."""
+    saved = dict(sandbox.extra_env)
+    if ahead:
+        sandbox.extra_env[ahead_record.ENV] = "1"
+    try:
+        run = sandbox.run(source, limits, entry="reducer.levels.jaxpr.capture")
+    finally:
+        sandbox.extra_env.clear()
+        sandbox.extra_env.update(saved)
+    if run.timed_out and not run.harness.get("ahead"):
         return {"specs": [], "notes": ["the capturing run timed out"], "error": ""}
     if "specs" not in run.harness:
         tail = run.stderr.strip().splitlines()[-1:] or [""]
         return {"specs": [], "notes": [f"the capturing run wrote nothing ({tail[0][:200]})"], "error": ""}
     return run.harness
+
+
+#: captured programs run to find the one that shows the failure (a process that dies at exit, after
+#: its last transformed call, leaves many calls that all run fine)
+MAX_TRIED = 6
+
+
+class Judge:
+    """Whether a traced candidate shows the wanted failure: through the oracle, or for a numeric
+    failure through the replay's own check (`reducer.levels.jaxpr.numeric`)."""
+
+    def __init__(self, oracle: Oracle, wanted: Signature):
+        self.oracle, self.wanted = oracle, wanted
+        self.check = numeric.check_of(wanted)
+        self.ahead = bool(self.check) or (wanted.family == "crash" and wanted.get("how") in ("signal", "hang"))
+
+    def candidates(self, found: dict) -> list[str]:
+        """The captured specs worth trying, in order."""
+        if not self.ahead:
+            return found["specs"]
+        specs = found.get("ahead", []) + [s for s in found["specs"] if s not in found.get("ahead", [])]
+        if self.check:
+            specs = [s for s in specs if numeric.fits(jp.loads(s), self.check)]
+        return specs
+
+    def request(self, spec: str) -> str:
+        return numeric.with_check(spec, self.check) if self.check else spec
+
+    def __call__(self, run) -> tuple[bool, Signature | None]:
+        if self.check:
+            return numeric.same(self.oracle, self.wanted, run)
+        return self.oracle.judge(self.wanted, run)
+
+
+def first_reproducing(found: dict, judge: Judge, sandbox: Sandbox, limits: Limits, log):
+    """The first captured spec whose own run shows the failure, and that run; (None, None) when none."""
+    for candidate in judge.candidates(found)[:MAX_TRIED]:
+        run = run_spec(sandbox, judge.request(candidate), limits, max(limits.timeout, 30.0))
+        ok, seen = judge(run)
+        if ok:
+            return candidate, run
+        log(f"jaxpr level: a captured program shows {seen or 'no failure'}, not the failure; skipped")
+    return None, None
 
 
 def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature, log,
@@ -62,35 +116,31 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
     `on_event` sees the engine's progress events."""
     start = time.monotonic()
     stop = stop or threading.Event()
-    found = capture(sandbox, source, limits)
+    judge = Judge(oracle, wanted)
+    found = capture(sandbox, source, limits, ahead=judge.ahead)
     for note in found.get("notes", [])[:3]:
         log(f"jaxpr level: not captured: {note}")
-    if not found["specs"]:
+    if not judge.candidates(found):
         log("jaxpr level: no failing transformation was captured")
         return None
-    spec, first = None, None
-    for candidate in found["specs"]:
-        run = run_spec(sandbox, candidate, limits, max(limits.timeout, 30.0))
-        ok, seen = oracle.judge(wanted, run)
-        if ok:
-            spec, first = candidate, run
-            break
-        log(f"jaxpr level: a captured program shows {seen or 'no failure'}, not the failure; skipped")
+    spec, first = first_reproducing(found, judge, sandbox, limits, log)
     if spec is None:
         log("jaxpr level: no captured program reproduces the failure on its own")
         return None
     rep = jp.JaxprSpec()
-    timeout = max(3.0, 3 * (first.seconds or 1.0))
+    # a hang is the failure itself: candidates run as long as the program did before it was stopped
+    timeout = limits.timeout if wanted.get("how") == "hang" else max(3.0, 3 * (first.seconds or 1.0))
 
     def test(candidate: str, cancel: threading.Event) -> bool:  # the engine caches outcomes
         if stop.is_set() or cancel.is_set():
             return False
-        run = run_spec(sandbox, candidate, limits, timeout, cancel)
-        return not run.cancelled and oracle.judge(wanted, run)[0]
+        run = run_spec(sandbox, judge.request(candidate), limits, timeout, cancel)
+        return not run.cancelled and judge(run)[0]
 
     before = jp.count_eqns(jp.loads(spec)["jaxpr"])
     log(f"jaxpr level: captured {' ∘ '.join(t['t'] for t in jp.loads(spec)['transforms']) or 'a call'} of "
-        f"{before} equations (first run {first.seconds:.2f} s; candidate timeout {timeout:.0f} s)")
+        f"{before} equations (first run {first.seconds:.2f} s; candidate timeout {timeout:.0f} s"
+        f"{'; judged by the ' + judge.check + ' check' if judge.check else ''})")
     problem = Problem(rep, test, on_event=on_event or (lambda e: None), level="jaxpr")
     best = Engine(problem, jaxpr_passes(), jobs=jobs, stop=stop, deadline=start + budget).reduce(spec)
     stats = problem.stats
@@ -121,6 +171,8 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
     none does, the log says "write-back failed" (a bug of the emitter, not an outcome)."""
     for bind_all, short, long in FORMS:
         text, arrays = jaxpr_emit.emit(jp.loads(spec), bind_all=bind_all)
+        if numeric.check_of(wanted):  # the script computes both values and stops as the program did
+            text = numeric.finish_script(text, jp.loads(spec), wanted)
         try:
             compile(text, "repro.py", "exec")
         except SyntaxError as exc:
@@ -149,7 +201,7 @@ def _verify(text: str, arrays: dict, bind_all: bool, sandbox: Sandbox, limits: L
         extra = (holder / jaxpr_emit.NPZ,)
     checker = Sandbox(Path(sandbox.root) / "jaxpr-verify", script_name=sandbox.script_name,
                       data_files=tuple(sandbox.data_files) + extra, platform=sandbox.platform,
-                      check_gradients=sandbox.check_gradients)
+                      check_gradients=sandbox.check_gradients, extra_env=dict(sandbox.extra_env))
     good = 0
     try:
         for _ in range(runs):
@@ -189,6 +241,11 @@ LEVELS = ("source", "jaxpr")
 #: mlp_reduce_precision_enzyme 45 against 69, in a fifth to two thirds of the time) and cost nothing
 #: where it cannot; below this size the source level alone is quick.
 AUTO_MIN_TOKENS = 200
+#: the source level continues from the written-back script only when it is at most this share of the
+#: program: it spells `jax.lax` operations where the program called library functions, which the
+#: source passes shrink less well (robust_median_enzyme: a written-back script of 243 tokens from 264
+#: went on to 138 tokens; the program itself to 31)
+WRITTEN_BACK_AT_MOST = 0.9
 #: --stall of the source level when it starts from a written-back script: the traced level has
 #: already reduced the program, so statement-by-statement deletions that stop paying off are cut short
 SOURCE_STALL_AFTER_TRACED = 120.0
@@ -227,7 +284,8 @@ def traced_level(job, original: str, est) -> str:
         why_not = f"a flat script of {size} tokens, at most {AUTO_MIN_TOKENS}" if not want else ""
     else:
         want, why_not = "jaxpr" in chosen, "not asked for"
-    if want and (est.oracle.runs_candidates or est.oracle.needs_gradient_checks):
+    # an activity mismatch JAX raises (custom_vjp structure …) shows in a traced program's own output
+    if want and est.oracle.runs_candidates:
         want, why_not = False, f"the {est.oracle.name} oracle needs the script itself"
     if want and out_of_reach(original, est.signature):
         want, why_not = False, out_of_reach(original, est.signature)
@@ -240,7 +298,7 @@ def traced_level(job, original: str, est) -> str:
                                on_event=job.on_event)
         if result is not None:
             job.traced_counts = (result.tested, result.accepted)
-            smaller = job.rep.size(result.script) < size
+            smaller = job.rep.size(result.script) <= WRITTEN_BACK_AT_MOST * size
             if smaller or chosen is not None:
                 if result.arrays:
                     import numpy as np
@@ -261,7 +319,7 @@ def traced_level(job, original: str, est) -> str:
                             f"{SOURCE_STALL_AFTER_TRACED:g} s without a smaller candidate")
             else:
                 job.log(f"jaxpr level: the written-back script ({job.rep.size(result.script)} tokens) is not "
-                        f"smaller than the program ({size}); kept the program")
+                        f"smaller than {WRITTEN_BACK_AT_MOST:.0%} of the program ({size}); kept the program")
     elif chosen is not None or size > AUTO_MIN_TOKENS or _has_classes(original):
         job.log(f"jaxpr level: not run ({why_not})")
     if chosen is None or "source" in chosen or not job.levels_run:

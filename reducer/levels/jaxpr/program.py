@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
+from reducer.levels.jaxpr import custom_rules
 from reducer.levels.jaxpr.codec import VALUE_PRIMS, decode_params, dtype_of
 from reducer.levels.jaxpr.params import array_of, enzyme_kwargs, key_impl
 
@@ -204,14 +205,7 @@ def interpret(j: dict, args) -> list:
 
             outs = list(enzyme_jax_ir(**enzyme_kwargs(params.get("options")))(_as_fun(subs[0]))(*ins))
         elif p == "while":
-            nc, nb = params["cond_nconsts"], params["body_nconsts"]
-            cc, bc, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
-            cond, body = subs
-            outs = list(lax.while_loop(lambda c: any_lane(interpret(cond, cc + list(c))[0]),
-                                       lambda c: masked_step(interpret(cond, cc + list(c))[0],
-                                                             interpret(body, bc + list(c)), c) if
-                                       masked_loop(e) else tuple(interpret(body, bc + list(c))),
-                                       tuple(init)))
+            outs = _while(e, ins)
         elif p == "scan":
             nc, nk = params["num_consts"], params["num_carry"]
             consts, init, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
@@ -224,8 +218,12 @@ def interpret(j: dict, args) -> list:
             c, ys = lax.scan(step, tuple(init), tuple(xs), length=params["length"], reverse=params["reverse"],
                              unroll=params.get("unroll", 1))
             outs = list(c) + list(ys)
+        elif p == "cond" and params.get("branches_platforms"):
+            outs = list(lax.platform_dependent(*ins[1:], **platform_branches(e, [_as_fun(s) for s in subs])))
         elif p == "cond":
             outs = list(lax.switch(ins[0], [_as_fun(s) for s in subs], *ins[1:]))
+        elif p in custom_rules.KINDS:
+            outs = custom_rules.run(e, ins, interpret)
         else:
             prim = registry()[p][0]
             r = prim.bind(*ins, **decode_params(params, subs))
@@ -233,6 +231,28 @@ def interpret(j: dict, args) -> list:
         for o, v in zip(e["out"], outs):
             env[o[0]] = v
     return [read(a) for a in j["out"]]
+
+
+def _while(e: dict, ins: list) -> list:
+    """The outputs of a `while` spec equation on `ins` (a batched predicate's lanes stop one by one)."""
+    from jax import lax
+
+    nc, nb = e["params"]["cond_nconsts"], e["params"]["body_nconsts"]
+    cc, bc, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
+    cond, body = e["subs"]
+    return list(lax.while_loop(lambda c: any_lane(interpret(cond, cc + list(c))[0]),
+                               lambda c: masked_step(interpret(cond, cc + list(c))[0],
+                                                     interpret(body, bc + list(c)), c) if
+                               masked_loop(e) else tuple(interpret(body, bc + list(c))),
+                               tuple(init)))
+
+
+def platform_branches(e: dict, branches: list) -> dict:
+    """`lax.platform_dependent`'s keyword arguments for a `cond` with `branches_platforms`: each
+    platform (or `default`) named with its branch."""
+    platforms = decode_params(e["params"], e["subs"])["branches_platforms"]
+    return {name: branch for group, branch in zip(platforms, branches)
+            for name in (["default"] if group is None else group)}
 
 
 def out_shape(j: dict, k: int) -> list:

@@ -145,3 +145,21 @@ def enzyme_wrapper(options: dict | None, imports: set) -> str:
         imports.add(f"from enzyme_ad.jax.primitives import {options['pipeline']}")
         args.append(f"pipeline_options={options['pipeline']}()")
     return f"enzyme_jax_ir({', '.join(args)})"
+
+
+CUMULATIVE = ("cumsum", "cumprod")  # the jax.numpy functions staged as a `jit` of their one primitive
+
+
+def public_jit(e: dict, ins: list[str]) -> str:
+    """An inner `jit` that is exactly what a `jax.numpy` function stages (`jnp.cumprod(x, axis=1)`
+    is `jit[name=cumprod]` of one `cumprod` equation) as that call; "" for any other."""
+    body = e["subs"][0]
+    name = e["params"].get("name")
+    if name not in CUMULATIVE or len(ins) != 1 or len(body["eqns"]) != 1:
+        return ""
+    inner = body["eqns"][0]
+    params = inner["params"]
+    if inner["p"] != name or params.get("reverse") or inner["in"] != [body["in"][0][0]] or \
+            body["out"] != [inner["out"][0][0]] or body["in"][0][2] != inner["out"][0][2]:
+        return ""
+    return f"jnp.{name}({ins[0]}, axis={params['axis']})"

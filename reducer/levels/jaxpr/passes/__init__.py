@@ -15,14 +15,17 @@ from reducer.levels.jaxpr.passes.drop_outputs import DropOutputs
 from reducer.levels.jaxpr.passes.drop_transforms import DropTransforms
 from reducer.levels.jaxpr.passes.merge_inputs import MergeInputs
 from reducer.levels.jaxpr.passes.inline_calls import InlineCalls as InlineJaxprCalls
+from reducer.levels.jaxpr.passes.isolate_equation import IsolateEquation
 from reducer.levels.jaxpr.passes.narrow_dtypes import NarrowDtypes
 from reducer.levels.jaxpr.passes.promote_to_inputs import PromoteToInputs
+from reducer.levels.jaxpr.passes.reshape_bypass import ReshapeBypass
 from reducer.levels.jaxpr.passes.retarget_grads import RetargetGrads
 from reducer.levels.jaxpr.passes.shrink_dims import ShrinkDims
 from reducer.levels.jaxpr.passes.unmask_loops import UnmaskLoops
 from reducer.levels.jaxpr.passes.unwrap_control_flow import UnwrapControlFlow
 
 JAXPR_PASSES = [
+    IsolateEquation,
     DropOutputs,
     PromoteToInputs,
     DropEquations,
@@ -30,6 +33,7 @@ JAXPR_PASSES = [
     UnwrapControlFlow,
     UnmaskLoops,
     BypassEquations,
+    ReshapeBypass,
     DropInputs,
     MergeInputs,
     RetargetGrads,

@@ -38,9 +38,31 @@ def real_eqns(j: dict) -> list[int]:
     return [i for i, e in enumerate(j["eqns"]) if e["p"] not in jp.VALUE_PRIMS]
 
 
-def finish(spec: dict) -> str:
+def finish(spec: dict, before: dict | None = None) -> str:
+    """The candidate's text, with what no output needs gone; given the spec `before` the edit, the
+    inputs the edit left unread go too (when some differentiated input stays)."""
     jp.dce(spec["jaxpr"])
+    if before is not None:
+        read = jp.uses(before["jaxpr"])
+        left = jp.uses(spec["jaxpr"])
+        gone = {k for k, v in enumerate(spec["jaxpr"]["in"]) if v[0] in read and v[0] not in left}
+        keep_grads = all(set(t["argnums"]) - gone for t in spec["transforms"] if t.get("argnums"))
+        if gone and keep_grads and len(gone) < len(spec["jaxpr"]["in"]):
+            remove_inputs(spec, gone)
     return jp.dumps(spec)
+
+
+def remove_inputs(spec: dict, gone: set) -> None:
+    """Remove the inputs at positions `gone` (with their arguments, grad positions and vmap axes)."""
+    keep = [k for k in range(len(spec["args"])) if k not in gone]
+    where = {old: new for new, old in enumerate(keep)}
+    spec["jaxpr"]["in"] = [spec["jaxpr"]["in"][k] for k in keep]
+    spec["args"] = [spec["args"][k] for k in keep]
+    for t in spec["transforms"]:
+        if "argnums" in t:
+            t["argnums"] = [where[k] for k in t["argnums"] if k in where]
+        if "in_axes" in t:
+            t["in_axes"] = [t["in_axes"][k] for k in keep]
 
 
 def clone(spec: dict) -> dict:

@@ -21,7 +21,7 @@ class BypassEquations(JaxprPass):
         path, mapping = point
         new = clone(spec)
         jp.rename(jp.at(new["jaxpr"], path), mapping)
-        return finish(new)
+        return finish(new, spec)
 
     @staticmethod
     def mappings(j: dict, i: int) -> Iterator[dict]:

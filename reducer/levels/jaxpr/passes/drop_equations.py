@@ -23,4 +23,4 @@ class DropEquations(JaxprPass):
         eqns = target["eqns"]
         target["eqns"] = ([fill(o) for i in sorted(chosen) for o in eqns[i]["out"]]
                           + [e for i, e in enumerate(eqns) if i not in chosen])
-        return finish(new)
+        return finish(new, spec)

@@ -2,19 +2,7 @@
 from __future__ import annotations
 
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish
-
-
-def remove_inputs(spec: dict, gone: set) -> None:
-    keep = [k for k in range(len(spec["args"])) if k not in gone]
-    where = {old: new for new, old in enumerate(keep)}
-    spec["jaxpr"]["in"] = [spec["jaxpr"]["in"][k] for k in keep]
-    spec["args"] = [spec["args"][k] for k in keep]
-    for t in spec["transforms"]:
-        if "argnums" in t:
-            t["argnums"] = [where[k] for k in t["argnums"] if k in where]
-        if "in_axes" in t:
-            t["in_axes"] = [t["in_axes"][k] for k in keep]
+from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish, remove_inputs
 
 
 class DropInputs(JaxprPass):

@@ -1,11 +1,12 @@
 """Inline nested calls: an inner `jit` (and an `enzyme_jax_ir` call, in case the failure does not
-need Enzyme) becomes the equations of its body."""
+need Enzyme; a `custom_jvp` / `custom_vjp` function, in case it does not need the rules) becomes
+the equations of its (primal) body."""
 from __future__ import annotations
 
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.passes._edit import JaxprPass, edit, equations, finish, splice
 
-CALLS = ("jit", "enzyme")
+CALLS = ("jit", "enzyme", "custom_jvp", "custom_vjp")
 
 
 def inline_body(j: dict, i: int, sub: dict, ins: list) -> None:

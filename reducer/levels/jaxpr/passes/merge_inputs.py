@@ -7,8 +7,7 @@ of the written-back function. An input that a `grad`-like transformation differe
 from __future__ import annotations
 
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish
-from reducer.levels.jaxpr.passes.drop_inputs import remove_inputs
+from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish, remove_inputs
 
 
 def _same_mapping(spec: dict, k: int, m: int) -> bool:

@@ -25,4 +25,4 @@ class PromoteToInputs(JaxprPass):
         for t in new["transforms"]:
             if t["t"] == "vmap":
                 t["in_axes"] += [None] * len(promoted)
-        return finish(new)
+        return finish(new, spec)

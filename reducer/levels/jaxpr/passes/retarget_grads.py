@@ -8,8 +8,7 @@ constant (its recorded values, or ones), lets the other passes bypass that arith
 `vmap` maps, and ones another transformation still differentiates, stay."""
 from __future__ import annotations
 
-from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, fill, finish
-from reducer.levels.jaxpr.passes.drop_inputs import remove_inputs
+from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, fill, finish, remove_inputs
 
 FLOATS = ("float", "bfloat", "complex")
 

@@ -1,0 +1,105 @@
+"""Write-ahead records of transformed calls, for failures that leave no exception behind.
+
+A process that dies by a signal (or hangs until it is killed) raises nothing for the capture
+(`reducer.levels.jaxpr.capture`) to catch. With `REDUCER_CAPTURE_AHEAD` set, the capture therefore
+encodes each transformed call before it compiles and runs (once per function and chain of
+transformations; calls made while an outer one is traced too, under `jit` when the outer one
+stages them) and rewrites its report file with them at once, so that a process that dies leaves
+the call it died in behind. The report's `ahead` list puts the last outermost call first (itself,
+then the calls made while it was traced), then the earlier ones, most recent first. Programs whose
+failure is a numeric comparison (a wrong gradient, a wrong result) raise nothing inside JAX either:
+their calls come back the same way.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+ENV = "REDUCER_CAPTURE_AHEAD"
+MAX_GROUPS = 8  # the outermost calls kept (with the calls made while they were traced), latest first
+MAX_VALUES_AHEAD = 1 << 17
+#: the outermost calls, most recent last: key -> the keys of the calls made while it was traced
+_GROUPS: dict = {}
+_SPECS: dict = {}  # key -> (the transformed function, kept alive so that its id stays its own; spec or None)
+_STATE: dict = {"out": None, "last": None, "current": None, "encode": None, "report": ([], [])}
+
+
+def values_limit(default: int) -> int:
+    """How many elements an argument may have for its values to be recorded: more when recording
+    ahead, since a wrong result or a crash can hang on the values themselves."""
+    return max(default, MAX_VALUES_AHEAD) if _STATE["out"] is not None else default
+
+
+def enabled() -> bool:
+    return bool(os.environ.get(ENV))
+
+
+def start(out: str, encode, specs: list, notes: list) -> None:
+    """Record ahead into the report file `out` from now on, encoding calls with `encode` (the
+    capture's own: it runs as `__main__`) next to the capture's `specs` and `notes`."""
+    _STATE.update(out=out, encode=encode, report=(specs, notes))
+
+
+def before_call(top, args: tuple, kwargs: dict, active: list) -> None:
+    """Called by a recording wrapper before the real transformed call: encode it (the first time)
+    and write the report when the record changed."""
+    if _STATE["out"] is None:
+        return
+    outermost = not active
+    prefix = [] if outermost or top.kind == "jit" or not any(t.kind == "jit" for t in active) else [("jit", {})]
+    key = (id(top), tuple(kind for kind, _ in prefix))
+    if key not in _SPECS:
+        _SPECS[key] = (top, _encode(prefix, top, args, kwargs))
+    if outermost:
+        nested = _GROUPS.pop(key, [])
+        _GROUPS[key] = nested  # most recent last
+        _STATE["current"] = key
+        _forget_old()
+    elif _STATE["current"] is not None and key in _SPECS and key not in _GROUPS[_STATE["current"]]:
+        _GROUPS[_STATE["current"]].append(key)
+    order = tuple(specs_order())
+    if order != _STATE["last"]:
+        _STATE["last"] = order
+        write()
+
+
+def _encode(prefix: list, top, args: tuple, kwargs: dict) -> str | None:
+    try:
+        return _STATE["encode"](prefix, top, args, kwargs)
+    except Exception:  # a call that cannot be encoded is simply not recorded
+        return None
+
+
+def _forget_old() -> None:
+    """Drop the oldest outermost calls past MAX_GROUPS, and the records only they used."""
+    while len(_GROUPS) > MAX_GROUPS:
+        oldest = next(iter(_GROUPS))
+        dropped = [oldest] + _GROUPS.pop(oldest)
+        still = {k for outer, nested in _GROUPS.items() for k in [outer] + nested}
+        for key in dropped:
+            if key not in still:
+                _SPECS.pop(key, None)
+
+
+def specs_order() -> list:
+    """The keys of the recorded calls, in the order a reduction should try them."""
+    keys = []
+    for outer in reversed(list(_GROUPS)):
+        for key in [outer] + _GROUPS[outer]:
+            if key in _SPECS and _SPECS[key][1] and key not in keys:
+                keys.append(key)
+    return keys
+
+
+def specs() -> list[str]:
+    return [_SPECS[key][1] for key in specs_order()]
+
+
+def write() -> None:
+    """Rewrite the report file with the recorded calls (atomically: a death while writing leaves
+    the previous record)."""
+    out, (captured, notes) = _STATE["out"], _STATE["report"]
+    partial = out + ".ahead"
+    with open(partial, "w") as fh:
+        json.dump({"specs": captured, "notes": notes, "error": "", "ahead": specs()}, fh)
+    os.replace(partial, out)

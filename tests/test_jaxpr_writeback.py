@@ -1,0 +1,169 @@
+"""Traced-level passes that reach past shape changes, and compact write-back of what library code
+lowers to (cumulative reductions, custom differentiation rules)."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.codec import Encoder
+from reducer.levels.jaxpr.passes import jaxpr_passes
+from reducer.levels.jaxpr.passes.reshape_bypass import ReshapeBypass
+
+REP = jp.JaxprSpec()
+
+
+def spec_of(fun, *args, transforms=()):
+    closed = jax.make_jaxpr(fun)(*args)
+    return jp.dumps({"transforms": list(transforms), "jaxpr": Encoder().closed(closed),
+                     "args": [{"shape": list(np.shape(a)), "dtype": str(jnp.result_type(a))} for a in args]})
+
+
+def picked(x):
+    """The shape of jnp.linalg.eigh(...)[0][7] in a model's loss: a slice and a squeeze to a scalar."""
+    return lax.squeeze(lax.slice(jnp.sin(x), (7,), (8,)), (0,))
+
+
+def test_reshape_bypass_sums_an_earlier_value_past_a_slice_and_squeeze():
+    program = spec_of(picked, jnp.linspace(0.0, 1.0, 8), transforms=[{"t": "grad", "argnums": [0]}])
+    found = list(ReshapeBypass().candidates(program))
+    assert found
+    best = found[0]  # the nearest earlier value first: sin(x), past the slice
+    prims = [e["p"] for e in jp.loads(best)["jaxpr"]["eqns"]]
+    assert prims == ["sin", "reduce_sum"], prims
+    assert [e["p"] for e in jp.loads(found[-1])["jaxpr"]["eqns"]] == ["reduce_sum"]  # the input itself
+    assert REP.key(best) < REP.key(program) and REP.verify(best)
+    np.testing.assert_allclose(np.asarray(jp.run(best)[0]), np.full(8, np.cos(1.0)), rtol=1e-6)  # inputs run as ones
+
+
+def test_reshape_bypass_reshapes_values_of_the_same_size():
+    program = spec_of(lambda x: jnp.cos(jnp.transpose(jnp.sin(x))).reshape(6), jnp.ones((2, 3)))
+    found = list(ReshapeBypass().candidates(program))
+    shapes = [[e["p"] for e in jp.loads(c)["jaxpr"]["eqns"]] for c in found]
+    assert ["sin", "reshape"] in shapes, shapes
+
+
+def test_reshape_bypass_is_registered_after_bypass_equations():
+    names = [p.name for p in jaxpr_passes()]
+    assert names.index("reshape-bypass") == names.index("bypass-equations") + 1
+
+
+# -- the script's own custom rules --------------------------------------------------------------
+def bad_structure():
+    f = jax.custom_vjp(lambda x, y: x * y)
+    f.defvjp(lambda x, y: (x * y, (x, jnp.sin(y))), lambda res, g: (g * res[1],))  # one cotangent for two
+    return f
+
+
+def squared_tangent():
+    f = jax.custom_jvp(lambda x: jnp.tanh(x) * 3.0)
+    f.defjvp(lambda p, t: (f(p[0]), t[0] * t[0]))  # the rule calls its own function, and is not linear
+    return f
+
+
+def vmapped_weights():
+    """A model's quantised weights under `jax.vmap(model)(x)` (as in an Equinox classifier): the
+    rule's values are not batched, but `vmap` wraps its backward rule."""
+    f = bad_structure()
+    return lambda w, s: jnp.sum(jax.vmap(lambda x: f(w, s) * x)(jnp.arange(3.0)))
+
+
+def failure_of(fun, *args) -> str:
+    try:
+        jax.grad(fun)(*args)
+    except Exception as exc:  # the failure JAX meets in differentiating through the rules
+        return f"{type(exc).__name__}: {str(exc).replace('~', '')[:20]}"  # weak types aside
+    return ""
+
+
+def test_own_custom_rules_are_kept_and_fail_the_same_way_when_run_and_written_back(tmp_path):
+    import subprocess
+    import sys
+
+    from reducer.levels.jaxpr.emit import emit
+
+    for make, args in ((bad_structure, (1.0, 2.0)), (squared_tangent, (0.5,)), (vmapped_weights, (1.0, 2.0))):
+        fun = make()
+        expected = failure_of(fun, *args)
+        assert expected
+        program = spec_of(fun, *args, transforms=[{"t": "grad", "argnums": [0]}])
+        kinds = {e["p"] for _, j in jp.jaxprs(jp.loads(program)["jaxpr"]) for e in j["eqns"]}
+        assert kinds & {"custom_vjp", "custom_jvp"} and not kinds & {"custom_vjp_call", "custom_jvp_call"}
+        assert failure_of(lambda *xs: jp.run(program), *args) == expected
+        text, _ = emit(jp.loads(program))
+        assert "jax.custom_" in text
+        (tmp_path / "repro.py").write_text(text)
+        done = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode != 0 and expected.replace(": ", ": (").split("(")[0] in done.stderr, done.stderr[-500:]
+
+
+def test_library_rules_are_inlined_and_inline_calls_drops_own_rules():
+    from reducer.levels.jaxpr.passes.inline_calls import InlineCalls
+
+    relu = spec_of(lambda x: jnp.sum(jax.nn.relu(x)), jnp.ones(3))
+    assert "custom_jvp" not in {e["p"] for e in jp.loads(relu)["jaxpr"]["eqns"]}
+    fun = squared_tangent()
+    program = spec_of(lambda x: fun(x) + 1.0, 0.5)
+    (inlined,) = list(InlineCalls().candidates(program))
+    assert [e["p"] for e in jp.loads(inlined)["jaxpr"]["eqns"]] == ["tanh", "mul", "add"]
+
+
+def test_promoting_an_equation_drops_the_inputs_only_it_read():
+    from reducer.levels.jaxpr.passes.promote_to_inputs import PromoteToInputs
+
+    program = spec_of(lambda x, w: jnp.sum(jnp.cos(x) * jnp.sin(w @ x)), jnp.ones(3), jnp.ones((3, 3)),
+                      transforms=[{"t": "grad", "argnums": [0, 1]}])
+    shrunk = [jp.loads(c) for c in PromoteToInputs().candidates(program)]
+    # promoting `w @ x` leaves `w` unread: it goes with the equation, and grad follows the positions
+    promoted = next(s for s in shrunk if [e["p"] for e in s["jaxpr"]["eqns"]] == ["cos", "sin", "mul", "reduce_sum"])
+    assert [a["shape"] for a in promoted["args"]] == [[3], [3]]
+    assert promoted["transforms"][0]["argnums"] == [0]
+    assert REP.verify(jp.dumps(promoted))
+
+
+def test_cumulative_products_are_written_as_their_jax_numpy_call(tmp_path):
+    from reducer.levels.jaxpr.emit import emit
+
+    program = spec_of(lambda x: jnp.sum(jnp.cumsum(jnp.cumprod(x, axis=1), axis=0)), jnp.ones((2, 3)))
+    text, _ = emit(jp.loads(program))
+    assert ", axis=1)" in text and "jnp.cumprod(" in text
+    assert "jnp.cumsum(" in text and "def inner" not in text
+    scope = {}
+    exec(compile(text.replace("print(", "result = ("), "repro", "exec"), scope)
+    np.testing.assert_allclose(np.asarray(scope["result"]), 9.0)  # ones: cumprod 1s, cumsum [1,1,1],[2,2,2]
+
+
+def test_isolate_equation_keeps_one_distinctive_equation_alone():
+    from reducer.levels.jaxpr.passes.isolate_equation import IsolateEquation
+
+    def model(w, x):
+        h = jnp.tanh(x @ w)
+        return jnp.sum(jnp.cumprod(jax.nn.sigmoid(h), axis=1) * h) + jnp.sum(jnp.sort(h))
+
+    program = spec_of(model, jnp.ones((3, 4)) * 0.1, jnp.ones((2, 3)), transforms=[{"t": "grad", "argnums": [0]}])
+    found = [jp.loads(c) for c in IsolateEquation().candidates(program)]
+    shapes = {tuple(e["p"] for _, j in jp.jaxprs(s["jaxpr"]) for e in j["eqns"]) for s in found}
+    assert ("jit", "cumprod", "reduce_sum") in shapes or ("cumprod", "reduce_sum") in shapes, shapes
+    assert ("sort", "reduce_sum") in shapes, shapes
+    for s in found:
+        text = jp.dumps(s)
+        assert REP.verify(text) and REP.key(text) < REP.key(program)
+        assert s["transforms"][0]["argnums"] == [0] and s["args"] == [{"shape": [2, 4], "dtype": "float32"}]
+        np.testing.assert_allclose(np.asarray(jp.run(text)[0]).shape, (2, 4))
+
+
+def test_a_platform_dependent_cond_keeps_its_platforms_through_encoding_running_and_write_back():
+    from reducer.levels.jaxpr.emit import emit
+
+    def fun(x):
+        return jnp.sum(lax.platform_dependent(x, cpu=jnp.sin, default=jnp.cos))
+
+    program = spec_of(fun, jnp.ones(3))
+    (cond,) = [e for e in jp.loads(program)["jaxpr"]["eqns"] if e["p"] == "cond"]
+    assert cond["params"]["branches_platforms"]
+    np.testing.assert_allclose(np.asarray(jp.run(program)), 3 * np.sin(1.0), rtol=1e-6)
+    text, _ = emit(jp.loads(program))
+    assert "lax.platform_dependent(" in text and "cpu=branch" in text and "default=branch" in text
+    scope = {}
+    exec(compile(text.replace("print(", "result = ("), "repro", "exec"), scope)
+    np.testing.assert_allclose(np.asarray(scope["result"]), 3 * np.sin(1.0), rtol=1e-6)
