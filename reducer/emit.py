@@ -89,46 +89,62 @@ def crash_sentence(sig: Signature, subjects: dict | None = None) -> str:
     return f"{who['internal']} fails with an internal error: {detail}."
 
 
-def _what_happens(sig: Signature) -> str:
+def _case(sig: Signature) -> str:
+    """Which of the report's stock sentences fit the failure."""
     f = sig.family
-    if f == "adjoint-missing" and sig.get("source") == "enzyme":
+    if f == "adjoint-missing":
+        return "enzyme-adjoint" if sig.get("source") == "enzyme" else "jax-rule"
+    if f == "activity-mismatch":
+        return "numeric" if sig.get("kind") == "numeric" else "activity"
+    return f
+
+
+def _what_happens(sig: Signature) -> str:
+    case = _case(sig)
+    if case == "enzyme-adjoint":
         function = jax_function_for(sig.get("target"))
         target = (f" (custom call target `{sig.get('target')}`" + (f", what `{function}` lowers to" if function else "")
                   + ")") if sig.get("target") else ""
         return (f"Differentiating the program in reverse mode through Enzyme-JAX (`enzyme_jax_ir`) fails while "
                 f"running the Enzyme MLIR pass pipeline: Enzyme reports `could not compute the adjoint for this "
                 f"operation` for `{sig.get('op')}`{target}, and JAX raises the pipeline error.")
-    if f == "adjoint-missing":
-        return (f"JAX has no {sig.get('rule')} rule for `{sig.get('op')}`, so the transformation the program "
-                f"applies fails before anything runs.")
-    if f == "activity-mismatch" and sig.get("kind") == "numeric":
-        return ("The program computes the same gradient with Enzyme-JAX and with JAX's own AD, and the two "
-                "disagree beyond the tolerance; " + GRADIENT_CHECK_NOTE + ".")
-    if f == "activity-mismatch":
-        return (f"Differentiation fails with a {sig.get('kind').replace('-', ' ')} error "
-                f"({'Enzyme-JAX' if sig.get('source') == 'enzyme' else 'JAX'}).")
-    if f == "crash":
+    if case == "crash":
         return crash_sentence(sig)
-    if f == "regex":
-        return f"The program fails with a diagnostic matching `{sig.get('pattern')}` (shown below)."
-    return f"The program fails: {sig}."
+    sentences = {
+        "jax-rule": lambda: (f"JAX has no {sig.get('rule')} rule for `{sig.get('op')}`, so the transformation the "
+                             "program applies fails before anything runs."),
+        "numeric": lambda: ("The program computes the same gradient with Enzyme-JAX and with JAX's own AD, and the "
+                            "two disagree beyond the tolerance; " + GRADIENT_CHECK_NOTE + "."),
+        "activity": lambda: (f"Differentiation fails with a {sig.get('kind').replace('-', ' ')} error "
+                             f"({'Enzyme-JAX' if sig.get('source') == 'enzyme' else 'JAX'})."),
+        "wrong-result": lambda: (f"A `jit`-compiled function returns a different result from the same function run "
+                                 f"op by op; the first operation whose values differ is `{sig.get('op')}`."),
+        "jax-error": lambda: (f"`{sig.get('library')}` raises `{sig.get('type')}` in `{sig.get('raised-in')}`: "
+                              f"{sig.get('message')}"),
+        "pipeline-error": lambda: ("Enzyme-JAX's pass pipeline fails" + (f" in `{sig.get('pass')}`" if sig.get("pass")
+                                   else "") + (f" on `{sig.get('op')}`" if sig.get("op") else "")
+                                   + f": {sig.get('message')}"),
+        "regex": lambda: f"The program fails with a diagnostic matching `{sig.get('pattern')}` (shown below).",
+    }
+    return sentences.get(case, lambda: f"The program fails: {sig}.")()
+
+
+EXPECTED = {
+    "jax-rule": "The derivative is computed, or JAX documents the transformation as unsupported with a clear error.",
+    "numeric": "Enzyme-JAX's gradient agrees with JAX's AD (and with finite differences) within the stated tolerance.",
+    "activity": "Either the gradient is computed, or the error points at the user's rule with a clear message.",
+    "crash": ("The program runs to completion, or fails with a Python exception that explains what is wrong; "
+              "it must not crash the process or fail inside JAX."),
+    "wrong-result": "The compiled function returns what the same function returns op by op, within the tolerance.",
+    "pipeline-error": "Enzyme-JAX's pipeline transforms the module, or refuses it with an error naming the operation.",
+}
 
 
 def _expected(sig: Signature) -> str:
-    f = sig.family
-    if f == "adjoint-missing" and sig.get("source") == "enzyme":
+    if _case(sig) == "enzyme-adjoint":
         return (f"The gradient is computed, as JAX's own AD computes it: `{sig.get('op')}` needs an adjoint rule "
                 "in Enzyme-JAX (or a clear \"not supported\" error naming the JAX function).")
-    if f == "adjoint-missing":
-        return "The derivative is computed, or JAX documents the transformation as unsupported with a clear error."
-    if f == "activity-mismatch" and sig.get("kind") == "numeric":
-        return "Enzyme-JAX's gradient agrees with JAX's AD (and with finite differences) within the stated tolerance."
-    if f == "activity-mismatch":
-        return "Either the gradient is computed, or the error points at the user's rule with a clear message."
-    if f == "crash":
-        return "The program runs to completion, or fails with a Python exception that explains what is wrong; " \
-               "it must not crash the process or fail inside JAX."
-    return "The program runs without this failure."
+    return EXPECTED.get(_case(sig), "The program runs without this failure.")
 
 
 def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: ReductionSummary,

@@ -113,12 +113,12 @@ class ToolBug(Exception):
 
 @dataclass
 class Stats:
+    started: float = field(default_factory=time.monotonic)
     tested: int = 0
     accepted: int = 0
     cache_hits: int = 0
     invalid: int = 0
     rounds: int = 0
-    started: float = field(default_factory=time.monotonic)
     per_pass: dict = field(default_factory=dict)
 
     @property

@@ -1,9 +1,12 @@
-"""Reading the user's script: checks that give one clear line for each kind of bad input."""
+"""Reading the user's script: checks that give one clear line for each kind of bad input, and whether a
+failing run only wanted input the script was not given."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+from oracles.base import final_exception
+from oracles.outcome import RunResult
 from reducer.errors import NOT_FOUND, NOT_TEXT, SYNTAX, ReducerError
 
 
@@ -76,3 +79,16 @@ def read_input(path: Path) -> tuple[Path, str]:
     source = read_script(Path(file))
     script = Path(file).with_name(f"{Path(file).stem}__{'__'.join(names)}.py".replace("[", "_").replace("]", ""))
     return script, standalone_source(text, source)
+
+
+def needs_input(run: RunResult) -> str | None:
+    """A reason when the program failed because it wanted arguments or standard input."""
+    ended = final_exception(run.output)
+    text = run.output
+    if "EOF when reading a line" in text or (ended and ended[0] == "EOFError"):
+        return "the script reads standard input; give it its input inside the script"
+    if "error: the following arguments are required" in text or (run.returncode == 2 and "usage:" in text):
+        return "the script needs command-line arguments; give them defaults or set sys.argv inside the script"
+    if ended and ended[0] == "IndexError" and "sys.argv" in text:
+        return "the script reads sys.argv; give it its arguments inside the script"
+    return None

@@ -17,13 +17,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import oracles
-from oracles.base import Oracle, Signature, final_exception
-from reducer import emit
+from oracles.base import Oracle, Signature
+from reducer import counterfactual, emit
 from reducer.corpus import known_line
 from reducer.engine import Engine, Event, Problem
 from reducer.errors import NEEDS_INPUT, NO_BACKEND, NO_FAILURE, NO_RESUME, OTHER_FAILURE, ReducerError
 from reducer.files import write_atomic
-from reducer.inputs import data_files, read_input
+from reducer.inputs import data_files, needs_input, read_input
 from reducer.job import Established, Job, Options, Verdict, last_words, no_backend
 from reducer.levels.source.passes import source_passes
 from reducer.levels.source.representation import PythonSource
@@ -51,19 +51,6 @@ RUNNER_MODES = {
     "confirm": "as trust, with every interesting verdict confirmed in a forked child of its own",
     "off": "a forked child per candidate",
 }
-
-
-def needs_input(run: RunResult) -> str | None:
-    """A reason when the program failed because it wanted arguments or standard input."""
-    ended = final_exception(run.output)
-    text = run.output
-    if "EOF when reading a line" in text or (ended and ended[0] == "EOFError"):
-        return "the script reads standard input; give it its input inside the script"
-    if "error: the following arguments are required" in text or (run.returncode == 2 and "usage:" in text):
-        return "the script needs command-line arguments; give them defaults or set sys.argv inside the script"
-    if ended and ended[0] == "IndexError" and "sys.argv" in text:
-        return "the script reads sys.argv; give it its arguments inside the script"
-    return None
 
 
 def preload_modules(source: str) -> tuple[str, ...]:
@@ -241,10 +228,12 @@ class Reduction(Job):
             return self.limits
         return dataclasses.replace(self.limits, timeout=self.timeout.value)
 
-    def make_test(self, est: Established):
+    def make_test(self, est: Established, program: str | None = None):
+        """The test: fails as `est` did (and, given the starting `program`, on its own check: counterfactual)."""
         oracle, wanted = est.oracle, est.signature
         if self.options.timeout is None and not self.options.hangs and not oracle.runs_candidates:
             self.timeout = AdaptiveTimeout(self.limits.timeout)
+        fix = counterfactual.check_for(self, program, wanted) if program and not oracle.runs_candidates else None
 
         def test(source: str, cancel: threading.Event) -> bool:
             for _ in range(self.votes):
@@ -255,6 +244,8 @@ class Reduction(Job):
                 ok, seen = self.judge(oracle, wanted, run)
                 if ok and run.reused and self.options.runner == "confirm":
                     run, (ok, seen) = self._confirm(source, oracle, wanted, cancel)
+                if ok and fix and not counterfactual.runs_clean(self, source, fix, cancel):
+                    return False  # it stops whether or not the value is wrong
                 if ok:
                     if self.timeout is not None:
                         self.timeout.record(run.seconds)
@@ -313,7 +304,7 @@ class Reduction(Job):
         from reducer.levels.jaxpr.level import traced_level  # the traced-program level, when chosen
 
         program = traced_level(self, program, est)
-        self.problem = Problem(self.rep, self.make_test(est), on_event=self.on_engine_event,
+        self.problem = Problem(self.rep, self.make_test(est, program), on_event=self.on_engine_event,
                                on_accept=lambda best: self.save_best(best, self._state(est)), level="source")
         engine = Engine(self.problem, source_passes() if "source" in self.levels_run else [], jobs=self.options.jobs,
                         stop=self.stop, deadline=self.shrink_deadline(est.seconds),

@@ -10,7 +10,6 @@ fallback when the public spelling changes the failure). Inputs are built inline:
 """
 from __future__ import annotations
 
-import enum
 import inspect
 import string
 
@@ -18,7 +17,7 @@ import numpy as np
 
 from reducer.levels.jaxpr import custom_rules, spelling
 from reducer.levels.jaxpr.codec import decode_param, registry
-from reducer.levels.jaxpr.program import batched_predicate, masked_loop, platform_branches
+from reducer.levels.jaxpr.program import argnums_source, batched_predicate, masked_loop, platform_branches
 
 INFIX = {"add": "+", "sub": "-", "mul": "*", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
          "and": "&", "or": "|", "xor": "^"}
@@ -342,7 +341,7 @@ class Emitter:
                 current = f"fn{k}"
                 continue
             else:
-                expr = f"jax.{kind}({current}, argnums={tuple(t['argnums'])!r})"
+                expr = f"jax.{kind}({current}, argnums={argnums_source(t['argnums'])})"
             chain.append(f"fn{k} = {expr}")
             current = f"fn{k}"
         head = ["import jax", "import jax.numpy as jnp", "from jax import lax"]

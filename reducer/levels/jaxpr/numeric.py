@@ -155,8 +155,11 @@ def finish_script(text: str, spec: dict, wanted) -> str:
     from reducer.watches import gradients, results
 
     rtol, atol = (gradients.RTOL, gradients.ATOL) if check == "gradient" else (results.RTOL, results.ATOL)
-    body += ["same = all(jnp.allclose(x, y, rtol=%g, atol=%g, equal_nan=True)" % (rtol, atol),
-             "           for x, y in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)))"]
+    if jp.one_result(spec):
+        body += ["same = jnp.allclose(got, want, rtol=%g, atol=%g, equal_nan=True)" % (rtol, atol)]
+    else:
+        body += ["same = all(jnp.allclose(x, y, rtol=%g, atol=%g, equal_nan=True)" % (rtol, atol),
+                 "           for x, y in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)))"]
     message = wanted.get("program-exit")
     if message == "AssertionError":  # a bare `assert` stopped it
         body += ["assert same"]
@@ -176,7 +179,7 @@ def reference_chain(transforms: list) -> tuple[list[str], str]:
         if kind == "jit":
             lines.append(f"{name} = jax.jit({current})")
         elif kind in jp.GRAD_LIKE:
-            lines.append(f"{name} = jax.{kind}({current}, argnums={tuple(t['argnums'])!r})")
+            lines.append(f"{name} = jax.{kind}({current}, argnums={jp.argnums_source(t['argnums'])})")
         elif kind == "vjp":
             lines += [f"def {name}(*xs):", f"    out, pullback = jax.vjp({current}, *xs)",
                       "    return pullback(jax.tree_util.tree_map(jnp.ones_like, out))"]

@@ -132,6 +132,19 @@ class JaxprSpec:
             return False
 
 
+def argnums_source(argnums) -> str:
+    """How a script spells `argnums`: one position as an int (the gradient is then one array, as users
+    write it), several as a tuple."""
+    return repr(argnums[0]) if len(argnums) == 1 else repr(tuple(argnums))
+
+
+def one_result(spec: dict) -> bool:
+    """Whether the transformed call returns a single array (no tuple to walk when comparing it)."""
+    through = all(t["t"] in ("jit", "enzyme") or (t["t"] == "grad" and len(t["argnums"]) == 1)
+                  for t in spec["transforms"])
+    return through and len(spec["jaxpr"]["out"]) == 1
+
+
 def well_formed(spec: dict) -> bool:
     j = spec["jaxpr"]
     if len(spec["args"]) != len(j["in"]) or not j["out"]:

@@ -1,0 +1,76 @@
+"""The bug, fixed: a program that stops on its own check of a wrong value must run through when the
+part at fault computes what the reference computes.
+
+A wrong gradient or a wrong `jit` result is judged by the harness's own comparison; how the program
+stopped (`program-exit`) is part of the signature, so that the reproducer still fails by itself. That
+alone would let the source level keep the message and drop the comparison (`raise SystemExit(
+"gradient mismatch")`): a script that fails whether or not the bug is there. So each interesting
+candidate is run once more with the faulty part replaced by its reference, and kept only if that run
+ends cleanly:
+
+- a wrong Enzyme-JAX gradient: `enzyme_jax_ir(...)` becomes the identity, so JAX's own AD runs;
+- a wrong `jit` result: `jax_disable_jit`, so every compiled function runs op by op.
+
+The replacement is a prologue put before the program's first statement. When the starting program
+itself does not run through with it (it fails later for another reason, or it stops unconditionally),
+the check is left off for that reduction and the log says so.
+"""
+from __future__ import annotations
+
+import ast
+import threading
+
+from oracles.outcome import Signature
+
+PROLOGUES = {
+    "enzyme": ("import enzyme_ad.jax as _reducer_enzyme\n"
+               "_reducer_enzyme.enzyme_jax_ir = lambda *args, **kwargs: (lambda fun: fun)\n"),
+    "jit": "import jax as _reducer_jax\n_reducer_jax.config.update('jax_disable_jit', True)\n",
+}
+WHAT = {"enzyme": "Enzyme-JAX's derivative replaced by JAX's AD", "jit": "`jit` replaced by op-by-op evaluation"}
+
+
+def mode(sig: Signature) -> str | None:
+    """Which part the fix replaces for this failure; None when the program does not stop by itself."""
+    if not sig.get("program-exit"):
+        return None
+    if sig.family == "activity-mismatch" and sig.get("kind") == "numeric":
+        return "enzyme"
+    return "jit" if sig.family == "wrong-result" else None
+
+
+def fixed(source: str, how: str) -> str:
+    """`source` with the prologue of `how` after its docstring and `from __future__` imports."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return PROLOGUES[how] + source
+    after = 0
+    for k, node in enumerate(body):
+        docstring = k == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        if docstring or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            after = node.end_lineno
+        else:
+            break
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[:after]) + PROLOGUES[how] + "".join(lines[after:])
+
+
+def runs_clean(job, source: str, how: str, cancel: threading.Event | None = None) -> bool:
+    """Whether `source`, with the fix of `how`, runs through in a child of its own."""
+    run = job.execute(fixed(source, how), job.candidate_limits(), cancel, isolated=True)
+    return run.returncode == 0 and not run.timed_out
+
+
+def check_for(job, program: str, sig: Signature) -> str | None:
+    """The fix each interesting candidate must survive, when the starting `program` survives it."""
+    how = mode(sig)
+    if how is None:
+        return None
+    if runs_clean(job, program, how):
+        job.log(f"each interesting candidate must also run through with {WHAT[how]} "
+                "(so that it fails on its own check, not unconditionally)")
+        return how
+    job.log(f"the program does not run through with {WHAT[how]}: candidates are judged on the harness's "
+            "comparison and the program's exit message alone")
+    return None

@@ -1,0 +1,61 @@
+"""The bug, fixed: a numeric failure's reproducer must fail on its own check, not unconditionally
+(reducer/counterfactual.py). Real runs of real programs: Enzyme-JAX's wrong digamma derivative and
+a real `jit` miscompile."""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from oracles.outcome import Signature
+from reducer import counterfactual
+from reducer.reduce import Options, Reduction
+
+PROGRAMS = Path(__file__).parent / "programs"
+enzyme = pytest.importorskip("enzyme_ad.jax")
+
+UNCONDITIONAL = ("import jax\nimport jax.numpy as jnp\nfrom enzyme_ad.jax import enzyme_jax_ir\n"
+                 "f = jax.scipy.special.digamma\n"
+                 "jax.jit(jax.grad(enzyme_jax_ir()(f)))(1.5)\njax.grad(f)(1.5)\n"
+                 "raise SystemExit('gradient mismatch between Enzyme-JAX and JAX')\n")
+
+
+def test_the_prologue_goes_after_the_docstring_and_future_imports():
+    source = '"""doc"""\nfrom __future__ import annotations\nimport jax\nprint(1)\n'
+    lines = counterfactual.fixed(source, "jit").splitlines()
+    assert lines[:2] == ['"""doc"""', "from __future__ import annotations"]
+    assert lines[2:4] == counterfactual.PROLOGUES["jit"].splitlines() and lines[4:] == ["import jax", "print(1)"]
+    compile(counterfactual.fixed(source, "enzyme"), "x.py", "exec")
+
+
+def test_only_programs_that_stop_by_themselves_are_checked():
+    numeric = Signature("activity-mismatch", (("kind", "numeric"), ("op", "digamma"), ("program-exit", "x")))
+    assert counterfactual.mode(numeric) == "enzyme"
+    assert counterfactual.mode(Signature("wrong-result", (("op", "reduce_sum"), ("program-exit", "y")))) == "jit"
+    assert counterfactual.mode(Signature("activity-mismatch", (("kind", "numeric"), ("op", "digamma")))) is None
+    assert counterfactual.mode(Signature("crash", (("how", "signal"),))) is None
+
+
+def test_a_candidate_that_stops_unconditionally_is_not_interesting(tmp_path):
+    job = Reduction(PROGRAMS / "digamma_mismatch.py", tmp_path / "out", Options(oracle="auto", jobs=1))
+    try:
+        est = job.establish()
+        assert counterfactual.mode(est.signature) == "enzyme"
+        test = job.make_test(est, job.source)
+        assert "must also run through" in "\n".join(job.log_lines)
+        assert test(job.source, threading.Event())  # compares, and stops only on the disagreement
+        assert job.judge(est.oracle, est.signature, job.execute(UNCONDITIONAL, job.limits))[0]  # the harness alone
+        assert not test(UNCONDITIONAL, threading.Event())  # … but it stops with the bug fixed too
+    finally:
+        job.close()
+
+
+def test_a_jit_miscompare_runs_through_op_by_op(tmp_path):
+    job = Reduction(PROGRAMS / "jit_miscompare.py", tmp_path / "out", Options(oracle="wrong-result", jobs=1))
+    try:
+        assert counterfactual.runs_clean(job, job.source, "jit")
+        assert not counterfactual.runs_clean(job, job.source + "raise SystemExit('jit and eager results differ')\n",
+                                             "jit")
+    finally:
+        job.close()
