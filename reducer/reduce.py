@@ -28,9 +28,10 @@ from reducer.job import Established, Job, Options, Verdict, last_words, no_backe
 from reducer.levels.source.passes import source_passes
 from reducer.levels.source.representation import PythonSource
 from reducer.timeouts import AdaptiveTimeout
+from reducer.workers.imports import preload_modules
 from reducer.workers.sandbox import Limits, RunResult, Sandbox
 
-__all__ = ["Options", "Established", "Reduction", "RUNNER_MODES", "preload_modules"]
+__all__ = ["Options", "Established", "Reduction", "RUNNER_MODES"]
 
 #: the IR follow-up's budget in seconds at most, and the least worth starting it with
 IR_BUDGET, IR_MIN = 120.0, 10.0
@@ -51,30 +52,6 @@ RUNNER_MODES = {
     "confirm": "as trust, with every interesting verdict confirmed in a forked child of its own",
     "off": "a forked child per candidate",
 }
-
-
-def preload_modules(source: str) -> tuple[str, ...]:
-    """Installed modules the script imports, for the warm workers to import once."""
-    import ast
-    import importlib.util
-
-    names = ["numpy", "jax", "jax.numpy"]
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            names += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.append(node.module)
-    keep = []
-    for name in dict.fromkeys(names):
-        try:
-            spec = importlib.util.find_spec(name.split(".")[0])
-        except (ImportError, ValueError):
-            continue
-        origin = (spec.origin or "") if spec else ""
-        if spec and ("site-packages" in origin or "dist-packages" in origin or spec.origin in ("built-in", "frozen")
-                     or "/lib/python3" in origin):
-            keep.append(name)
-    return tuple(keep)
 
 
 class Reduction(Job):
@@ -311,7 +288,10 @@ class Reduction(Job):
                         stall=self.options.stall, reorder=self.options.reorder)
         self.save_best(program, self._state(est))
         self.rep.note_failure(program, est.run.output, self.file_name, ran=None if self.resume else self.source)
+        started = time.monotonic()
         best = engine.reduce(program)
+        if program != self.source and not self.resume and "source" in self.levels_run:
+            best = self._from_the_program_too(best, est, time.monotonic() - started)
         if not self.stop.is_set() and self._runner_misled(best, est):
             restart = self._last_that_holds(self.accepted, est)
             self.log(f"the result ({self.rep.size(best)} tokens) does not fail in a child of its own: an earlier "
@@ -325,6 +305,19 @@ class Reduction(Job):
         if self.stop.is_set():
             self.save_best(best, self._state(est))
         self.log_counts(best)
+        return best
+
+    def _from_the_program_too(self, best: str, est: Established, spent: float) -> str:
+        """After starting from the traced level's script: the source level from the program itself, for as
+        long again (15 to 30 s), kept when smaller (its public calls, `jnp.median` over `lax.sort`, can be)."""
+        size, until = self.rep.size(best), time.monotonic() + min(max(15.0, spent), 30.0)
+        problem = dataclasses.replace(self.problem, test=self.make_test(est, self.source), on_accept=lambda p: (
+            self.rep.size(p) < size and self.save_best(p, self._state(est))))
+        limit = min(until, self.shrink_deadline(est.seconds) or until)
+        other = Engine(problem, source_passes(), jobs=self.options.jobs, stop=self.stop, deadline=limit).reduce(self.source)
+        if self.rep.size(other) < size:
+            self.log(f"the source level from the program itself reached {self.rep.size(other)} tokens: kept")
+            return other
         return best
 
     def log_counts(self, best: str) -> None:

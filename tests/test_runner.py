@@ -261,7 +261,7 @@ def test_a_submodule_used_without_its_import_fails_as_in_a_fresh_interpreter(tmp
     """The real case: a reduced repro.py called jax.experimental.ode.odeint after a bare `import jax`;
     the worker had imported the submodule (the original imported it), so only a fresh interpreter
     showed the AttributeError."""
-    from reducer.reduce import preload_modules
+    from reducer.workers.imports import preload_modules
 
     original = "from jax.experimental.ode import odeint\n" + ODE_WITHOUT_ITS_IMPORT
     sandbox = Sandbox(tmp_path / "runs", script_name="repro.py", warm=True, warm_modules=preload_modules(original))

@@ -8,7 +8,8 @@ start (`BASE`: the interpreter's start-up and the worker's own modules) is taken
 `sys.modules` and unbound from its package; it is put back, with the modules its own loading
 imported (recorded while it was first loaded), when the candidate imports it: the same module
 objects, not executed again, so the worker stays warm while the candidate sees what a fresh
-interpreter running its imports would see.
+interpreter running its imports would see. `preload_modules` names the installed modules a script
+imports, for the workers to import once before the first candidate.
 """
 from __future__ import annotations
 
@@ -160,3 +161,27 @@ class _Lender(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if original is not None:
             module.__spec__ = original
         BOUND.discard(module.__name__)
+
+
+def preload_modules(source: str) -> tuple[str, ...]:
+    """Installed modules the script imports, for the warm workers to import once."""
+    import ast
+    import importlib.util
+
+    names = ["numpy", "jax", "jax.numpy"]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+    keep = []
+    for name in dict.fromkeys(names):
+        try:
+            spec = importlib.util.find_spec(name.split(".")[0])
+        except (ImportError, ValueError):
+            continue
+        origin = (spec.origin or "") if spec else ""
+        if spec and ("site-packages" in origin or "dist-packages" in origin or spec.origin in ("built-in", "frozen")
+                     or "/lib/python3" in origin):
+            keep.append(name)
+    return tuple(keep)
