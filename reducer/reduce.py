@@ -288,10 +288,7 @@ class Reduction(Job):
                         stall=self.options.stall, reorder=self.options.reorder)
         self.save_best(program, self._state(est))
         self.rep.note_failure(program, est.run.output, self.file_name, ran=None if self.resume else self.source)
-        started = time.monotonic()
         best = engine.reduce(program)
-        if program != self.source and not self.resume and "source" in self.levels_run:
-            best = self._from_the_program_too(best, est, time.monotonic() - started)
         if not self.stop.is_set() and self._runner_misled(best, est):
             restart = self._last_that_holds(self.accepted, est)
             self.log(f"the result ({self.rep.size(best)} tokens) does not fail in a child of its own: an earlier "
@@ -305,19 +302,6 @@ class Reduction(Job):
         if self.stop.is_set():
             self.save_best(best, self._state(est))
         self.log_counts(best)
-        return best
-
-    def _from_the_program_too(self, best: str, est: Established, spent: float) -> str:
-        """After starting from the traced level's script: the source level from the program itself, for as
-        long again (15 to 30 s), kept when smaller (its public calls, `jnp.median` over `lax.sort`, can be)."""
-        size, until = self.rep.size(best), time.monotonic() + min(max(15.0, spent), 30.0)
-        problem = dataclasses.replace(self.problem, test=self.make_test(est, self.source), on_accept=lambda p: (
-            self.rep.size(p) < size and self.save_best(p, self._state(est))))
-        limit = min(until, self.shrink_deadline(est.seconds) or until)
-        other = Engine(problem, source_passes(), jobs=self.options.jobs, stop=self.stop, deadline=limit).reduce(self.source)
-        if self.rep.size(other) < size:
-            self.log(f"the source level from the program itself reached {self.rep.size(other)} tokens: kept")
-            return other
         return best
 
     def log_counts(self, best: str) -> None:
