@@ -347,7 +347,7 @@ def test_linear_solve_is_encoded_as_its_solve_function():
 
 
 def test_numpy_scalar_parameters_decode_hashable():
-    from reducer.levels.jaxpr.codec import decode_param
+    from reducer.levels.jaxpr.params import decode_param
 
     back = decode_param(encode_param((np.int64(1), 2)))
     assert back == (1, 2) and hash(back) is not None and isinstance(back[0], np.integer)

@@ -13,7 +13,6 @@ import oracles
 from conftest import PROGRAMS, needs_enzyme
 from oracles.outcome import RunResult, Signature
 from reducer.levels.jaxpr import numeric
-from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.codec import Encoder
 from reducer.levels.jaxpr.emit import NPZ, emit
 from reducer.levels.jaxpr.level import reduce_traced

@@ -23,8 +23,8 @@ import sys
 import numpy as np
 
 from reducer.levels.jaxpr import custom_rules
-from reducer.levels.jaxpr.params import (MAX_VALUES, Unencodable, array_of, decode_param, decode_params,  # noqa: F401
-                                         dtype_of, encode_param, enzyme_options, flat_values)
+from reducer.levels.jaxpr.params import (MAX_VALUES, Unencodable, array_of, encode_param, enzyme_options,
+                                         flat_values)
 INLINED = {"custom_jvp_call", "custom_jvp_call_jaxpr", "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "remat2",
            "checkpoint", "closed_call", "core_call", "call", "custom_vmap_call"}
 SOLVES = {"custom_linear_solve"}  # inlined as their `solve` jaxpr

@@ -16,7 +16,8 @@ import string
 import numpy as np
 
 from reducer.levels.jaxpr import custom_rules, spelling
-from reducer.levels.jaxpr.codec import decode_param, registry
+from reducer.levels.jaxpr.codec import registry
+from reducer.levels.jaxpr.params import decode_param
 from reducer.levels.jaxpr.program import argnums_source, batched_predicate, masked_loop, platform_branches
 
 INFIX = {"add": "+", "sub": "-", "mul": "*", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",

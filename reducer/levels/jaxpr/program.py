@@ -15,7 +15,8 @@ import json
 from typing import Iterator
 
 from reducer.levels.jaxpr import custom_rules
-from reducer.levels.jaxpr.codec import VALUE_PRIMS, decode_params, dtype_of
+from reducer.levels.jaxpr.codec import VALUE_PRIMS
+from reducer.levels.jaxpr.params import decode_params, dtype_of
 from reducer.levels.jaxpr.params import array_of, enzyme_kwargs, key_impl
 
 GRAD_LIKE = {"grad", "value_and_grad", "jacrev", "jacfwd", "hessian"}
