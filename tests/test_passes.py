@@ -11,6 +11,7 @@ from reducer.levels.source.representation import PythonSource
 from reducer.levels.source.passes import SOURCE_PASSES, source_passes
 from reducer.levels.source.passes.config_defaults import ConfigDefaults
 from reducer.levels.source.passes.def_to_lambda import DefToLambda
+from reducer.levels.source.passes.hoist_statements import HoistStatements
 from reducer.levels.source.passes.delete_statements import DeleteStatements
 from reducer.levels.source.passes.drop_arguments import DropArguments
 from reducer.levels.source.passes.drop_decorators import DropDecorators
@@ -192,6 +193,36 @@ def test_drop_arguments_through_a_transformation():
     got = proposals(DropArguments(), "jax.grad(lambda p, x, y: f(p))(1.0, 2.0, 3.0)\n")
     assert norm("jax.grad(lambda p, x: f(p))(1.0, 2.0)") in got
     assert norm("jax.grad(lambda p, y: f(p))(1.0, 3.0)") in got
+
+
+def test_hoist_statements_moves_what_uses_no_parameter_or_local_before_the_def():
+    src = """
+def f(a):
+    c = jax.custom_jvp(g)
+    c.defjvp(rule)
+    b = a + 1
+    d = b * k
+    e = k + 1
+    return c(d) + e
+jax.grad(f)(1.0)
+"""
+    got = proposals(HoistStatements(), src)
+    assert got == [norm("""
+c = jax.custom_jvp(g)
+c.defjvp(rule)
+e = k + 1
+def f(a):
+    b = a + 1
+    d = b * k
+    return c(d) + e
+jax.grad(f)(1.0)
+""")]
+
+
+def test_hoist_statements_leaves_methods_and_rebound_names_alone():
+    assert proposals(HoistStatements(), "class M:\n    def f(self):\n        x = 1\n        return x\n") == []
+    assert proposals(HoistStatements(), "def f(a):\n    x = 1\n    x = x + a\n    return x\n") == []
+    assert proposals(HoistStatements(), "def f(a):\n    return a\n") == []
 
 
 def test_def_to_lambda_of_an_empty_function():

@@ -209,15 +209,19 @@ def _spelled(code, outs: list[str]) -> str:
 
 def _rule(em, fname: str, j: dict, groups: list[tuple[str, int]], ret, indent: str) -> list[str]:
     """`def fname(group, …):` unpacking each group of `j`'s inputs, then `j`'s body; `ret(outs)`
-    is the return expression."""
+    is the return expression. A group named with a trailing `=` is one value, not a tuple of them."""
     inner = indent + "    "
-    lines = [f"{indent}def {fname}({', '.join(g for g, _ in groups)}):"]
-    start = 0
+    params, unpack, start = [], [], 0
     for group, size in groups:
         names = [em.name(v[0]) for v in j["in"][start:start + size]]
-        if names:
-            lines.append(f"{inner}{', '.join(names)}, = {group}")
+        if group.endswith("=") and len(names) == 1:
+            params.append(names[0])
+        else:
+            params.append(group.rstrip("="))
+            if names:
+                unpack.append(f"{inner}{', '.join(names)}, = {group.rstrip('=')}")
         start += size
+    lines = [f"{indent}def {fname}({', '.join(params)}):", *unpack]
     for v in j["in"]:
         em.shapes[v[0]] = v[1]
     lines += em.body(j, inner)
@@ -226,23 +230,27 @@ def _rule(em, fname: str, j: dict, groups: list[tuple[str, int]], ret, indent: s
 
 
 def emit_lines(em, e: dict, ins: list[str], lhs: str, indent: str) -> list[str]:
-    """The definition of a `custom_jvp` / `custom_vjp` equation's function and its call, as lines."""
+    """The definition of a `custom_jvp` / `custom_vjp` equation's function and its call, as lines.
+    A function of one result is written as users write one: returning that value, not a 1-tuple."""
     subs, n, k = e["subs"], len(e["in"]), len(e["out"])
+    one = k == 1
     pn = em.fun_name("primal")
-    lines = em.function(pn, subs[0], [em.name(v[0]) for v in subs[0]["in"]], indent, True)
+    lines = em.function(pn, subs[0], [em.name(v[0]) for v in subs[0]["in"]], indent, not one)
     cn = em.fun_name("custom")
-    split = lambda outs: f"{_tuple(outs[:k])}, {_tuple(outs[k:])}"  # noqa: E731
+    results = lambda outs: outs[0] if one else _tuple(outs)  # noqa: E731
+    split = lambda outs: f"{results(outs[:k])}, {_tuple(outs[k:])}"  # noqa: E731
     if e["p"] == "custom_jvp":
         rn = em.fun_name("rule")
-        lines += _rule(em, rn, subs[1], [("primals", n), ("tangents", n)], split, indent)
+        lines += _rule(em, rn, subs[1], [("primals", n), ("tangents", n)],
+                       lambda outs: f"{results(outs[:k])}, {results(outs[k:])}", indent)
         lines += [f"{indent}{cn} = jax.custom_jvp({pn})", f"{indent}{cn}.defjvp({rn})"]
     else:
         fn, bn = em.fun_name("fwd"), em.fun_name("bwd")
         lines += em.function(fn, subs[1], [em.name(v[0]) for v in subs[1]["in"]], indent, True)[:-1]
         lines.append(f"{indent}    return {split([em.atom(a) for a in subs[1]['out']])}")  # outputs, residuals
         n_res = len(subs[2]["in"]) - k
-        lines += _rule(em, bn, subs[2], [("res", n_res), ("g", k)],
+        lines += _rule(em, bn, subs[2], [("res", n_res), ("g=" if one else "g", k)],
                        lambda outs: _spelled(e["params"]["cts"], outs), indent)
         lines += [f"{indent}{cn} = jax.custom_vjp({pn})", f"{indent}{cn}.defvjp({fn}, {bn})"]
-    lines.append(f"{indent}{lhs} = {cn}({', '.join(ins)})")
+    lines.append(f"{indent}{lhs.rstrip(',') if one else lhs} = {cn}({', '.join(ins)})")
     return lines

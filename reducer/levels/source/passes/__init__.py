@@ -19,6 +19,7 @@ from reducer.levels.source.passes.drop_arguments import DropArguments
 from reducer.levels.source.passes.drop_decorators import DropDecorators
 from reducer.levels.source.passes.drop_elements import DropElements
 from reducer.levels.source.passes.eta_reduce import EtaReduce
+from reducer.levels.source.passes.hoist_statements import HoistStatements
 from reducer.levels.source.passes.hoist_subexpressions import HoistSubexpressions
 from reducer.levels.source.passes.inline_calls import InlineCalls
 from reducer.levels.source.passes.inline_imports import InlineImports
@@ -47,6 +48,7 @@ SOURCE_PASSES = [
     ReplaceWithConstants,
     DropDecorators,
     PeelTransformations,
+    HoistStatements,
     DefToLambda,
     EtaReduce,
     DropArguments,
