@@ -26,6 +26,7 @@ from reducer.files import write_atomic
 from reducer.inputs import data_files, needs_input, read_input
 from reducer.job import Established, Job, Options, Verdict, last_words, no_backend
 from reducer.levels.source.passes import source_passes
+from reducer.levels.source.passes.original_calls import original_calls
 from reducer.levels.source.representation import PythonSource
 from reducer.timeouts import AdaptiveTimeout
 from reducer.workers.imports import preload_modules
@@ -281,6 +282,8 @@ class Reduction(Job):
         from reducer.levels.jaxpr.level import traced_level  # the traced-program level, when chosen
 
         program = traced_level(self, program, est)
+        if "jaxpr" in self.levels_run:  # the source level starts from a write-back: offer the user's own calls
+            self.rep.original_calls = original_calls(self.source)
         self.problem = Problem(self.rep, self.make_test(est, program), on_event=self.on_engine_event,
                                on_accept=lambda best: self.save_best(best, self._state(est)), level="source")
         engine = Engine(self.problem, source_passes() if "source" in self.levels_run else [], jobs=self.options.jobs,

@@ -341,3 +341,22 @@ def test_jaxpr_passes_make_one_candidate_per_point_and_leave_the_shared_spec_alo
         assert json.dumps(spec, sort_keys=True) == before, p.name
         total += len(made)
     assert total > 50
+
+
+def test_original_calls_lists_the_public_jax_functions_the_program_called():
+    from reducer.levels.source.passes.original_calls import original_calls
+
+    src = ("import jax\nimport jax.numpy as jnp\nfrom jax.scipy.special import digamma\nfrom jax import lax\n"
+           "f = jax.jit(jax.grad(lambda x: jnp.median(x) + digamma(x) + lax.scan(g, 0, x)[0] + jnp.median(x)))\n")
+    assert original_calls(src) == ("jax.numpy.median", "jax.scipy.special.digamma")
+
+
+def test_original_calls_offers_them_in_place_of_each_lambda():
+    from reducer.levels.source.passes.original_calls import OriginalCalls
+    from reducer.levels.source.representation import Script
+
+    text = norm("from jax import lax\nf = e(lambda a: lax.sort(a)[0])\n")
+    got = [OriginalCalls().apply(Script(text, (), ("jax.numpy.median",)), p)
+           for p in OriginalCalls().points(Script(text, (), ("jax.numpy.median",)))]
+    assert got == [norm("import jax\nfrom jax import lax\nf = e(jax.numpy.median)\n")]
+    assert OriginalCalls().points(Script(text)) == []

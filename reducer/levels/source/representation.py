@@ -28,10 +28,11 @@ class Script:
     """A parsed script, shared by every pass: `tree` is read, never changed; a pass edits a
     `fresh()` tree of its own for each candidate (parsing is cheaper than copying a tree)."""
 
-    def __init__(self, text: str, failure: tuple = ()):
+    def __init__(self, text: str, failure: tuple = (), original_calls: tuple = ()):
         self.text = text
         self.tree = ast.parse(text)
         self.failure = failure  # (line, function) of each of the script's frames in its failure's traceback
+        self.original_calls = original_calls  # the JAX functions the user's program called, when this is a write-back
 
     def fresh(self) -> ast.Module:
         return ast.parse(self.text)
@@ -41,9 +42,10 @@ class PythonSource:
     name = "python"
 
     failures: dict[str, tuple] | None = None  # program text -> where it failed (`Script.failure`)
+    original_calls: tuple = ()  # `Script.original_calls`
 
     def parse(self, source: str) -> Script:
-        return Script(source, (self.failures or {}).get(source, ()))
+        return Script(source, (self.failures or {}).get(source, ()), self.original_calls)
 
     def note_failure(self, source: str, output: str, script_name: str, ran: str | None = None) -> None:
         """Remember where `source` failed (for the last few programs), for the passes that read it:

@@ -25,6 +25,7 @@ from reducer.levels.source.passes.inline_calls import InlineCalls
 from reducer.levels.source.passes.inline_imports import InlineImports
 from reducer.levels.source.passes.inline_methods import InlineMethods
 from reducer.levels.source.passes.inline_variables import InlineVariables
+from reducer.levels.source.passes.original_calls import OriginalCalls
 from reducer.levels.source.passes.peel_transformations import PeelTransformations
 from reducer.levels.source.passes.remove_unused import RemoveUnused
 from reducer.levels.source.passes.reroute_values import RerouteValues
@@ -37,6 +38,7 @@ from reducer.levels.source.passes.unwrap_blocks import UnwrapBlocks
 SOURCE_PASSES = [
     CutAfterFailure,
     RemoveUnused,
+    OriginalCalls,
     UnwrapBlocks,
     ScalarizeArrays,
     DeleteStatements,
