@@ -225,6 +225,42 @@ def test_a_linen_apply_becomes_its_computation_on_the_parameters():
     np.testing.assert_allclose(run_namespace(compact)["total"], before["total"], rtol=1e-6)
 
 
+COMPACT = '''
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.tanh(nn.Dense(3)(x))
+
+class Net(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        h = Block()(nn.Dense(3)(x))
+        h = nn.Dense(3)(h) + Block()(h)
+        return nn.Dense(2, name='head')(h)
+
+x = jnp.ones((4, 3))
+model = Net()
+params = model.init(jax.random.key(0), x)['params']
+out = model.apply({'params': params}, x)
+'''
+
+
+def test_a_compact_linen_apply_applies_each_inline_submodule_to_its_own_parameters():
+    pytest.importorskip("flax")
+    program = PythonSource().normalize(COMPACT)
+    before = run_namespace(program)
+    made = list(InlineMethods().candidates(program))
+    inlined = next(c for c in made if "nn.Dense(2, name='head').apply({'params': params['head']}" in c)
+    for used in ("nn.Dense(3).apply({'params': params['Dense_0']}, x)", "params['Dense_1']",
+                 "Block().apply({'params': params['Block_0']}", "params['Block_1']"):
+        assert used in inlined, inlined
+    np.testing.assert_allclose(run_namespace(inlined)["out"], before["out"], rtol=1e-6)
+
+
 def test_both_passes_are_registered_with_the_failure_cut_first():
     names = [p.name for p in SOURCE_PASSES]
     assert names[0] == "cut-after-failure" and "inline-methods" in names

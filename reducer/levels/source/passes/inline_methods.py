@@ -206,6 +206,13 @@ def _is_param_call(node: ast.AST, me: str) -> bool:
         and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
 
 
+def _compact_submodule(node: ast.AST) -> bool:
+    """`nn.Dense(4)` or `Block(8)` made and applied inline, as an `nn.compact` method does."""
+    f = node.func if isinstance(node, ast.Call) else None
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    return name[:1].isupper()
+
+
 class _BindSelf(ast.NodeTransformer):
     """The method body with the object `self` bound: to `obj`, or inside a linen `apply` to the
     parameters in `params` (None outside `apply`)."""
@@ -214,6 +221,7 @@ class _BindSelf(ast.NodeTransformer):
         self.me, self.obj, self.variables, self.cls = me, obj, variables, cls
         self.params = _params_of(variables) if variables is not None else None
         self.setup = _made_in(cls, "setup")
+        self.made_inline: dict[str, int] = {}  # compact submodules made so far, by class name
 
     def _param(self, name: str) -> ast.expr:
         return ast.Subscript(copy.deepcopy(self.params), ast.Constant(name), ast.Load())
@@ -234,13 +242,26 @@ class _BindSelf(ast.NodeTransformer):
                             [copy.deepcopy(self.variables)] + [self.visit(a) for a in node.args],
                             [self.visit(k) for k in node.keywords] + [ast.keyword("method", ast.Constant(own))])
         made = self.setup.get(own) if self.params is not None else None
+        if self.params is not None and _compact_submodule(node.func):
+            return self._applied(self.visit(node.func), self._compact_name(node.func), node)
         if isinstance(made, ast.Call) and not _is_param_call(made, self.me):
-            module = self.visit(copy.deepcopy(made))
-            variables = ast.Dict([ast.Constant("params")], [self._param(node.func.attr)])
-            args = [self.visit(a) for a in node.args]
-            return ast.Call(ast.Attribute(module, "apply", ast.Load()), [variables] + args,
-                            [self.visit(k) for k in node.keywords])
+            return self._applied(self.visit(copy.deepcopy(made)), node.func.attr, node)
         return self.generic_visit(node)
+
+    def _applied(self, module: ast.expr, name: str, call: ast.Call) -> ast.Call:
+        """`module.apply({"params": params[name]}, …)` with `call`'s arguments."""
+        variables = ast.Dict([ast.Constant("params")], [self._param(name)])
+        return ast.Call(ast.Attribute(module, "apply", ast.Load()), [variables] + [self.visit(a) for a in call.args],
+                        [self.visit(k) for k in call.keywords])
+
+    def _compact_name(self, made: ast.Call) -> str:
+        """The name linen gives a submodule made inline: its `name=`, else `Dense_0`, `Dense_1` … per class."""
+        given = [k.value.value for k in made.keywords if k.arg == "name" and isinstance(k.value, ast.Constant)]
+        if given:
+            return given[0]
+        kind = made.func.attr if isinstance(made.func, ast.Attribute) else made.func.id
+        self.made_inline[kind] = self.made_inline.get(kind, -1) + 1
+        return f"{kind}_{self.made_inline[kind]}"
 
     def visit_Attribute(self, node):
         made = self.setup.get(self._own(node)) if self.params is not None else None
