@@ -170,3 +170,14 @@ def test_a_platform_dependent_cond_keeps_its_platforms_through_encoding_running_
     scope = {}
     exec(compile(text.replace("print(", "result = ("), "repro", "exec"), scope)
     np.testing.assert_allclose(np.asarray(scope["result"]), 3 * np.sin(1.0), rtol=1e-6)
+
+
+def test_an_inner_jit_of_one_result_returns_that_value_and_the_script_runs():
+    from reducer.levels.jaxpr.emit import emit
+
+    program = spec_of(lambda x: jax.jit(lambda y: jnp.sin(y) * 2.0)(x) + jax.jit(lambda y: (y, y + 1))(x)[1], 0.5)
+    text, _ = emit(jp.loads(program), bind_all=True)
+    assert not re.search(r"return \w+,$", text, re.M) and "return " in text, text
+    namespace = {}
+    exec(compile(text.replace("print(", "result = ("), "repro.py", "exec"), namespace)
+    np.testing.assert_allclose(namespace["result"], np.sin(1.0) * 2.0 + 2.0, rtol=1e-6)  # written back on ones

@@ -251,9 +251,10 @@ class Emitter:
             return [f"{indent}{lhs.rstrip(',')} = {spelling.public_jit(e, ins)}"]
         kind = "inner" if p == "jit" else "enzyme_fun"
         fn = self.fun_name(kind)
-        lines = self.function(fn, subs[0], [self.name(v[0]) for v in subs[0]["in"]], indent, True)
+        one = len(subs[0]["out"]) == 1  # one result is returned as itself, as users write it
+        lines = self.function(fn, subs[0], [self.name(v[0]) for v in subs[0]["in"]], indent, not one)
         wrap = f"jax.jit({fn})" if p == "jit" else f"{spelling.enzyme_wrapper(params.get('options'), self.imports)}({fn})"
-        lines.append(f"{indent}{lhs} = {wrap}({', '.join(ins)})")
+        lines.append(f"{indent}{lhs.rstrip(',') if one else lhs} = {wrap}({', '.join(ins)})")
         return lines
 
     def _scan(self, e: dict, ins: list[str], indent: str) -> list[str]:
