@@ -11,6 +11,8 @@ To add a pass: one module with a `_ast_tools.SourcePass` subclass that has `name
 """
 from __future__ import annotations
 
+from reducer.levels.source.passes.bare_conversion import BareConversion
+from reducer.levels.source.passes.call_failing_function import CallFailingFunction
 from reducer.levels.source.passes.config_defaults import ConfigDefaults
 from reducer.levels.source.passes.cut_after_failure import CutAfterFailure
 from reducer.levels.source.passes.def_to_lambda import DefToLambda
@@ -36,6 +38,7 @@ from reducer.levels.source.passes.unwrap_blocks import UnwrapBlocks
 
 #: source-level passes, in the order a round runs them: big structural cuts first
 SOURCE_PASSES = [
+    CallFailingFunction,
     CutAfterFailure,
     RemoveUnused,
     OriginalCalls,
@@ -46,6 +49,7 @@ SOURCE_PASSES = [
     InlineMethods,
     ConfigDefaults,
     InlineVariables,
+    BareConversion,
     HoistSubexpressions,
     ReplaceWithConstants,
     DropDecorators,

@@ -174,14 +174,15 @@ def bindings(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]] | 
 
 
 def one_expression(fn: ast.AST) -> bool:
-    """A `def` whose body is a single `return e` (or `pass`): it can be written as a lambda."""
-    return isinstance(fn, ast.FunctionDef) and len(fn.body) == 1 and isinstance(fn.body[0], ast.Return | ast.Pass)
+    """A `def` whose body is a single `return e`, expression statement `e` (its value then returned
+    too) or `pass`: it can be written as a lambda."""
+    return isinstance(fn, ast.FunctionDef) and len(fn.body) == 1 and isinstance(fn.body[0], ast.Return | ast.Expr | ast.Pass)
 
 
 def as_lambda(fn: ast.FunctionDef) -> ast.Assign:
     """`@d` / `def f(x): return e` as the assignment `f = d(lambda x: e)` (annotations dropped)."""
     stmt = fn.body[0]
-    result = stmt.value if isinstance(stmt, ast.Return) and stmt.value is not None else ast.Constant(None)
+    result = stmt.value if isinstance(stmt, ast.Return | ast.Expr) and stmt.value is not None else ast.Constant(None)
     value: ast.expr = ast.Lambda(args=fn.args, body=result)
     for deco in reversed(fn.decorator_list):
         value = ast.Call(func=deco, args=[value], keywords=[])

@@ -1,5 +1,6 @@
 """Turn a one-expression function into a lambda: `@d` / `def f(x): return e` becomes
-`f = d(lambda x: e)` (a body of `pass` returns None), which other passes can then inline."""
+`f = d(lambda x: e)` (a body of `pass` returns None; one of the expression statement `e` returns
+its value, which only matters if the caller reads it), which other passes can then inline."""
 from __future__ import annotations
 
 from reducer.levels.source.passes import _ast_tools as t
