@@ -5,9 +5,12 @@ each, and print a table.
 
 Every `*.py` program of the case folders (by default benchmarks/cases/ and the project's
 tests/programs/) runs once with TMPDIR in a fresh folder; a program whose pipeline fails leaves
-`Enzyme MLIR dumped to …` on stderr and the module in that folder. Programs that leave no dump are
-listed with the reason (they do not fail in the pipeline, or they crash before the dump is
-written). Plain modules from tests/data/mlir/ (made by running programs) are reduced too. The
+`Enzyme MLIR dumped to …` on stderr and the module in that folder. A program that crashes or fails
+otherwise runs with `enzyme_call.run_pass_pipeline` wrapped to write each module it is given
+(`reducer.levels.mlir.follow`): the module a crash died in, or the last one differentiated in
+reverse mode (for a wrong gradient; the IR level then checks it against finite differences).
+Programs that leave no module are listed with the reason (they run cleanly, or fail outside the
+pipeline without differentiating in reverse mode). Plain modules from tests/data/mlir/ (made by running programs) are reduced too. The
 table shows operations and pipeline passes before and after, seconds, candidates tested and
 candidates per second.
 """
@@ -25,23 +28,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from reducer.levels.mlir import follow  # noqa: E402
 from reducer.levels.mlir.level import MlirOptions, MlirReduction  # noqa: E402
-
-DUMPED = re.compile(r"Enzyme MLIR dumped to (\S+\.mlir)")
 
 
 def dump(program: Path, timeout: float = 600.0) -> tuple[str | None, str]:
-    """The module Enzyme-JAX dumps for `program`, or None and why not."""
+    """The module Enzyme-JAX's pipeline ran for `program` (its own dump, or for a crash or a wrong
+    gradient the one `follow.CAPTURE` wrote), or None and why not."""
     with tempfile.TemporaryDirectory(prefix="bench-mlir-") as tmp:
+        script = Path(tmp) / program.name
+        script.write_text(follow.with_capture(program.read_text()))
         try:
-            done = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, cwd=tmp,
-                                  env=dict(os.environ, TMPDIR=tmp, JAX_PLATFORMS="cpu"), timeout=timeout,
+            done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp,
+                                  env=dict(os.environ, TMPDIR=tmp, JAX_PLATFORMS="cpu", PYTHONPATH=str(program.parent)),
+                                  timeout=timeout,
                                   stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return None, "timed out"
-        m = DUMPED.search(done.stderr)
-        if m:
-            return Path(m.group(1)).read_text(), ""
+        chosen = follow.chosen(done.stderr, done.returncode < 0) if done.returncode != 0 else None
+        if chosen is not None:
+            return chosen.read_text(), ""
         if done.returncode < 0:
             return None, f"killed by signal {-done.returncode}, no dump"
         if done.returncode == 0:

@@ -324,18 +324,18 @@ class Reduction(Job):
             self.log(f"  pass {name}: {counts['tested']} tested, {counts['accepted']} accepted")
 
     def follow_up(self, best: str, est: Established) -> dict | None:
-        """After an Enzyme pipeline failure, reduce the module Enzyme dumps for the reduced script
-        into the same folder (repro.mlir, pipeline.txt, repro_mlir.py); a failure there is only logged."""
-        sig = est.signature
-        if sig.family != "adjoint-missing" or sig.get("source") != "enzyme":
+        """After an Enzyme-JAX failure (a missing adjoint, a wrong gradient, a crash), reduce the module
+        its pipeline ran for the reduced script into the same folder (repro.mlir, pipeline.txt,
+        repro_mlir.py; `reducer.levels.mlir.follow`); a failure there is only logged."""
+        from reducer.levels.mlir.follow import applies, reduce_after_script
+
+        if not applies(est.signature, best):
             return None
         budget = min(IR_BUDGET, self.remaining()) if self.deadline is not None else IR_BUDGET
         if budget < IR_MIN:
             self.log(f"IR level: not run (less than {IR_MIN:.0f} s of --max-time left)")
             return None
         try:
-            from reducer.levels.mlir.level import reduce_after_script
-
             limits = dataclasses.replace(self.limits, timeout=self.bounded(self.limits.timeout))
             return reduce_after_script(best, self.sandbox, limits, self.out, self.log, budget=budget,
                                        platform=self.options.platform, parent=self, on_event=self.on_event)

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from oracles.base import Signature
 from reducer import emit, env as envmod
 from reducer.files import scrub
-from reducer.levels.mlir.run import ENZYME, runner_source
+from reducer.levels.mlir.run import ENZYME, GRADIENT, PIPELINE_KINDS, runner_source
 from reducer.levels.mlir.pipeline import opt_command
 
 
 @dataclass
 class ModuleSummary:
     source_name: str
-    kind: str  # mlir_run.ENZYME or mlir_run.XLA
+    kind: str  # mlir_run.ENZYME, GRADIENT or XLA
     original_ops: int
     final_ops: int
     original_passes: int
@@ -35,15 +35,16 @@ class ModuleSummary:
 
 def runner(module_text: str, pipeline: str | None, sig: Signature, info: dict, summary: ModuleSummary,
            name: str = "repro.py") -> str:
-    what = ("runs Enzyme-JAX's pass pipeline on the module" if summary.kind == ENZYME
-            else "compiles the module with XLA")
+    what = {ENZYME: "runs Enzyme-JAX's pass pipeline on the module",
+            GRADIENT: "differentiates the module with Enzyme-JAX's pass pipeline, runs the gradient with XLA and "
+                      "compares it with finite differences"}.get(summary.kind, "compiles the module with XLA")
     header = [f"# Reproducer for: {sig.title or sig}",
               f"# Signature: {sig}",
               f"# Run: python {name}   (it {what})",
               f"# Versions: {envmod.versions_line(info)}" if info else "",
               f"# Reduced by reducer from {summary.source_name}: {summary.original_ops} -> {summary.final_ops} "
               f"operations" + (f", pipeline {summary.original_passes} -> {summary.final_passes} passes"
-                               if summary.kind == ENZYME else "")
+                               if summary.kind in PIPELINE_KINDS else "")
               + f", in {summary.seconds:.0f} s ({summary.tested} candidates tested)."]
     return runner_source(summary.kind, module_text, pipeline, "\n".join(h for h in header if h))
 
@@ -52,15 +53,17 @@ def reproduce_section(module_text: str, pipeline: str | None, runner_text: str, 
                       module_file: str = "repro.mlir", runner_name: str = "repro.py") -> list[str]:
     """Markdown lines: the module, the pipeline, the opt command and the Python runner."""
     out = [f"The module (`{module_file}`):", "", "```mlir", module_text.rstrip(), "```", ""]
-    if kind == ENZYME and pipeline:
+    if kind in PIPELINE_KINDS and pipeline:
         out += ["The shortest pipeline that still fails (`pipeline.txt`):", "", "```", pipeline, "```", "",
-                "With Enzyme-JAX's opt tool:", "", "```", opt_command(pipeline, module_file), "```", ""]
+                "With Enzyme-JAX's opt tool" + (" (the differentiated module it prints is the one whose gradient is "
+                                                "wrong)" if kind == GRADIENT else "") + ":",
+                "", "```", opt_command(pipeline, module_file), "```", ""]
     out += [f"From Python (`python {runner_name}`):", "", "```python", runner_text.rstrip(), "```", ""]
     return out
 
 
 def _tool(kind: str) -> str:
-    return "Enzyme-JAX's pass pipeline" if kind == ENZYME else "XLA's compiler"
+    return "Enzyme-JAX's pass pipeline" if kind in PIPELINE_KINDS else "XLA's compiler"
 
 
 def what_happens(sig: Signature, kind: str) -> str:
@@ -71,11 +74,17 @@ def what_happens(sig: Signature, kind: str) -> str:
         target = f" (custom call target `{sig.get('target')}`)" if sig.get("target") else ""
         return (f"Running Enzyme-JAX's pass pipeline on the module fails: Enzyme reports `could not compute the "
                 f"adjoint for this operation` for `{sig.get('op')}`{target}.")
+    if f == "activity-mismatch" and sig.get("kind") == "numeric":
+        return (f"The gradient Enzyme-JAX's pass pipeline computes for the module (reverse mode) disagrees with "
+                f"central finite differences of the module's own function, run with XLA; the operation whose "
+                f"gradient alone is wrong: `{sig.get('op')}`.")
     if f == "activity-mismatch":
         return f"{tool} fails on the module with a {sig.get('kind').replace('-', ' ')} error."
     if f == "crash":
-        return emit.crash_sentence(sig, {"signal": f"The process running {tool} on the module", "xla-status": tool,
+        said = emit.crash_sentence(sig, {"signal": f"The process running {tool} on the module", "xla-status": tool,
                                          "hang": f"{tool} on the module", "internal": f"{tool} on the module"})
+        return said + (f" It dies while the pass `{sig.get('pass')}` runs (the shortest prefix of the pipeline "
+                       f"that dies ends with it)." if sig.get("pass") else "")
     return emit._what_happens(sig)
 
 
@@ -84,6 +93,9 @@ def expected(sig: Signature, kind: str) -> str:
     if sig.family == "adjoint-missing" and sig.get("source") == "enzyme":
         return (f"The pipeline differentiates the module: `{sig.get('op')}` needs an adjoint rule in Enzyme-JAX "
                 "(or a clear \"not supported\" diagnostic naming it).")
+    if sig.family == "activity-mismatch" and sig.get("kind") == "numeric":
+        return (f"The gradient agrees with finite differences of the same function (within the tolerances the "
+                f"reproducer states): `{sig.get('op')}` needs a correct derivative rule in Enzyme-JAX.")
     if sig.family == "crash":
         return (f"{tool} processes the module, or rejects it with a diagnostic that explains what is wrong; it must "
                 "not crash the process.")
@@ -106,7 +118,7 @@ def report(module_text: str, pipeline: str | None, runner_text: str, sig: Signat
     if made is not None:
         return "\n".join(out + made) + "\n"
     passes = (f", pipeline {summary.original_passes} → {summary.final_passes} passes"
-              if summary.kind == ENZYME else "")
+              if summary.kind in PIPELINE_KINDS else "")
     out += emit.how_made(
         f"Reduced automatically by `reducer` (IR level) from `{summary.source_name}`: {summary.original_ops} → "
         f"{summary.final_ops} operations{passes} in {summary.seconds:.0f} s, {summary.tested} candidates tested "

@@ -39,7 +39,12 @@ MAX_CRASHES = 3
 
 
 class Crashed(Exception):
-    """The worker's child died (or hung) serving a request."""
+    """The worker's child died (or hung) serving a request; `code` is the signal that killed it
+    (negative: its exit status), None when the whole worker died or hung."""
+
+    def __init__(self, message: str, code: int | None = None):
+        super().__init__(message)
+        self.code = code
 
 
 # -- the worker side ----------------------------------------------------------------------------------
@@ -266,7 +271,7 @@ class IrWorker:
             if "crashed" in reply:
                 self.generation += 1
                 self.crashes += 1
-                raise Crashed(signal_name(reply["crashed"]))
+                raise Crashed(signal_name(reply["crashed"]), reply["crashed"])
             if "failed" in reply:
                 raise RuntimeError(reply["failed"])
             return reply

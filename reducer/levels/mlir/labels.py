@@ -54,6 +54,12 @@ def same_kind(wanted: Signature, seen: Signature) -> bool:
     return wanted.family == seen.family and wanted.fields == seen.fields
 
 
+def without_pass(sig: Signature) -> Signature:
+    """The signature a candidate's run can show: a crash's pass (`crashing.named`) is found once,
+    for the original."""
+    return Signature(sig.family, tuple(f for f in sig.fields if f[0] != "pass"), sig.title, sig.excerpt)
+
+
 def as_seen(wanted: Signature, seen: Signature) -> Signature:
     """`wanted` under `seen`'s title when they are the same failure (the title of the failure
     being reduced may name its pass; a candidate's run cannot)."""

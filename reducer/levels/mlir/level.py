@@ -4,7 +4,10 @@ smallest module and the shortest pipeline that still fail in the same way.
 The input is either an Enzyme-JAX dump (`// PIPELINE` on the first line, then the module) or a
 plain module (say from `jax.jit(f).lower(...).as_text()`): then XLA's compiler is the oracle when
 it cannot compile the module, and otherwise the pipeline is the single `enzyme-wrap` pass that
-`enzyme_jax_ir` would run (reverse mode of the entry function).
+`enzyme_jax_ir` would run (reverse mode of the entry function). A pipeline that runs without error
+and differentiates in reverse mode is then checked for a wrong gradient (`numeric`,
+`gradient_check`: the operation at fault goes into the signature); a pipeline that kills the
+process is a crash whose signature names the pass it died in (`crashing`).
 The first run is a subprocess (the runner script, as a user would run it): a crash there means
 every candidate runs in a fresh forked child; an error means candidates run in process, in a warm
 worker that runs one candidate after another (a crash kills only that worker's forked child). The
@@ -19,8 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import re
-import shutil
 import threading
 import time
 from dataclasses import dataclass
@@ -31,17 +32,21 @@ from reducer.inputs import read_text
 from oracles.base import Oracle, Signature
 from reducer.job import Established, Job, Options, Verdict, last_words, no_backend
 from reducer.levels.mlir import emit as mlir_emit, module as mm, run as mlir_run
-from reducer.levels.mlir import ir_worker, labels, pipeline as pl
+from reducer.levels.mlir import crashing, ir_worker, labels, numeric, pipeline as pl
 from reducer.engine import Engine, Problem, Stats
 from reducer.errors import BAD_MLIR, NO_BACKEND, NO_FAILURE, NO_RESUME, OTHER_FAILURE, ReducerError
 from reducer.files import write_atomic
-from reducer.levels.mlir.run import ENZYME, XLA
+from reducer.levels.mlir.run import ENZYME, GRADIENT, PIPELINE_KINDS, XLA
 from reducer.levels.mlir.passes import mlir_passes
 from reducer.levels.mlir.pipeline_passes import pipeline_passes
 from reducer.workers.requests import IrModule
 from reducer.workers.sandbox import Limits, RunResult, Sandbox
 
-DUMPED = re.compile(r"Enzyme MLIR dumped to (?P<path>\S+\.mlir)")
+#: what each kind of run is, in the log and in errors
+TRIED = {ENZYME: "Enzyme-JAX's pipeline", XLA: "XLA's compiler",
+         GRADIENT: "the gradient check against finite differences"}
+WHERE = {ENZYME: "Enzyme-JAX's pass pipeline", XLA: "XLA's compiler",
+         GRADIENT: "the gradient of Enzyme-JAX's pipeline, against finite differences"}
 
 
 @dataclass
@@ -63,6 +68,8 @@ def culprit_of(sig: Signature) -> tuple[str, str] | None:
     """The operation a signature names, for the pass that keeps only it."""
     if sig.family == "adjoint-missing" and sig.get("source") == "enzyme" and sig.get("op"):
         return sig.get("op"), sig.get("target")
+    if sig.family == numeric.FAMILY and sig.get("kind") == "numeric" and sig.get("op") not in ("", "function"):
+        return sig.get("op"), ""
     return None
 
 
@@ -97,6 +104,7 @@ class MlirReduction(Job):
         self.header = pipeline
         self.isolation = "subprocess"
         self.kind = ENZYME
+        self.numeric = numeric.WrongGradient()  # the oracle of the gradient kind's runs
         self.previous: dict = {}  # the interrupted run's state, when resuming
         self.counts0 = (0, 0)  # operations and pipeline passes of the original
         self.problem: Problem | None = None  # made by `shrink`: one per run, its cache and counts for every round
@@ -125,6 +133,10 @@ class MlirReduction(Job):
 
     # -- running candidates -----------------------------------------------------------------
     def _classify(self, run: RunResult) -> tuple[Oracle, Signature] | None:
+        if self.kind == GRADIENT and (self.oracle_spec is None or self.oracle_spec.name == numeric.FAMILY):
+            sig = self.numeric.classify(run)
+            if sig:
+                return self.numeric, sig
         if self.oracle_spec is None:
             hit = oracles.detect(run, self.options.platform, self.options.hangs)
         else:
@@ -155,15 +167,17 @@ class MlirReduction(Job):
             attempts = [(ENZYME, pipeline)]
         else:  # a module XLA cannot compile fails before any differentiation
             attempts = [(XLA, None)] + [(ENZYME, p) for p in [self.rep.default_pipeline(module_text)] if p]
+        # a pipeline that runs may still differentiate wrongly
+        attempts += [(GRADIENT, p) for kind, p in attempts[-1:] if kind == ENZYME and numeric.differentiates(p)]
         if importlib.util.find_spec("enzyme_ad") is None:
             if self.header:
                 raise ReducerError(f"{self.source_name}: running its Enzyme-JAX pipeline needs enzyme-ad "
                                    f"(pip install enzyme-ad)", OTHER_FAILURE)
-            attempts = [a for a in attempts if a[0] != ENZYME]
+            attempts = [a for a in attempts if a[0] not in PIPELINE_KINDS]
         seen = []
         for kind, pipeline in attempts:
             self.kind = kind
-            program = mm.join(pipeline if kind == ENZYME else None, module_text)
+            program = mm.join(pipeline if kind in PIPELINE_KINDS else None, module_text)
             run = self.run_candidate(program, fresh=True)
             reason = no_backend(run)
             if reason:
@@ -174,23 +188,35 @@ class MlirReduction(Job):
                 self.original = program
                 break
         else:
-            run = seen[-1][1]
-            if self.oracle_spec is not None and self.oracle_spec.runs_candidates:
-                raise ReducerError(f"{self.source_name}: the --oracle command rejects the original module "
-                                   f"({last_words(run)})", OTHER_FAILURE)
-            if all(r.returncode == 0 for _, r in seen):
-                tried = ["Enzyme-JAX's pipeline" if k == ENZYME else "XLA's compiler" for k, _ in seen]
-                who = f"neither {tried[0]} nor {tried[1]} fails" if len(tried) == 2 else f"{tried[0]} does not fail"
-                raise ReducerError(f"{self.source_name}: does not fail ({who} on it): nothing to reduce", NO_FAILURE)
-            other = oracles.detect(run, self.options.platform)
-            what = str(other[1]) if other else last_words(run)
-            raise ReducerError(f"{self.source_name}: fails, but not as --oracle {self.options.oracle} expects; "
-                               f"saw: {what}", OTHER_FAILURE)
+            self.no_failure(seen)
         return (*hit, run)
 
+    def no_failure(self, seen: list[tuple[str, RunResult]]) -> None:
+        """Raise the one-line error for a module on which no run showed the failure wanted."""
+        kind, run = seen[-1]
+        if self.oracle_spec is not None and self.oracle_spec.runs_candidates:
+            raise ReducerError(f"{self.source_name}: the --oracle command rejects the original module "
+                               f"({last_words(run)})", OTHER_FAILURE)
+        if kind == GRADIENT and run.returncode != 0 and run.signal is None and numeric.verdict(run.output) is None:
+            raise ReducerError(f"{self.source_name}: does not fail in Enzyme-JAX's pipeline, and its gradient could "
+                               f"not be checked: {last_words(run)}", NO_FAILURE)
+        if all(r.returncode == 0 for _, r in seen):
+            tried = [TRIED[k] for k, _ in seen]
+            who = (f"{tried[0]} does not fail" if len(tried) == 1
+                   else "neither " + ", ".join(tried[:-1]) + f" nor {tried[-1]} fails")
+            raise ReducerError(f"{self.source_name}: does not fail ({who} on it): nothing to reduce", NO_FAILURE)
+        other = oracles.detect(run, self.options.platform)
+        what = str(other[1]) if other else last_words(run)
+        raise ReducerError(f"{self.source_name}: fails, but not as --oracle {self.options.oracle} expects; "
+                           f"saw: {what}", OTHER_FAILURE)
+
     def check(self) -> Established:
-        """`reducer check`: one run and its signature."""
+        """`reducer check`: one run and its signature (naming the pass a crash dies in, or the operation
+        whose gradient is wrong, as the reduction's does)."""
         oracle, sig, run = self.first_failure()
+        sig = crashing.named(self.rep, sig, self.original)
+        if self.kind == GRADIENT:
+            sig = self.name_operation_at_fault(oracle, sig, run, fresh=False)
         return Established(oracle, sig, run, 1.0, run.seconds)
 
     def establish(self) -> tuple[Oracle, Signature, RunResult]:
@@ -210,10 +236,22 @@ class MlirReduction(Job):
         fresh = self.isolation not in ("worker", "script")  # the printed form runs where candidates will
         self.original = self.text = self.rep.adopt(self.original, lambda p: self.judge(
             oracle, sig, self.run_candidate(p, fresh=fresh))[0], self.log)
-        sig = self.rep.name_failing_pass(sig, self.original)
+        sig = crashing.named(self.rep, self.rep.name_failing_pass(sig, self.original), self.original)
+        if self.kind == GRADIENT:
+            sig = self.name_operation_at_fault(oracle, sig, run, fresh)
         if self.options.timeout is None:
             self.limits = Limits(timeout=max(20.0, 4 * run.seconds), memory_mb=self.options.memory_mb)
         return oracle, sig, run
+
+    def name_operation_at_fault(self, oracle: Oracle, sig: Signature, run: RunResult, fresh: bool) -> Signature:
+        """The wrong gradient's signature naming the operation whose gradient alone is wrong."""
+        def wrong(program: str) -> bool:
+            return self.numeric.classify(self.run_candidate(program, fresh=fresh)) is not None
+
+        self.numeric.op = numeric.locate(self.rep, self.original, wrong, self.log)
+        sig = oracle.classify(run) or sig
+        self.rep.keep = labels.named_ops(sig)
+        return sig
 
     def make_test(self, oracle: Oracle, wanted: Signature):
         def test(program: str, cancel: threading.Event) -> bool:
@@ -272,7 +310,7 @@ class MlirReduction(Job):
         oracle, sig, first = self.establish()
         pipeline0 = mm.split(self.original)[0]
         self.counts0 = (self.rep.size(self.original), pl.PipelineText().size(pipeline0) if pipeline0 else 0)
-        what = "Enzyme-JAX's pass pipeline" if self.kind == ENZYME else "XLA's compiler"
+        what = WHERE[self.kind]
         self.log(f"reducing {self.source_name} ({self.counts0[0]} operations"
                  + (f", pipeline of {self.counts0[1]} passes" if pipeline0 else "") + f"), output in {self.out}")
         where = {"worker": "in process, in a warm worker", "here": "in this process",
@@ -355,43 +393,3 @@ class MlirReduction(Job):
                 "seconds": round(summary.seconds, 1), "reduce_seconds": round(seconds, 2),
                 "tested": summary.tested, "accepted": summary.accepted, "cache_hits": stats.cache_hits,
                 "per_second": round(stats.tested / seconds, 1) if seconds else 0.0, "isolation": self.isolation}
-
-
-# -- after a script reduction -----------------------------------------------------------------------
-def dumped_module(sandbox: Sandbox, source: str, limits: Limits) -> str | None:
-    """Run a script once and return the module Enzyme-JAX dumped when its pipeline failed."""
-    run = sandbox.run(source, limits, fresh=True, keep=True)
-    m = DUMPED.search(run.output)
-    if not m:
-        return None
-    path = Path(m.group("path"))
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        return None
-    finally:
-        scratch = path.parent.parent
-        if Path(sandbox.root).resolve() in scratch.resolve().parents:
-            shutil.rmtree(scratch, ignore_errors=True)
-
-
-def reduce_after_script(source: str, sandbox: Sandbox, limits: Limits, out: Path, log, budget: float = 120.0,
-                        platform: str = "cpu", parent: Job | None = None, on_event=None) -> dict | None:
-    """Reduce the module Enzyme-JAX dumps for a (reduced) script into `out`: `repro.mlir`,
-    `pipeline.txt` and the runner `repro_mlir.py`. Returns what the report shows, or None;
-    `on_event` sees the engine's progress events; the `parent` job's interrupts reach it."""
-    start = time.monotonic()
-    text = dumped_module(sandbox, source, limits)
-    if text is None:
-        log("IR level: the reduced script left no Enzyme MLIR dump")
-        return None
-    options = MlirOptions(platform=platform, max_time=max(10.0, budget - (time.monotonic() - start)),
-                          runner_name="repro_mlir.py", full_outputs=False)
-    job = MlirReduction(text, "the Enzyme MLIR dump of repro.py", out, options, log=lambda line: log(f"IR level: {line}"),
-                        on_event=on_event)
-    if parent is not None:
-        parent.adopt(job)
-    try:
-        return job.run()
-    finally:
-        job.close()

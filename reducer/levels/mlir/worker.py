@@ -6,14 +6,15 @@ pipeline on the module, or XLA's compiler, in the worker's own interpreter (tens
 what MLIR prints on file descriptor 2 goes to the candidate's output like a script's, and a crash
 ends only the worker's runner.
 
-`python -m reducer.levels.mlir.worker FILE.mlir [--xla]` runs once on a file: the pipeline on its
-first line (Enzyme-JAX's dump format), or XLA's compiler with `--xla`.
+`python -m reducer.levels.mlir.worker FILE.mlir [--xla|--gradient]` runs once on a file: the
+pipeline on its first line (Enzyme-JAX's dump format), XLA's compiler with `--xla`, or the
+pipeline's gradient against finite differences with `--gradient`.
 """
 from __future__ import annotations
 
 import sys
 
-from reducer.levels.mlir.run import ENZYME, XLA, execute
+from reducer.levels.mlir.run import ENZYME, GRADIENT, PIPELINE_KINDS, XLA, execute
 
 
 def run_module(request) -> None:
@@ -26,7 +27,7 @@ def run_file(path: str, kind: str) -> int:
 
     with open(path, encoding="utf-8") as fh:
         pipeline, module_text = mm.split(fh.read())
-    if kind == ENZYME and not pipeline:
+    if kind in PIPELINE_KINDS and not pipeline:
         print(f"{path}: no pipeline on the first line (// PIPELINE); use --xla to compile it with XLA",
               file=sys.stderr)
         return 2
@@ -38,9 +39,9 @@ def run_file(path: str, kind: str) -> int:
 def main(argv: list[str]) -> int:
     files = [a for a in argv if not a.startswith("--")]
     if len(files) != 1:
-        print("usage: python -m reducer.levels.mlir.worker FILE.mlir [--xla]", file=sys.stderr)
+        print("usage: python -m reducer.levels.mlir.worker FILE.mlir [--xla|--gradient]", file=sys.stderr)
         return 2
-    return run_file(files[0], XLA if "--xla" in argv else ENZYME)
+    return run_file(files[0], XLA if "--xla" in argv else GRADIENT if "--gradient" in argv else ENZYME)
 
 
 if __name__ == "__main__":

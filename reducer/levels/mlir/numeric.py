@@ -1,0 +1,111 @@
+"""The IR level's oracle for a wrong gradient, and the operation at fault.
+
+A run of the `gradient` kind (`reducer.levels.mlir.gradient_check`) prints one verdict line: the
+pipeline's gradient against finite differences of the module's own function, with the module's
+operations. `WrongGradient` turns a disagreeing verdict into a signature of the activity-mismatch
+family (the family a script whose Enzyme-JAX gradient disagrees with JAX's gets), whose `op` is the
+operation at fault: found once (`locate`) by keeping each operation of the module alone (the
+`isolate-culprit` pass: its operands made arguments) and checking that one-operation module's
+gradient; the first that disagrees on its own is named. Candidates are then judged on their
+verdict and on still holding that operation.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from oracles.base import Oracle
+from oracles.outcome import RunResult, Signature
+from reducer.levels.mlir.gradient_check import MARKER
+
+#: operations that have no derivative of their own to get wrong
+NOT_DIFFERENTIATED = {"stablehlo.constant", "chlo.constant", "stablehlo.return", "func.return", "func.func",
+                      "func.call", "builtin.module", "stablehlo.iota"}
+FAMILY = "activity-mismatch"
+REVERSE = re.compile(r"enzyme-wrap\{[^{}]*mode=ReverseMode")
+
+
+def differentiates(pipeline: str | None) -> bool:
+    """Whether the pipeline differentiates in reverse mode (the mode whose gradient is checked)."""
+    return bool(pipeline and REVERSE.search(pipeline))
+
+
+def verdict(output: str) -> dict | None:
+    """The last verdict line a gradient run printed, or None."""
+    found = None
+    for line in output.splitlines():
+        if line.startswith(MARKER):
+            try:
+                found = json.loads(line[len(MARKER):])
+            except ValueError:
+                continue
+    return found
+
+
+def magnitude(error: float) -> float:
+    """An error for ordering: NaN (a gradient that is not a number) counts as the largest."""
+    return float("inf") if error != error else error
+
+
+def signature(op: str, report: dict, output: str) -> Signature:
+    worst = max(report.get("directions") or [{}], key=lambda d: magnitude(d.get("error", 0.0)))
+    detail = (f"Enzyme-JAX's gradient of @{report.get('function')}: directional derivative {worst.get('enzyme')}; "
+              f"{report.get('reference')}: {worst.get('reference')} (tolerance {worst.get('tolerance')})")
+    last = [line for line in output.strip().splitlines() if not line.startswith(MARKER)][-3:]
+    return Signature(FAMILY, (("source", "enzyme"), ("kind", "numeric"), ("reference", "finite-differences"),
+                              ("op", op)),
+                     f"Enzyme-JAX: gradient of `{op}` disagrees with finite differences", "\n".join([detail, *last]))
+
+
+class WrongGradient(Oracle):
+    """A gradient run whose verdict is a disagreement; `op` is the operation at fault (set by
+    `locate`), "function" until then. A run shows the wanted failure when it disagrees and its
+    module still holds the wanted operation (finding it again would cost a run per operation)."""
+
+    name = FAMILY
+
+    def __init__(self, op: str = "function"):
+        self.op = op
+
+    def classify(self, run: RunResult) -> Signature | None:
+        report = verdict(run.output)
+        if report is None or not report.get("mismatch") or run.returncode in (0, None):
+            return None
+        return signature(self.op, report, run.output)
+
+    def judge(self, wanted: Signature, run: RunResult) -> tuple[bool, Signature | None]:
+        seen = self.classify(run)
+        if seen is None or run.timed_out:
+            return False, None
+        op = wanted.get("op")
+        holds = op == "function" or op in (verdict(run.output) or {}).get("ops", [])
+        others = [f for f in wanted.fields if f[0] != "op"] == [f for f in seen.fields if f[0] != "op"]
+        return holds and others, signature(op, verdict(run.output), run.output) if holds and others else seen
+
+
+def candidates_for_culprit(ops: list[str]) -> list[str]:
+    """The operations worth checking alone, each once: those of the chlo dialect and custom calls
+    (special functions, library calls: where derivative rules are written by hand) first, then
+    the others, each group in the module's order."""
+    seen: list[str] = []
+    for op in ops:
+        if op not in NOT_DIFFERENTIATED and op not in seen:
+            seen.append(op)
+    return sorted(seen, key=lambda op: not (op.startswith("chlo.") or op == "stablehlo.custom_call"))
+
+
+def locate(rep, program: str, wrong, log) -> str:
+    """The first operation of `program` whose gradient alone is wrong (`wrong(candidate)`), or
+    "function" when none is (the fault lies in how operations combine)."""
+    from reducer.levels.mlir.ir_worker import RemoteItem, RemotePass
+
+    item = RemoteItem(program)
+    for op in candidates_for_culprit(rep.ops(program)):
+        isolate = RemotePass("isolate-culprit", rep.worker, rep, (op, ""), log)
+        for point in isolate.points(item)[:1]:  # the operation alone, its operands made arguments
+            alone = isolate.apply(item, point)
+            if alone and wrong(alone):
+                log(f"operation at fault: {op} (its gradient alone disagrees with finite differences)")
+                return op
+    log("no operation's gradient disagrees on its own: the signature names the function")
+    return "function"
