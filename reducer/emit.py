@@ -149,7 +149,7 @@ def _expected(sig: Signature) -> str:
 
 def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: ReductionSummary,
            mlir: str | None = None, private_paths: tuple[str, ...] = (), pipeline: str | None = None,
-           mlir_runner: str | None = None, versions: str = "", known: str = "") -> str:
+           mlir_runner: str | None = None, versions: str = "", known: str = "", mlir_failure: str = "") -> str:
     """The bug report; `versions` is the "Versions" section `reducer bisect` wrote (reducer.versions.record);
     `known` the corpus case with the same signature (reducer.corpus.known_line), so no duplicate is filed."""
     out = [f"# {sig.title or sig}", ""]
@@ -161,7 +161,10 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
     out += ["## What happens", "", "```", trim(scrub(run_excerpt.strip(), *private_paths)) or "(no output)", "```", ""]
     out += ["## What was expected", "", _expected(sig), ""]
     if mlir:
-        out += ["## Module before AD", "", "```mlir", mlir.rstrip(), "```", ""]
+        out += ["## Module before AD", ""]
+        if mlir_failure:
+            out += [f"Enzyme-JAX's pipeline on this module: {mlir_failure}.", ""]
+        out += ["```mlir", mlir.rstrip(), "```", ""]
         if pipeline:
             from reducer.levels.mlir.pipeline import opt_command
 

@@ -357,7 +357,8 @@ class Reduction(Job):
             failure_rate=(f"{est.rate:.0%} of {self.options.runs} runs of the original; candidates accepted on "
                           f"any of {self.votes} runs" if est.rate < 1.0 else ""))
         private = (str(self.scratch), str(self.script.resolve().parent))
-        ir_args = {"mlir": ir["module"], "pipeline": ir["pipeline"], "mlir_runner": ir["runner"]} if ir else {}
+        ir_args = {"mlir": ir["module"], "pipeline": ir["pipeline"], "mlir_runner": ir["runner"],
+                   "mlir_failure": ir["signature"].get("title") or ""} if ir else {}
         write_atomic(self.out / "repro.py", emit.reproducer(best, est.signature, info, summary))
         write_atomic(self.out / "report.md", emit.report(best, est.signature, self.excerpt(est, verdict), info, summary,
                                                          private_paths=private, known=known_line(est.signature),

@@ -147,6 +147,7 @@ def test_reduce_enzyme_top_k_end_to_end(tmp_path):
     assert "chlo.top_k" in (tmp_path / "out" / "repro.mlir").read_text()
     assert "enzyme-wrap" in (tmp_path / "out" / "pipeline.txt").read_text()
     assert "python repro_mlir.py" in report and (tmp_path / "out" / "repro_mlir.py").is_file()
+    assert "Enzyme-JAX's pipeline on this module: Enzyme-JAX: no adjoint for `chlo.top_k`" in report
     rerun = subprocess.run([sys.executable, str(tmp_path / "out" / "repro_mlir.py")], capture_output=True, text=True)
     assert "could not compute the adjoint" in rerun.stderr
 
