@@ -8,7 +8,9 @@ gradient the program takes with JAX's own AD of the same function: the program's
 message are never evidence on their own. When the original program itself computed both gradients
 and stopped with a message, the candidate must still do both, so the reproducer keeps showing the
 comparison the user saw. The signature names the operation at fault: the first equation of the
-function's jaxpr whose Enzyme-JAX derivative already disagrees (`reducer.watches.locate`).
+function's jaxpr whose Enzyme-JAX derivative already disagrees (`reducer.watches.locate`). Where
+the check also took float64 finite differences there (`reducer.watches.differences`), the excerpt
+opens with the three derivatives and which one they support; they are not part of the signature.
 """
 from __future__ import annotations
 
@@ -89,8 +91,37 @@ class ActivityMismatch(Oracle):
                   f"JAX AD = {worst.get('reference')} (max abs error {worst.get('max_abs_err'):.3g}, "
                   f"rtol={worst.get('rtol')}, atol={worst.get('atol')}); first disagreeing operation: `{op}`"
                   + (f" at {worst['inputs']}" if worst.get("inputs") else ""))
+        if worst.get("at_fault"):
+            detail = fault_sentence(worst["at_fault"]) + "\n" + detail
         return Signature(self.name, tuple(fields), f"Enzyme-JAX: gradient of `{op}` disagrees with JAX's AD",
                          detail + "\n" + "\n".join(run.output.strip().splitlines()[-4:]))
+
+
+#: what float64 finite differences say of the two derivatives (`reducer.watches.differences`)
+WRONG = {"enzyme": "they agree with JAX's AD: Enzyme-JAX's derivative is the wrong one",
+         "jax-ad": "they agree with Enzyme-JAX, not with JAX's AD: JAX's derivative is the wrong one, not Enzyme-JAX's",
+         "both": "neither derivative agrees with them",
+         "": "they cannot tell which is wrong"}
+
+
+def fault_sentence(found: dict) -> str:
+    """The sentence for the operation at fault of a replayed check: "Enzyme-JAX's derivative of
+    `digamma` at 0.7 is X; JAX's is Y; finite differences give Z", and which of the two they support."""
+    at = found.get("at")
+    where = (f"at {_number(at)}" if not isinstance(at, list)
+             else "at (" + ", ".join(_number(x) for x in at) + ") along ones")
+    if found.get("input"):  # the operation's first floating-point input goes unnamed
+        where += f" (its input {found['input']})"
+    text = (f"Enzyme-JAX's derivative of `{found['operation']}` {where} is {_number(found['enzyme'])}; "
+            f"JAX's is {_number(found['jax'])}")
+    if found.get("fd") is None:
+        return text + "; finite differences could not be computed there"
+    return (text + f"; float64 central finite differences (step {found['step']:.3g}) give {_number(found['fd'])}: "
+            + WRONG.get(found.get("wrong", ""), WRONG[""]))
+
+
+def _number(x) -> str:
+    return f"{x:.6g}" if isinstance(x, (int, float)) else str(x)
 
 
 def _last_line(text: str) -> str:

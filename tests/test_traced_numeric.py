@@ -29,12 +29,12 @@ def spec_with_values(fun, *args, transforms):
 ENZYME_GRAD = [{"t": "jit"}, {"t": "grad", "argnums": [0]}, {"t": "enzyme"}]
 
 
-def checked(spec: dict, check: str, tmp_path, monkeypatch) -> tuple[bool, dict]:
+def checked(spec: dict, check: str, tmp_path, monkeypatch, explain: bool = False) -> tuple[bool, dict]:
     """Run the check in this interpreter: whether it failed the run, and the report it wrote."""
     out = tmp_path / "harness.json"
     monkeypatch.setenv("REDUCER_HARNESS_OUT", str(out))
     try:
-        numeric.run_check(dict(spec, check=check))
+        numeric.run_check(json.loads(numeric.with_check(json.dumps(spec), check, explain)))
         failed = False
     except numeric.NumericMismatch:
         failed = True
@@ -49,6 +49,17 @@ def test_the_gradient_check_finds_enzymes_wrong_digamma_derivative_in_the_jaxpr(
     spec = spec_with_values(f, jnp.array([1.5, 2.5]), transforms=ENZYME_GRAD)
     failed, report = checked(spec, "gradient", tmp_path, monkeypatch)
     assert failed and report["checks"][0]["mismatch"] and report["checks"][0]["operation"] == "digamma"
+    assert "at_fault" not in report["checks"][0]  # a candidate's replay pays for no third opinion
+    # the first replay's: float64 finite differences at the operation at fault side with JAX's AD
+    report = checked(spec, "gradient", tmp_path, monkeypatch, explain=True)[1]
+    found = report["checks"][0]["at_fault"]
+    assert found["operation"] == "digamma" and found["at"] in (pytest.approx(1.5), pytest.approx(2.5))
+    trigamma = float(jax.scipy.special.polygamma(1, found["at"]))
+    assert found["fd"] == pytest.approx(trigamma, rel=1e-6) and found["jax"] == pytest.approx(trigamma, rel=1e-5)
+    assert found["wrong"] == "enzyme" and not jax.config.jax_enable_x64  # float64 switched off again
+    line = numeric.fault_line(RunResult(1, "", "", 1.0, harness=report))
+    assert line.startswith(f"Enzyme-JAX's derivative of `digamma` at {found['at']:.6g} is ") and \
+        "JAX's is" in line and "Enzyme-JAX's derivative is the wrong one" in line
     agreeing = spec_with_values(lambda x: jnp.sum(jnp.sin(x) * x), jnp.array([1.5, 2.5]), transforms=ENZYME_GRAD)
     failed, report = checked(agreeing, "gradient", tmp_path, monkeypatch)
     assert not failed and report["checks"][0]["mismatch"] is False
@@ -85,7 +96,86 @@ def test_the_written_back_script_compares_jit_with_op_by_op_and_stops_with_the_p
     done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 1 and done.stderr.strip().endswith("jit and eager results differ"), done.stderr[-2000:]
     bare = Signature("wrong-result", wanted.fields[:-1] + (("program-exit", "AssertionError"),))
-    assert numeric.finish_script(emit(spec)[0], spec, bare).rstrip().endswith("\nassert same")  # a bare `assert`
+    assert numeric.finish_script(emit(spec)[0], spec, bare).rstrip().endswith(  # a bare `assert`
+        "\nassert jnp.allclose(got, want, rtol=0.0001, atol=1e-06, equal_nan=True)")
+
+
+def test_finite_differences_say_which_derivative_is_wrong_and_blame_jax_when_they_side_with_enzyme():
+    from oracles.activity_mismatch import fault_sentence
+    from reducer.watches.differences import central_difference, which_is_wrong
+
+    jax.config.update("jax_enable_x64", True)
+    try:
+        x = np.array([0.3, 0.7, 2.0])
+        fd, step = central_difference(lambda v: [jnp.sin(v) * v], [x], 0, 1)  # d/dx x sin x at 0.7
+        along, _ = central_difference(lambda v: [v ** 3], [x], None, None)  # sum of 3 x^2
+    finally:
+        jax.config.update("jax_enable_x64", False)
+    assert fd == pytest.approx(np.sin(0.7) + 0.7 * np.cos(0.7), rel=1e-8) and step == 1e-6
+    assert along == pytest.approx(3 * np.sum(x ** 2), rel=1e-8)
+    assert which_is_wrong(float("nan"), 2.0, 2.0000001) == "enzyme"
+    assert which_is_wrong(2.0, 5.0, 2.0000001) == "jax-ad"
+    assert which_is_wrong(1.0, 5.0, 2.0) == "both" and which_is_wrong(1.0, 5.0, None) == ""
+    blamed = fault_sentence({"operation": "erf_inv", "at": 0.7, "input": 0, "enzyme": 2.0, "jax": 5.0, "fd": 2.0,
+                             "step": 1e-6, "wrong": "jax-ad"})
+    assert blamed == ("Enzyme-JAX's derivative of `erf_inv` at 0.7 is 2; JAX's is 5; float64 central finite "
+                      "differences (step 1e-06) give 2: they agree with Enzyme-JAX, not with JAX's AD: JAX's "
+                      "derivative is the wrong one, not Enzyme-JAX's")
+
+
+@needs_enzyme
+def test_the_written_back_gradient_script_nests_the_calls_and_stops_on_its_own_comparison(tmp_path):
+    spec = spec_with_values(lambda x: jnp.sum(jax.scipy.special.digamma(x)), jnp.array([0.7, 2.5]),
+                            transforms=ENZYME_GRAD)
+    wanted = Signature("activity-mismatch", (("source", "enzyme"), ("kind", "numeric"), ("reference", "jax-ad"),
+                                             ("op", "digamma"), ("program-compares", "yes"),
+                                             ("program-exit", "gradient mismatch")))
+    text = numeric.finish_script(emit(spec)[0], spec, wanted)
+    tail = text.splitlines()[-2:]  # no helper names, nothing printed that the failure does not need
+    assert tail == ["if not jnp.allclose(jax.jit(jax.grad(enzyme_jax_ir()(f)))(a), jax.grad(f)(a), "
+                    "rtol=0.001, atol=1e-05, equal_nan=True):", "    raise SystemExit('gradient mismatch')"], text
+    assert "print(" not in text
+    both = spec_with_values(lambda x, y: jnp.sum(jax.scipy.special.digamma(x) * y), jnp.array([0.7, 2.5]),
+                            jnp.array([1.0, 2.0]), transforms=[{"t": "jit"}, {"t": "value_and_grad", "argnums": [0, 1]},
+                                                               {"t": "enzyme"}])
+    several = numeric.finish_script(emit(both)[0], both, wanted)  # a value and two gradients: leaf by leaf
+    assert "got = jax.jit(jax.value_and_grad(enzyme_jax_ir()(f), argnums=(0, 1)))(a, b)\n" \
+           "want = jax.value_and_grad(f, argnums=(0, 1))(a, b)\nsame = all(" in several
+    for script in (text, several):
+        (tmp_path / "repro.py").write_text(script)
+        done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert done.returncode == 1 and done.stderr.strip().endswith("gradient mismatch"), done.stderr[-2000:]
+
+
+@needs_enzyme
+def test_arrays_become_scalars_the_operation_at_one_point(tmp_path, monkeypatch):
+    from reducer.levels.jaxpr import program as jp
+    from reducer.levels.jaxpr.passes.one_point import OnePoint
+
+    def isolated(x):  # what isolate-equation and shrink-dims leave: the operation on ones, summed
+        return jnp.sum(jax.scipy.special.digamma(x) * jnp.ones((1, 1)))
+
+    spec = spec_with_values(isolated, jnp.ones((1, 1)), transforms=ENZYME_GRAD)
+    (candidate,) = OnePoint().candidates(jp.dumps(spec))
+    scalar = jp.loads(candidate)
+    assert [e["p"] for e in scalar["jaxpr"]["eqns"]] == ["digamma", "broadcast_in_dim", "mul"]  # no sum left
+    assert scalar["args"][0]["shape"] == [] and all(o[1] == [] for e in scalar["jaxpr"]["eqns"] for o in e["out"])
+    assert checked(scalar, "gradient", tmp_path, monkeypatch)[0]  # still Enzyme-JAX's wrong derivative
+    wanted = Signature("activity-mismatch", (("source", "enzyme"), ("kind", "numeric"), ("op", "digamma"),
+                                             ("program-compares", "yes"), ("program-exit", "gradient mismatch")))
+    text = numeric.finish_script(emit(scalar)[0], scalar, wanted)
+    assert "a = jnp.float32(1.0)" in text and "jnp.sum" not in text
+    assert "def f(a):" in text  # three operations: the function stays
+    alone = spec_with_values(jax.scipy.special.digamma, jnp.float32(1.0), transforms=ENZYME_GRAD)
+    text = numeric.finish_script(emit(alone)[0], alone, wanted)
+    assert "\nf = lax.digamma\n" in text and "def f" not in text  # one call: the function is that call
+    assert not list(OnePoint().candidates(candidate))  # nothing left to make a scalar
+    # arrays of more elements: every one a scalar at the input's first value, then the one-element ones
+    spec = spec_with_values(lambda x, y: jnp.sum(jax.scipy.special.digamma(x) * 2.0) + jnp.sum(y @ y),
+                            jnp.array([1.5, 2.5]), jnp.ones((1, 1)), transforms=ENZYME_GRAD)
+    every, ones = (jp.loads(c) for c in OnePoint().candidates(jp.dumps(spec)))
+    assert every["args"][0] == {"shape": [], "dtype": "float32", "values": [1.5]} and every["args"][1]["shape"] == []
+    assert [a["shape"] for a in ones["args"]] == [[2], []]
 
 
 def test_a_replay_is_judged_on_all_but_the_programs_own_fields():
@@ -102,6 +192,11 @@ def test_a_replay_is_judged_on_all_but_the_programs_own_fields():
     assert numeric.same(oracle, wanted, replay("digamma"))[0]
     assert not numeric.same(oracle, wanted, replay("lgamma"))[0]
     assert not oracle.judge(wanted, replay("digamma"))[0]  # the whole program's oracle wants its message too
+    run = replay("digamma")
+    run.harness["checks"][0]["at_fault"] = {"operation": "digamma", "at": 1.0, "input": 0, "enzyme": float("nan"),
+                                            "jax": 1.64493, "fd": 1.64493, "step": 1e-6, "wrong": "enzyme"}
+    ok, seen = numeric.same(oracle, wanted, run)  # the three derivatives are told, not part of the identity
+    assert ok and seen.excerpt.startswith("Enzyme-JAX's derivative of `digamma` at 1 is nan; JAX's is 1.64493; ")
 
 
 @needs_enzyme
@@ -113,11 +208,15 @@ def test_a_wrong_gradient_reduces_at_the_traced_level_and_the_script_still_compa
     try:
         oracle, wanted = oracles.detect(sandbox.run(source, limits, fresh=True))
         assert wanted.get("op") == "digamma" and wanted.get("program-compares") == "yes"
-        result = reduce_traced(source, sandbox, limits, oracle, wanted, lambda line: None, budget=120)
+        logged = []
+        result = reduce_traced(source, sandbox, limits, oracle, wanted, logged.append, budget=120)
     finally:
         sandbox.close()
     assert result is not None and result.verified.startswith("yes"), result
-    assert result.equations_after <= 3
+    assert any(line.startswith("jaxpr level: Enzyme-JAX's derivative of `digamma` at 1.5 is ") and
+               "they agree with JAX's AD" in line for line in logged), logged
+    assert result.equations_after == 1 and "jnp.sum" not in result.script  # digamma at one point
+    assert "f = lax.digamma\n" in result.script and "print(" not in result.script, result.script
     assert "raise SystemExit('gradient mismatch between Enzyme-JAX and JAX')" in result.script
     script = tmp_path / "repro.py"
     script.write_text(result.script)

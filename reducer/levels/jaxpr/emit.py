@@ -18,7 +18,7 @@ import numpy as np
 from reducer.levels.jaxpr import custom_rules, spelling
 from reducer.levels.jaxpr.codec import registry
 from reducer.levels.jaxpr.params import decode_param
-from reducer.levels.jaxpr.program import argnums_source, batched_predicate, masked_loop, platform_branches
+from reducer.levels.jaxpr.program import argnums_source, batched_predicate, jaxprs, masked_loop, platform_branches
 
 INFIX = {"add": "+", "sub": "-", "mul": "*", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
          "and": "&", "or": "|", "xor": "^"}
@@ -175,6 +175,8 @@ class Emitter:
     def array_expr(self, var: str, shape, dtype: str, values) -> str:
         from reducer.levels.jaxpr.params import array_of, key_impl
 
+        if not tuple(shape) and len(values) == 1 and key_impl(dtype) is None and not dtype.startswith("complex"):
+            return f"{_dtype(dtype)}({spelling.number(values[0])})"  # one number, as users write it
         if len(values) <= INLINE_VALUES * (2 if dtype.startswith("complex") else 1):
             return spelling.array(values, shape, dtype)
         key = self.name(var)
@@ -320,7 +322,6 @@ class Emitter:
             else:
                 inputs.append(f"{self.name(v[0])} = {spelling.filled(shape, a['dtype'], 1)}")
         chain = []
-        from reducer.levels.jaxpr.program import jaxprs
 
         uses_enzyme = any(t["t"] == "enzyme" for t in spec["transforms"]) or any(
             e["p"] == "enzyme" for _, sub in jaxprs(j) for e in sub["eqns"])
@@ -344,8 +345,7 @@ class Emitter:
                 continue
             else:
                 expr = f"jax.{kind}({current}, argnums={argnums_source(t['argnums'])})"
-            chain.append(f"fn{k} = {expr}")
-            current = f"fn{k}"
+            current = expr  # nested, as users write it: jax.jit(jax.grad(f))
         head = ["import jax", "import jax.numpy as jnp", "from jax import lax"]
         if self.arrays:
             head.append("import numpy as np")

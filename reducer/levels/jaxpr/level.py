@@ -88,8 +88,8 @@ class Judge:
             specs = [s for s in specs if numeric.fits(jp.loads(s), self.check)]
         return specs
 
-    def request(self, spec: str) -> str:
-        return numeric.with_check(spec, self.check) if self.check else spec
+    def request(self, spec: str, explain: bool = False) -> str:
+        return numeric.with_check(spec, self.check, explain) if self.check else spec
 
     def __call__(self, run) -> tuple[bool, Signature | None]:
         if self.check:
@@ -100,7 +100,7 @@ class Judge:
 def first_reproducing(found: dict, judge: Judge, sandbox: Sandbox, limits: Limits, log):
     """The first captured spec whose own run shows the failure, and that run; (None, None) when none."""
     for candidate in judge.candidates(found)[:MAX_TRIED]:
-        run = run_spec(sandbox, judge.request(candidate), limits, max(limits.timeout, 30.0))
+        run = run_spec(sandbox, judge.request(candidate, explain=True), limits, max(limits.timeout, 30.0))
         ok, seen = judge(run)
         if ok:
             return candidate, run
@@ -141,6 +141,8 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
     log(f"jaxpr level: captured {' ∘ '.join(t['t'] for t in jp.loads(spec)['transforms']) or 'a call'} of "
         f"{before} equations (first run {first.seconds:.2f} s; candidate timeout {timeout:.0f} s"
         f"{'; judged by the ' + judge.check + ' check' if judge.check else ''})")
+    if numeric.fault_line(first):
+        log(f"jaxpr level: {numeric.fault_line(first)}")
     problem = Problem(rep, test, on_event=on_event or (lambda e: None), level="jaxpr")
     best = Engine(problem, jaxpr_passes(), jobs=jobs, stop=stop, deadline=start + budget).reduce(spec)
     stats = problem.stats

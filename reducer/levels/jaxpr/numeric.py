@@ -5,7 +5,9 @@ at the source level (`reducer.watches`). A captured call is replayed with a chec
 
 - `gradient`: a call that differentiates an `enzyme_jax_ir` function (grad, value_and_grad, vjp,
   jvp … outside `enzyme`): Enzyme-JAX's derivative of the jaxpr against JAX's AD of the same jaxpr,
-  and the first operation at which they part, exactly as the gradient watch does it;
+  and the first operation at which they part, exactly as the gradient watch does it; then, at that
+  operation, float64 finite differences as a third opinion on which of the two is wrong
+  (`reducer.watches.differences`; on the first replay, for the log), not part of the signature;
 - `result`: a `jit`-compiled call: its compiled result against the jaxpr run op by op
   (`jax.disable_jit`), and the first operation whose compiled value differs, as the result watch does.
 
@@ -18,6 +20,7 @@ when they disagree, in a fresh interpreter.
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 
@@ -42,10 +45,13 @@ def check_of(signature) -> str:
     return ""
 
 
-def with_check(spec: str, check: str) -> str:
-    """The spec text a worker replays with `check`."""
+def with_check(spec: str, check: str, explain: bool = False) -> str:
+    """The spec text a worker replays with `check`; with `explain`, a gradient check also takes finite
+    differences at the operation at fault (once, for the log: not for every candidate)."""
     data = jp.loads(spec)
     data["check"] = check
+    if explain:
+        data["explain"] = True
     return jp.dumps(data)
 
 
@@ -67,6 +73,19 @@ def same(oracle, wanted, run) -> tuple[bool, object]:
         return False, seen
     strip = lambda sig: {k: v for k, v in sig.fields if k not in PROGRAM_FIELDS}  # noqa: E731
     return strip(seen) == strip(wanted), seen
+
+
+def fault_line(run) -> str:
+    """What a replay's gradient check found at the operation at fault, three derivatives side by side
+    (`oracles.activity_mismatch.fault_sentence`); "" when it found none."""
+    from oracles.activity_mismatch import fault_sentence
+
+    checks = run.harness.get("checks", [])
+    found = [c["at_fault"] for c in checks if c.get("at_fault")]
+    failed = [c["at_fault_error"] for c in checks if c.get("at_fault_error")]
+    if found:
+        return fault_sentence(found[0])
+    return f"no finite differences at the operation at fault ({failed[0]})" if failed else ""
 
 
 # -- in the worker --------------------------------------------------------------------------------
@@ -115,7 +134,19 @@ def _gradient(spec: dict) -> dict | None:
         return None
     mode = "forward" if any(k in GRADIENT_FORWARD for k in kinds) else "reverse"
     fun = jp._as_fun(spec["jaxpr"])
-    return _compare(Sample("f", fun, tuple(args), {}, active, mode, enzyme_jax_ir(**enzyme_kwargs(options))))
+    sample = Sample("f", fun, tuple(args), {}, active, mode, enzyme_jax_ir(**enzyme_kwargs(options)))
+    entry = _compare(sample)
+    if spec.get("explain") and entry.get("mismatch") and entry.get("operation"):
+        from reducer.watches.differences import at_fault
+
+        try:
+            found = at_fault(sample, entry["operation"])
+        except Exception as exc:  # an explanation only: the check's verdict stands without it
+            found = None
+            entry["at_fault_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        if found:
+            entry["at_fault"] = found
+    return entry
 
 
 def _result(spec: dict) -> dict | None:
@@ -134,58 +165,110 @@ def _result(spec: dict) -> dict | None:
 # -- the written-back script ----------------------------------------------------------------------
 def finish_script(text: str, spec: dict, wanted) -> str:
     """The written-back script `text` (which ends by printing the transformed call) made to compute
-    both values and, as the program did, stop with its message when they disagree."""
+    both values and, as the program did, stop with its message when they disagree. The calls stay
+    nested, as users write them (`jax.jit(jax.grad(f))(a)`), and nothing is printed that the failure
+    does not need: every token left here is one the source level would have to remove."""
     lines = text.rstrip("\n").splitlines()
-    call = lines[-1]
-    if not (call.startswith("print(") and call.endswith(")")):
+    call = _printed_call(lines[-1])
+    if call is None:
         return text
-    got = call[len("print("):-1]
-    inputs = got[got.index("(") + 1:-1]
+    lines = _one_call(lines)
+    got, inputs = ast.unparse(_DefaultArgnums().visit(call)), ", ".join(ast.unparse(a) for a in call.args)
     check = check_of(wanted)
-    body = [f"got = {got}", "print(got)"]
+    message = wanted.get("program-exit")
     if check == "gradient" and wanted.get("program-compares"):
         reference, name = reference_chain(spec["transforms"])
-        body += reference + [f"want = {name}({inputs})", "print(want)"]
+        want = f"{name}({inputs})"
+        if jp.one_result(spec):  # one comparison of the two calls, as the program wrote it
+            return "\n".join(lines[:-1] + reference + _verdict(spec, check, message, got, want)) + "\n"
+        body = reference + [f"got = {got}", f"want = {want}"]
     elif check == "result":
         reference, name = reference_chain(spec["transforms"][1:])
-        body += reference + ["with jax.disable_jit():", f"    want = {name}({inputs})"]
+        body = reference + [f"got = {got}", "with jax.disable_jit():", f"    want = {name}({inputs})"]
     else:  # the program took Enzyme-JAX's gradient alone: it stops (or not) as it did
-        message = wanted.get("program-exit")
-        return "\n".join(lines[:-1] + body + ([f"raise SystemExit({message!r})"] if message else [])) + "\n"
+        stop = [f"raise SystemExit({message!r})"] if message else []
+        return "\n".join(lines[:-1] + [f"print({got})"] + stop) + "\n"
+    return "\n".join(lines[:-1] + body + _verdict(spec, check, message)) + "\n"
+
+
+class _DefaultArgnums(ast.NodeTransformer):
+    """Drops `argnums=0` from `jax.grad(...)` and its kind: JAX's default, and a token less to remove."""
+
+    def visit_Call(self, node: ast.Call) -> ast.Call:
+        self.generic_visit(node)
+        if ast.unparse(node.func) in {f"jax.{kind}" for kind in jp.GRAD_LIKE}:
+            node.keywords = [k for k in node.keywords
+                             if not (k.arg == "argnums" and isinstance(k.value, ast.Constant) and k.value.value == 0)]
+        return node
+
+
+def _one_call(lines: list[str]) -> list[str]:
+    """`lines` with `def f(a, …): b = CALL(a, …); return b` made `f = CALL`, as users write it."""
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return lines
+    for node in tree.body:
+        if not (isinstance(node, ast.FunctionDef) and node.name == "f" and len(node.body) == 2):
+            continue
+        (assign, ret), params = node.body, [a.arg for a in node.args.args]
+        call = assign.value if isinstance(assign, ast.Assign) and len(assign.targets) == 1 else None
+        if (isinstance(call, ast.Call) and not call.keywords and not node.decorator_list
+                and [ast.unparse(a) for a in call.args] == params and isinstance(ret, ast.Return)
+                and ret.value is not None and ast.unparse(ret.value) == ast.unparse(assign.targets[0])):
+            return lines[:node.lineno - 1] + [f"f = {ast.unparse(call.func)}"] + lines[node.end_lineno:]
+    return lines
+
+
+def _printed_call(line: str):
+    """The call `print(CALL)` prints, as an ast node; None for another line."""
+    try:
+        node = ast.parse(line).body[0]
+    except (SyntaxError, IndexError):
+        return None
+    printed = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
+    if printed is None or ast.unparse(printed.func) != "print" or len(printed.args) != 1:
+        return None
+    return printed.args[0] if isinstance(printed.args[0], ast.Call) else None
+
+
+def _verdict(spec: dict, check: str, message: str, got: str = "got", want: str = "want") -> list[str]:
+    """Lines that compare `got` with `want` as the watch does (its tolerances, NaNs where both have
+    them agreeing) and stop as the program did."""
     from reducer.watches import gradients, results
 
     rtol, atol = (gradients.RTOL, gradients.ATOL) if check == "gradient" else (results.RTOL, results.ATOL)
+    close = "rtol=%g, atol=%g, equal_nan=True" % (rtol, atol)
     if jp.one_result(spec):
-        body += ["same = jnp.allclose(got, want, rtol=%g, atol=%g, equal_nan=True)" % (rtol, atol)]
+        same, lines = f"jnp.allclose({got}, {want}, {close})", []
     else:
-        body += ["same = all(jnp.allclose(x, y, rtol=%g, atol=%g, equal_nan=True)" % (rtol, atol),
+        same = "same"
+        lines = [f"same = all(jnp.allclose(x, y, {close})",
                  "           for x, y in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)))"]
-    message = wanted.get("program-exit")
     if message == "AssertionError":  # a bare `assert` stopped it
-        body += ["assert same"]
-    elif message:
-        body += ["if not same:", f"    raise SystemExit({message!r})"]
-    else:
-        body += ["print('the two values agree' if same else 'the two values disagree')"]
-    return "\n".join(lines[:-1] + body) + "\n"
+        return lines + [f"assert {same}"]
+    if message:
+        return lines + [f"if not {same}:", f"    raise SystemExit({message!r})"]
+    return lines + [f"print('the two values agree' if {same} else 'the two values disagree')"]
 
 
 def reference_chain(transforms: list) -> tuple[list[str], str]:
-    """Lines that apply `transforms` but `enzyme` to the script's function `f` (JAX's own AD of it),
-    and the name of the result."""
+    """Lines that define what applying `transforms` but `enzyme` and `jit` to the script's function `f`
+    needs (JAX's own AD of it, run op by op as the watches take it), and the expression of the result:
+    nested calls, a helper for vjp / jvp."""
     lines, current = [], "f"
-    for k, t in enumerate(t for t in reversed(transforms) if t["t"] != "enzyme"):
+    for k, t in enumerate(t for t in reversed(transforms) if t["t"] not in ("enzyme", "jit")):
         kind, name = t["t"], f"reference{k}"
-        if kind == "jit":
-            lines.append(f"{name} = jax.jit({current})")
-        elif kind in jp.GRAD_LIKE:
-            lines.append(f"{name} = jax.{kind}({current}, argnums={jp.argnums_source(t['argnums'])})")
+        if kind in jp.GRAD_LIKE:
+            argnums = jp.argnums_source(t["argnums"])
+            current = f"jax.{kind}({current}" + (f", argnums={argnums})" if argnums != "0" else ")")
         elif kind == "vjp":
             lines += [f"def {name}(*xs):", f"    out, pullback = jax.vjp({current}, *xs)",
                       "    return pullback(jax.tree_util.tree_map(jnp.ones_like, out))"]
+            current = name
         elif kind == "jvp":
             lines += [f"def {name}(*xs):", f"    return jax.jvp({current}, xs, tuple(jnp.ones_like(x) for x in xs))"]
+            current = name
         else:
             raise ValueError(f"no reference for the transformation {kind!r}")
-        current = name
     return lines, current

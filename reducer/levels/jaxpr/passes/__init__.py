@@ -21,6 +21,7 @@ from reducer.levels.jaxpr.passes.promote_to_inputs import PromoteToInputs
 from reducer.levels.jaxpr.passes.reshape_bypass import ReshapeBypass
 from reducer.levels.jaxpr.passes.retarget_grads import RetargetGrads
 from reducer.levels.jaxpr.passes.shrink_dims import ShrinkDims
+from reducer.levels.jaxpr.passes.one_point import OnePoint
 from reducer.levels.jaxpr.passes.unmask_loops import UnmaskLoops
 from reducer.levels.jaxpr.passes.unwrap_control_flow import UnwrapControlFlow
 
@@ -40,6 +41,7 @@ JAXPR_PASSES = [
     DropOperands,
     DropTransforms,
     ShrinkDims,
+    OnePoint,
     NarrowDtypes,
 ]
 
