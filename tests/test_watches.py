@@ -147,3 +147,18 @@ def test_the_first_disagreeing_operation_wins_over_later_ones():
     sample = Sample("td_loss", td_loss, (jnp.float32(0.5), 1.0, 1.0, 1.0), {}, (0,), "reverse", enzyme_jax_ir())
     check = _compare(sample)
     assert check["mismatch"] and check["operation"] == "stop_gradient"
+
+
+@needs_enzyme
+def test_a_fresh_run_says_which_derivative_finite_differences_support_and_a_warm_one_pays_nothing(tmp_path):
+    box = Sandbox(tmp_path / "runs", script_name="digamma_mismatch.py", check_gradients=True, warm=True)
+    source = (PROGRAMS / "digamma_mismatch.py").read_text()
+    try:
+        fresh = oracles.detect(box.run(source, Limits(timeout=180), fresh=True))[1]
+        warm = oracles.detect(box.run(source, Limits(timeout=180)))[1]
+    finally:
+        box.close()
+    assert fresh == warm and fresh.get("op") == "digamma"  # the explanation is not part of the signature
+    assert "Enzyme-JAX's derivative of `digamma`" in fresh.excerpt and "finite differences" in fresh.excerpt
+    assert "Enzyme-JAX's derivative is the wrong one" in fresh.excerpt, fresh.excerpt
+    assert "finite differences" not in warm.excerpt

@@ -6,11 +6,14 @@ respect to, and only when the differentiated computation actually ran (the sampl
 runtime callback, so a program that failed to compile or crashed before has none). After the program
 ends, each sample's Enzyme-JAX derivative, in the mode the program used (reverse or forward), is
 compared with JAX's AD of the same function; a function never differentiated is never compiled for
-a derivative here. Where they disagree, `locate` finds the operation at fault.
+a derivative here. Where they disagree, `locate` finds the operation at fault, and in a run in a
+fresh interpreter (`REDUCER_EXPLAIN`: the first runs and the verification, not every candidate)
+float64 finite differences there tell which of the two is wrong (`reducer.watches.differences`).
 """
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from dataclasses import dataclass
 
@@ -217,4 +220,8 @@ def _compare(s: Sample) -> dict:
                        wanted=wanted_operation(), by_itself=True)
         if found:
             entry.update(found)
+            if os.environ.get("REDUCER_EXPLAIN"):  # a run in a fresh interpreter: first runs, verification
+                from reducer.watches.differences import at_fault
+
+                entry["at_fault"] = at_fault(s, found["operation"])
     return entry

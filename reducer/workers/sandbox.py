@@ -265,6 +265,8 @@ class Sandbox:
         scratch = self.prepare(candidate if script else None)
         request = ScriptFile(self.script_name) if script else candidate
         env = self.environment(scratch, limits)
+        if mode == "fresh":
+            env["REDUCER_EXPLAIN"] = "1"  # the watches may take their costlier explanations here
         try:
             process = self._launch(scratch, request, env, mode, entry) if mode != "cold" else None
             start = time.monotonic()
