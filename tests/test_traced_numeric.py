@@ -222,3 +222,43 @@ def test_a_wrong_gradient_reduces_at_the_traced_level_and_the_script_still_compa
     script.write_text(result.script)
     rerun = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 1 and "gradient mismatch between Enzyme-JAX and JAX" in rerun.stderr
+
+
+def test_an_enzyme_function_differentiated_inside_a_larger_one_is_recorded_with_its_own_derivative():
+    from reducer.levels.jaxpr import ahead
+
+    class Call:
+        def __init__(self, kind):
+            self.kind = kind
+
+    enzyme = Call("enzyme")
+    assert ahead.prefixes(enzyme, []) == [[]]
+    assert ahead.prefixes(enzyme, [Call("jit"), Call("grad")]) == [[("jit", {})], [("jit", {}), ("vjp", {})]]
+    assert ahead.prefixes(enzyme, [Call("jvp")]) == [[], [("jit", {}), ("jvp", {})]]
+    assert ahead.prefixes(Call("grad"), [Call("jit")]) == [[("jit", {})]]  # only Enzyme's own derivative
+
+
+def test_a_vjp_of_one_scalar_result_is_written_back_as_grad():
+    scalar = spec_with_values(lambda x, n: jax.scipy.special.digamma(x) * n, 1.5, 2,
+                              transforms=[{"t": "jit"}, {"t": "vjp"}, {"t": "enzyme"}])
+    assert [t["t"] for t in numeric.as_users_write(scalar)["transforms"]] == ["jit", "grad", "enzyme"]
+    assert numeric.as_users_write(scalar)["transforms"][1]["argnums"] == [0]  # the float input only
+    vector = spec_with_values(jnp.sin, jnp.ones(2), transforms=[{"t": "jit"}, {"t": "vjp"}, {"t": "enzyme"}])
+    assert numeric.as_users_write(vector) == vector
+
+
+@needs_enzyme
+def test_enzyme_inside_a_differentiated_loss_reduces_at_the_traced_level(tmp_path):
+    source = (PROGRAMS / "enzyme_inside_loss.py").read_text()
+    sandbox = Sandbox(tmp_path / "runs", check_gradients=True)
+    limits = Limits(timeout=120)
+    try:
+        oracle, wanted = oracles.detect(sandbox.run(source, limits, fresh=True))
+        assert wanted.get("op") == "digamma" and wanted.get("program-compares") == "yes"
+        logged = []
+        result = reduce_traced(source, sandbox, limits, oracle, wanted, logged.append, budget=120)
+    finally:
+        sandbox.close()
+    assert result is not None and result.verified.startswith("yes"), logged
+    assert result.transforms == ["jit", "vjp", "enzyme"] and result.equations_after == 1, result
+    assert "jax.jit(jax.grad(enzyme_jax_ir()(" in result.script and "jax.vjp" not in result.script, result.script

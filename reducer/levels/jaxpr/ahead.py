@@ -40,13 +40,40 @@ def start(out: str, encode, specs: list, notes: list) -> None:
     _STATE.update(out=out, encode=encode, report=(specs, notes))
 
 
+#: transformations that differentiate what runs inside them, and those of them in forward mode
+DIFFERENTIATING = {"grad", "value_and_grad", "jacrev", "jacfwd", "hessian", "vjp", "jvp", "linearize"}
+FORWARD = {"jacfwd", "jvp", "linearize"}
+
+
+def prefixes(top, active: list) -> list[list]:
+    """The chains of transformations to record the call `top` under, given the calls it runs inside:
+    `jit` when an outer one stages it; and for an `enzyme_jax_ir` function differentiated as part of
+    a larger function (`jax.grad(loss)` where `loss` calls it), also its own derivative, `jit ∘ vjp`
+    (or `jvp` in forward mode), which is what a wrong Enzyme-JAX gradient is judged on."""
+    if not active or top.kind == "jit":
+        return [[]]
+    chains = [[("jit", {})] if any(t.kind == "jit" for t in active) else []]
+    kinds = {t.kind for t in active}
+    if top.kind == "enzyme" and kinds & DIFFERENTIATING:
+        chains.append([("jit", {}), ("jvp" if kinds & FORWARD else "vjp", {})])
+    return chains
+
+
 def before_call(top, args: tuple, kwargs: dict, active: list) -> None:
     """Called by a recording wrapper before the real transformed call: encode it (the first time)
     and write the report when the record changed."""
     if _STATE["out"] is None:
         return
     outermost = not active
-    prefix = [] if outermost or top.kind == "jit" or not any(t.kind == "jit" for t in active) else [("jit", {})]
+    for prefix in prefixes(top, active):
+        _record(top, args, kwargs, prefix, outermost)
+    order = tuple(specs_order())
+    if order != _STATE["last"]:
+        _STATE["last"] = order
+        write()
+
+
+def _record(top, args: tuple, kwargs: dict, prefix: list, outermost: bool) -> None:
     key = (id(top), tuple(kind for kind, _ in prefix))
     if key not in _SPECS:
         _SPECS[key] = (top, _encode(prefix, top, args, kwargs))
@@ -57,10 +84,6 @@ def before_call(top, args: tuple, kwargs: dict, active: list) -> None:
         _forget_old()
     elif _STATE["current"] is not None and key in _SPECS and key not in _GROUPS[_STATE["current"]]:
         _GROUPS[_STATE["current"]].append(key)
-    order = tuple(specs_order())
-    if order != _STATE["last"]:
-        _STATE["last"] = order
-        write()
 
 
 def _encode(prefix: list, top, args: tuple, kwargs: dict) -> str | None:

@@ -171,10 +171,11 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
     """The script for `spec` that reproduces the failure in fresh interpreters, its arrays and verdict.
     Each form that does not is logged with what its run showed instead and where it stopped; when
     none does, the log says "write-back failed" (a bug of the emitter, not an outcome)."""
+    users = numeric.as_users_write(jp.loads(spec))
     for bind_all, short, long in FORMS:
-        text, arrays = jaxpr_emit.emit(jp.loads(spec), bind_all=bind_all)
+        text, arrays = jaxpr_emit.emit(users, bind_all=bind_all)
         if numeric.check_of(wanted):  # the script computes both values and stops as the program did
-            text = numeric.finish_script(text, jp.loads(spec), wanted)
+            text = numeric.finish_script(text, users, wanted)
         try:
             compile(text, "repro.py", "exec")
         except SyntaxError as exc:

@@ -163,6 +163,25 @@ def _result(spec: dict) -> dict | None:
 
 
 # -- the written-back script ----------------------------------------------------------------------
+FLOATS = ("float", "bfloat")
+
+
+def as_users_write(spec: dict) -> dict:
+    """`spec` with a `vjp` of a function of one scalar floating-point result written as `grad` of its
+    floating-point inputs: the same derivative (the pullback of one), as users write it. A `vjp`
+    comes from an `enzyme_jax_ir` function differentiated inside a larger one (`reducer.levels.jaxpr.ahead`)."""
+    j = spec["jaxpr"]
+    if "vjp" not in [t["t"] for t in spec["transforms"]] or len(j["out"]) != 1 or not isinstance(j["out"][0], str):
+        return spec
+    avals = {v[0]: v for v in j["in"]} | {o[0]: o for e in j["eqns"] for o in e["out"]}
+    out = avals.get(j["out"][0])
+    floats = [k for k, v in enumerate(j["in"]) if str(v[2]).startswith(FLOATS)]
+    if out is None or list(out[1]) or not str(out[2]).startswith(FLOATS) or not floats:
+        return spec
+    transforms = [{"t": "grad", "argnums": floats} if t["t"] == "vjp" else t for t in spec["transforms"]]
+    return dict(spec, transforms=transforms)
+
+
 def finish_script(text: str, spec: dict, wanted) -> str:
     """The written-back script `text` (which ends by printing the transformed call) made to compute
     both values and, as the program did, stop with its message when they disagree. The calls stay
