@@ -276,14 +276,15 @@ def parse_levels(text: str) -> tuple[str, ...] | None:
 
 def traced_level(job, original: str, est) -> str:
     """Run the traced-program level for a `reducer.reduce.Reduction` when its levels say so (by
-    default: a program with classes or over AUTO_MIN_TOKENS tokens, an oracle that judges output), and return the program the
-    source level starts from: the written-back script when it reproduces and is smaller. Sets
-    `job.levels_run`, the levels the report names."""
+    default: a program with classes or over AUTO_MIN_TOKENS tokens, or a wrong value; and an oracle
+    that judges output), and return the program the source level starts from: the written-back
+    script when it reproduces and is smaller. Sets `job.levels_run`, the levels the report names."""
     chosen = parse_levels(getattr(job.options, "levels", "auto"))
     job.levels_run = []
     size = job.rep.size(original)
     if chosen is None:
-        want = size > AUTO_MIN_TOKENS or _has_classes(original)
+        # a wrong value is compared on both sides: the source level cannot shrink one side alone
+        want = size > AUTO_MIN_TOKENS or _has_classes(original) or bool(numeric.check_of(est.signature))
         why_not = f"a flat script of {size} tokens, at most {AUTO_MIN_TOKENS}" if not want else ""
     else:
         want, why_not = "jaxpr" in chosen, "not asked for"
