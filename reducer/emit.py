@@ -149,9 +149,11 @@ def _expected(sig: Signature) -> str:
 
 def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: ReductionSummary,
            mlir: str | None = None, private_paths: tuple[str, ...] = (), pipeline: str | None = None,
-           mlir_runner: str | None = None, versions: str = "", known: str = "", mlir_failure: str = "") -> str:
+           mlir_runner: str | None = None, versions: str = "", known: str = "", mlir_failure: str = "",
+           traced: str = "") -> str:
     """The bug report; `versions` is the "Versions" section `reducer bisect` wrote (reducer.versions.record);
-    `known` the corpus case with the same signature (reducer.corpus.known_line), so no duplicate is filed."""
+    `known` the corpus case with the same signature (reducer.corpus.known_line), so no duplicate is filed;
+    `traced` what the traced level's reduced program still needed (`TracedResult.story`)."""
     out = [f"# {sig.title or sig}", ""]
     if known:
         out += [f"> Already known to reducer's regression corpus ({known}): look for the existing report before "
@@ -180,7 +182,7 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
                     f"{summary.seconds:.0f} s, {summary.tested} candidates tested, {summary.accepted} accepted, "
                     f"{summary.cache_hits} cache hits. Every accepted candidate showed the same failure signature:",
                     sig, summary.verified, summary.interrupted,
-                    notes=[f"Failure rate: {summary.failure_rate}."] if summary.failure_rate else [])
+                    notes=[traced] * bool(traced) + [f"Failure rate: {summary.failure_rate}."] * bool(summary.failure_rate))
     return "\n".join(out) + "\n"
 
 

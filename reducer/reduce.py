@@ -77,6 +77,7 @@ class Reduction(Job):
         self.votes = 1
         self.timeout: AdaptiveTimeout | None = None  # set once the first runs are timed
         self.traced_counts = (0, 0)  # candidates tested and accepted at the jaxpr level
+        self.traced_story = ""  # what the reduced traced program still needs to fail (TracedResult.story)
         self.levels_run: list[str] = []  # set by the traced level (reducer.levels.jaxpr.level.traced_level)
         self.unconfirmed = 0  # runner verdicts that a child of its own did not confirm
         self.previous: dict = {}  # counts of the interrupted run being resumed
@@ -362,7 +363,7 @@ class Reduction(Job):
         write_atomic(self.out / "repro.py", emit.reproducer(best, est.signature, info, summary))
         write_atomic(self.out / "report.md", emit.report(best, est.signature, self.excerpt(est, verdict), info, summary,
                                                          private_paths=private, known=known_line(est.signature),
-                                                         **ir_args))
+                                                         traced=self.traced_story, **ir_args))
         if est.rate < 1.0:  # a flaky failure: `reducer bisect` runs each version as often as it was needed here
             from reducer.versions.record import note_runs
 

@@ -160,6 +160,9 @@ def test_reduce_numeric_mismatch_keeps_both_gradients(tmp_path):
     repro = (tmp_path / "out" / "repro.py").read_text()
     code = "\n".join(line for line in repro.splitlines() if not line.startswith("#"))
     assert code.count("jax.grad") >= 2 and "enzyme_jax_ir" in code and "digamma" in code
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "At the traced level the failure needs only `digamma` under `jit ∘ grad ∘ enzyme`" in report, report
+    assert "finite differences" in report  # the verification's run says which derivative is wrong
     rerun = subprocess.run([sys.executable, str(tmp_path / "out" / "repro.py")], capture_output=True, text=True)
     assert rerun.returncode != 0 and "gradient mismatch" in rerun.stderr
 

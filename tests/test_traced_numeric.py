@@ -262,3 +262,4 @@ def test_enzyme_inside_a_differentiated_loss_reduces_at_the_traced_level(tmp_pat
     assert result is not None and result.verified.startswith("yes"), logged
     assert result.transforms == ["jit", "vjp", "enzyme"] and result.equations_after == 1, result
     assert "jax.jit(jax.grad(enzyme_jax_ir()(" in result.script and "jax.vjp" not in result.script, result.script
+    assert result.story().startswith("At the traced level the failure needs only `digamma` under `jit ∘ vjp ∘ enzyme`")

@@ -44,6 +44,18 @@ class TracedResult:
     verified: str
     transforms: list = field(default_factory=list)
 
+    def story(self) -> str:
+        """What the reduced traced program still needs to fail, for the report: its operations (not the
+        calls, constants and fills around them) under its transformations."""
+        spec = jp.loads(self.spec)
+        ops = dict.fromkeys(e["p"] for _, j in jp.jaxprs(spec["jaxpr"]) for e in j["eqns"]
+                            if e["p"] not in ("jit", "enzyme", "__fill__", "__const__"))
+        if not ops:
+            return ""
+        under = f" under `{' ∘ '.join(self.transforms)}`" if self.transforms else ""
+        return (f"At the traced level the failure needs only {', '.join(f'`{p}`' for p in ops)}{under} "
+                f"({self.equations_before} → {self.equations_after} equations).")
+
 
 def capture(sandbox: Sandbox, source: str, limits: Limits, ahead: bool = False) -> dict:
     """Run the script once under the capturing harness; returns {"specs", "notes", "error", "ahead"}.
@@ -302,6 +314,7 @@ def traced_level(job, original: str, est) -> str:
                                on_event=job.on_event)
         if result is not None:
             job.traced_counts = (result.tested, result.accepted)
+            job.traced_story = result.story()
             smaller = job.rep.size(result.script) <= WRITTEN_BACK_AT_MOST * size
             if smaller or chosen is not None:
                 if result.arrays:
