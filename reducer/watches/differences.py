@@ -61,39 +61,18 @@ def _equation_at(sample, operation: str):
     """The first equation of `operation` on the inputs' path in `sample`'s function, as a function of
     its floating-point inputs (the rest held), and those inputs' values; None when there is none."""
     import jax
-    from jax._src import core
 
-    from reducer.watches.locate import Frame, _bind, _inner, _path_to
+    from reducer.watches.gradients import flattened
+    from reducer.watches.locate import Frame, _inner, _path_to, equation_function
 
-    leaves, treedef = jax.tree_util.tree_flatten((sample.args, sample.kwargs))
-
-    def fx(*xs):
-        held = list(leaves)
-        for k, x in zip(sample.active, xs):
-            held[k] = x
-        a, kw = jax.tree_util.tree_unflatten(treedef, held)
-        return sample.fun(*a, **kw)
-
-    xs = [leaves[k] for k in sample.active]
+    fx, xs = flattened(sample)
     frame = Frame(jax.make_jaxpr(fx)(*xs), xs)
     path = _path_to(frame.jaxpr, operation)
     if path is None:
         return None
     for index in path[:-1]:
         frame = Frame(_inner(frame.jaxpr.eqns[index]), frame.inputs(index))
-    eqn, values = frame.jaxpr.eqns[path[-1]], list(frame.inputs(path[-1]))
-    varying = [k for k, (v, x) in enumerate(zip(eqn.invars, values))
-               if not isinstance(v, core.Literal) and np.issubdtype(np.asarray(x).dtype, np.floating)]
-    if not varying:
-        return None
-
-    def op(*ys):
-        held = list(values)
-        for k, y in zip(varying, ys):
-            held[k] = y
-        return _bind(eqn, held)
-
-    return op, [values[k] for k in varying]
+    return equation_function(frame.jaxpr.eqns[path[-1]], list(frame.inputs(path[-1])), np.floating)
 
 
 def central_difference(op, values: list, n: int | None, i: int | None) -> tuple[float, float]:

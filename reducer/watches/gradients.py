@@ -193,7 +193,9 @@ def largest_difference(a: np.ndarray, b: np.ndarray) -> float:
     return 0.0 if np.all(np.isnan(diff)) else float(np.nanmax(diff))
 
 
-def _compare(s: Sample) -> dict:
+def flattened(s: Sample) -> tuple:
+    """The sample's function of its differentiated leaves alone (the others held as the program
+    passed them), and those leaves."""
     import jax
 
     leaves, treedef = jax.tree_util.tree_flatten((s.args, s.kwargs))
@@ -205,7 +207,13 @@ def _compare(s: Sample) -> dict:
         a, k = jax.tree_util.tree_unflatten(treedef, values)
         return s.fun(*a, **k)
 
-    xs = [leaves[i] for i in s.active]
+    return fx, [leaves[i] for i in s.active]
+
+
+def _compare(s: Sample) -> dict:
+    import jax
+
+    fx, xs = flattened(s)
     entry = {"function": s.name, "mode": s.mode}
     try:
         mismatch, worst, enzyme, reference = _parts(fx, xs, s.mode, s.enzyme)

@@ -180,20 +180,10 @@ class Search:
     def alone(self, eqn, values: list) -> bool:
         """Whether equation `eqn` by itself disagrees at `values`, its floating-point inputs
         varying (the rest held as they are)."""
-        from jax._src import core
-
-        varying = [n for n, (v, x) in enumerate(zip(eqn.invars, values))
-                   if not isinstance(v, core.Literal) and np.issubdtype(_dtype(x), np.inexact)]
-        if not varying or self.budget <= 0:
+        made = equation_function(eqn, values)
+        if made is None or self.budget <= 0:
             return False
-
-        def fn(*xs):
-            held = list(values)
-            for n, x in zip(varying, xs):
-                held[n] = x
-            return _bind(eqn, held)
-
-        return self._test(fn, [values[n] for n in varying])
+        return self._test(*made)
 
     def confirm(self, top: Frame, wanted: str, by_itself: bool) -> dict | None:
         """The wanted operation, when its first equation on the inputs' path is still where the two
@@ -282,6 +272,25 @@ def locate(closed, args, parts, wanted: str | None = None, by_itself: bool = Fal
     if found is not None:
         found["locate_tests"] = first.tests
     return found
+
+
+def equation_function(eqn, values: list, kind=np.inexact):
+    """Equation `eqn` as a function of its inputs of dtype `kind` (the others held at `values`), and
+    those inputs' values; None when it has none."""
+    from jax._src import core
+
+    varying = [n for n, (v, x) in enumerate(zip(eqn.invars, values))
+               if not isinstance(v, core.Literal) and np.issubdtype(_dtype(x), kind)]
+    if not varying:
+        return None
+
+    def fn(*xs):
+        held = list(values)
+        for n, x in zip(varying, xs):
+            held[n] = x
+        return _bind(eqn, held)
+
+    return fn, [values[n] for n in varying]
 
 
 def _dtype(value) -> np.dtype:
