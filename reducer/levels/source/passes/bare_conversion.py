@@ -60,12 +60,11 @@ class BareConversion(t.SourcePass):
     name = "bare-conversion"
 
     def points(self, script):
-        out = []
-        for i, node in enumerate(_sites(script.tree, script.failure)):
-            if isinstance(node, STATEMENTS) and _in_function(script.tree, node):
-                out.append((i, "return"))
-            out.append((i, "bool"))
-        return out
+        def forms(node) -> tuple[str, ...]:  # `return bool(C)` first where a function can end there
+            returns = isinstance(node, STATEMENTS) and _in_function(script.tree, node)
+            return ("return", "bool") if returns else ("bool",)
+
+        return [(i, form) for i, node in enumerate(_sites(script.tree, script.failure)) for form in forms(node)]
 
     def apply(self, script, point):
         i, form = point
