@@ -182,7 +182,8 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
                     f"{summary.seconds:.0f} s, {summary.tested} candidates tested, {summary.accepted} accepted, "
                     f"{summary.cache_hits} cache hits. Every accepted candidate showed the same failure signature:",
                     sig, summary.verified, summary.interrupted,
-                    notes=[traced] * bool(traced) + [f"Failure rate: {summary.failure_rate}."] * bool(summary.failure_rate))
+                    notes=[note for note in (traced, summary.failure_rate and f"Failure rate: {summary.failure_rate}.")
+                           if note])
     return "\n".join(out) + "\n"
 
 

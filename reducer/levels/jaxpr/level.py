@@ -153,8 +153,9 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
     log(f"jaxpr level: captured {' ∘ '.join(t['t'] for t in jp.loads(spec)['transforms']) or 'a call'} of "
         f"{before} equations (first run {first.seconds:.2f} s; candidate timeout {timeout:.0f} s"
         f"{'; judged by the ' + judge.check + ' check' if judge.check else ''})")
-    if numeric.fault_line(first):
-        log(f"jaxpr level: {numeric.fault_line(first)}")
+    fault = numeric.fault_line(first)
+    if fault:
+        log(f"jaxpr level: {fault}")
     problem = Problem(rep, test, on_event=on_event or (lambda e: None), level="jaxpr")
     best = Engine(problem, jaxpr_passes(), jobs=jobs, stop=stop, deadline=start + budget).reduce(spec)
     stats = problem.stats
