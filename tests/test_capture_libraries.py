@@ -2,6 +2,7 @@
 custom differentiation rules: the rules are kept in the captured program and written back as
 `jax.custom_vjp` / `jax.custom_jvp` definitions that fail the same way, importing only jax."""
 import json
+import os
 import subprocess
 import sys
 
@@ -110,3 +111,44 @@ def test_own_rules_are_captured_through_the_library_and_written_back(name, tmp_p
     (tmp_path / "repro.py").write_text(text)
     done = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode != 0 and failure in done.stderr, done.stderr[-800:]
+
+
+NNX_STEP = '''
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+
+class Model(nnx.Module):
+    def __init__(self, rngs):
+        self.dense = nnx.Linear(3, 2, rngs=rngs)
+
+    def __call__(self, x):
+        return self.dense(x)
+
+
+@nnx.jit
+def grads(model, x):
+    return nnx.grad(lambda m: jnp.sum(jnp.tanh(m(x))))(model)
+
+
+g = grads(Model(nnx.Rngs(0)), jnp.ones((4, 3)))
+print("ran through", jax.tree_util.tree_leaves(g)[0].shape)
+'''
+
+
+def test_recording_ahead_leaves_nnx_grad_inside_nnx_jit_running_as_it_does(tmp_path):
+    """Recording a call ahead traces it once more; NNX's own function under `jax.grad` must not be
+    traced again (it pops a queue NNX fills for the real call), or the program dies in NNX."""
+    from reducer.levels.jaxpr.ahead import library_internal
+
+    (tmp_path / "model.py").write_text(NNX_STEP)
+    out = tmp_path / "captured.json"
+    done = subprocess.run([sys.executable, "-m", "reducer.levels.jaxpr.capture", "model.py", str(out)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "REDUCER_CAPTURE_AHEAD": "1"})
+    assert done.returncode == 0 and "ran through" in done.stdout, done.stderr[-800:]
+    recorded = [[t["t"] for t in jp.loads(s)["transforms"]] for s in json.loads(out.read_text())["ahead"]]
+    assert ["jit"] in recorded and ["jit", "grad"] in recorded, recorded  # the user's calls, at NNX's level
+    from flax.nnx.transforms.autodiff import GradFn
+
+    assert library_internal(GradFn.__call__) and not library_internal(NNX_STEP.count)

@@ -59,10 +59,24 @@ def prefixes(top, active: list) -> list[list]:
     return chains
 
 
+#: libraries whose transformations are recorded at their own level (`libraries.patch_nnx`): the jax
+#: transformations they apply inside to functions of their own are not recorded ahead, since tracing
+#: those once more consumes the state the library keeps for the real call (NNX's `grad` pops a queue)
+LIBRARY_INTERNALS = ("flax.nnx.",)
+
+
+def library_internal(fun) -> bool:
+    """Whether `fun` (or the function a `functools.partial` wraps) is a library's own."""
+    while hasattr(fun, "func") and hasattr(fun, "args"):  # functools.partial
+        fun = fun.func
+    modules = (getattr(fun, "__module__", None) or "", type(fun).__module__)
+    return any(f"{m}.".startswith(LIBRARY_INTERNALS) for m in modules)
+
+
 def before_call(top, args: tuple, kwargs: dict, active: list) -> None:
     """Called by a recording wrapper before the real transformed call: encode it (the first time)
     and write the report when the record changed."""
-    if _STATE["out"] is None:
+    if _STATE["out"] is None or library_internal(top.fun):
         return
     outermost = not active
     for prefix in prefixes(top, active):
