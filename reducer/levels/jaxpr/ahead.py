@@ -40,21 +40,18 @@ def start(out: str, encode, specs: list, notes: list) -> None:
     _STATE.update(out=out, encode=encode, report=(specs, notes))
 
 
-#: transformations that differentiate what runs inside them, and those of them in forward mode
-DIFFERENTIATING = {"grad", "value_and_grad", "jacrev", "jacfwd", "hessian", "vjp", "jvp", "linearize"}
-FORWARD = {"jacfwd", "jvp", "linearize"}
-
-
 def prefixes(top, active: list) -> list[list]:
     """The chains of transformations to record the call `top` under, given the calls it runs inside:
     `jit` when an outer one stages it; and for an `enzyme_jax_ir` function differentiated as part of
     a larger function (`jax.grad(loss)` where `loss` calls it), also its own derivative, `jit ∘ vjp`
     (or `jvp` in forward mode), which is what a wrong Enzyme-JAX gradient is judged on."""
+    from reducer.watches.gradients import FORWARD, TRANSFORMS  # what differentiates, and in forward mode
+
     if not active or top.kind == "jit":
         return [[]]
     chains = [[("jit", {})] if any(t.kind == "jit" for t in active) else []]
     kinds = {t.kind for t in active}
-    if top.kind == "enzyme" and kinds & DIFFERENTIATING:
+    if top.kind == "enzyme" and kinds & set(TRANSFORMS):
         chains.append([("jit", {}), ("jvp" if kinds & FORWARD else "vjp", {})])
     return chains
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from oracles.outcome import Signature
 from reducer.job import Job
+from reducer.levels.mlir.numeric import differentiates
 from reducer.workers.sandbox import Limits, Sandbox
 
 DUMPED = re.compile(r"Enzyme MLIR dumped to (?P<path>\S+\.mlir)")
 WRITTEN = re.compile(r"^reducer: Enzyme-JAX pipeline input written to (?P<path>\S+\.mlir)$", re.M)
-REVERSE = re.compile(r"enzyme-wrap\{[^{}]*mode=ReverseMode")
 CAPTURE = '''
 def _reducer_capture_pipeline_inputs():
     """(added by reducer) Write each module Enzyme-JAX's pass pipeline is given, before it runs."""
@@ -82,7 +82,7 @@ def chosen(output: str, crashed: bool) -> Path | None:
         return written[-1] if written else None
     for path in reversed(written):
         try:
-            if REVERSE.search(path.read_text(encoding="utf-8").split("\n", 1)[0]):
+            if differentiates(path.read_text(encoding="utf-8").split("\n", 1)[0]):
                 return path
         except OSError:
             continue

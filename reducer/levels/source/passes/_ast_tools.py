@@ -71,6 +71,17 @@ def set_body(owner: ast.AST, field: str, stmts: list[ast.stmt]) -> None:
     setattr(owner, field, stmts)
 
 
+def imported(stmt: ast.Import | ast.ImportFrom) -> set[str]:
+    """The names an import statement binds (`import a.b` binds `a`)."""
+    return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+
+
+def imports_module(tree: ast.Module, name: str) -> bool:
+    """Whether the module's own statements bind the top-level module `name` under its name (`import jax`)."""
+    return any(isinstance(s, ast.Import) and any(a.name.split(".")[0] == name and not a.asname for a in s.names)
+               for s in tree.body)
+
+
 def parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
     return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 

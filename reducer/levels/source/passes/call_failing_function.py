@@ -26,7 +26,7 @@ def _binds(stmt: ast.stmt) -> set[str]:
     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return {stmt.name}
     if isinstance(stmt, ast.Import | ast.ImportFrom):
-        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+        return t.imported(stmt)
     found: set[str] = set()
     for node in ast.walk(stmt):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -34,7 +34,7 @@ def _binds(stmt: ast.stmt) -> set[str]:
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             found.add(node.name)
         elif isinstance(node, ast.Import | ast.ImportFrom):
-            found |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            found |= t.imported(node)
     return found
 
 
@@ -107,7 +107,7 @@ class CallFailingFunction(t.SourcePass):
         fn = t.nodes(tree, ast.FunctionDef)[k]
         future = [s for s in tree.body if isinstance(s, ast.ImportFrom) and s.module == "__future__"]
         body = [tree.body[i] for i in _needed(tree, fn, decorators) if tree.body[i] not in future]
-        if jit and not any("jax" in _binds(s) for s in body if isinstance(s, ast.Import | ast.ImportFrom)):
+        if jit and not t.imports_module(ast.Module(body, []), "jax"):
             body.insert(0, ast.Import([ast.alias("jax")]))
         if not decorators:
             fn.decorator_list = []

@@ -21,8 +21,7 @@ _LEAVES = (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonl
 def _stored(stmt: ast.stmt) -> set[str]:
     names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     names |= {n.name for n in ast.walk(stmt) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
-    names |= {(a.asname or a.name).split(".")[0] for n in ast.walk(stmt) if isinstance(n, ast.Import | ast.ImportFrom)
-              for a in n.names}
+    names |= {name for n in ast.walk(stmt) if isinstance(n, ast.Import | ast.ImportFrom) for name in t.imported(n)}
     return names
 
 

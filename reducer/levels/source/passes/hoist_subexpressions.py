@@ -27,7 +27,7 @@ def _module_names(tree: ast.AST) -> set[str]:
     names = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.Import):
-            names |= {(a.asname or a.name).split(".")[0] for a in n.names}
+            names |= t.imported(n)
     return names
 
 

@@ -50,9 +50,7 @@ class InlineImports(t.SourcePass):
         t.substitute(fresh, {local: _chain(dotted)})
         del stmt.names[j]
         new_body = [s for s in fresh.body if not (isinstance(s, ast.Import | ast.ImportFrom) and not s.names)]
-        has_top = any(isinstance(s, ast.Import) and any(a.name.split(".")[0] == top and not a.asname
-                                                         for a in s.names) for s in new_body)
-        if not has_top:
+        if not t.imports_module(ast.Module(new_body, []), top):
             new_body.insert(0, ast.Import(names=[ast.alias(name=dotted.rsplit(".", 1)[0] if isinstance(stmt, ast.ImportFrom) else dotted)]))
         fresh.body = new_body
         return t.dump(fresh)

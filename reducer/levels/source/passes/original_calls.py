@@ -76,7 +76,6 @@ class OriginalCalls(t.SourcePass):
         lam = t.nodes(fresh, ast.Lambda)[i]
         if not t.replace_node(fresh, lam, _expr(path)):
             return None
-        if not any(isinstance(n, ast.Import) and any(a.name == "jax" and not a.asname for a in n.names)
-                   for n in fresh.body):
+        if not t.imports_module(fresh, "jax"):
             fresh.body.insert(0, ast.Import([ast.alias("jax")]))
         return t.dump(fresh)

@@ -11,7 +11,7 @@ def _defined(stmt: ast.stmt) -> set[str] | None:
     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return {stmt.name}
     if isinstance(stmt, ast.Import | ast.ImportFrom):
-        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+        return t.imported(stmt)
     if isinstance(stmt, ast.Assign):
         names = [n for x in stmt.targets for n in ast.walk(x)]
         if all(isinstance(n, ast.Name | ast.Tuple | ast.List | ast.expr_context) for n in names):

@@ -48,8 +48,7 @@ class ReplaceWithConstants(t.SourcePass):
     def points(self, script):
         tree = script.tree
         parents = t.parents(tree)
-        has_jax = any(isinstance(n, ast.Import) and any(a.name == "jax" and not a.asname for a in n.names)
-                      for n in tree.body)
+        has_jax = t.imports_module(tree, "jax")
         out = []
         for i, node in enumerate(n for n in t.nodes(tree) if _applies(n)):
             if isinstance(parents.get(node), ast.Call) and parents[node].func is node:
