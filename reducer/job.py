@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import threading
@@ -109,6 +110,14 @@ def own_output(run: RunResult, lines: int = 16) -> str:
     return f"{text}\n({how})" if text else f"(no output; {how})"
 
 
+def verify_runs(least: int, rate: float, miss: float = 0.01) -> int:
+    """How many runs verify a result whose failure shows in `rate` of runs: at least `least`, and enough
+    that all of them miss it with probability under `miss`."""
+    if not 0.0 < rate < 1.0:
+        return least
+    return max(least, math.ceil(math.log(miss) / math.log(1.0 - rate)))
+
+
 class Job:
     """The shared half of a reduction; a level supplies `begin`, `resume_from`, `shrink`,
     `fresh_run`, `finish` and, where it has one, `follow_up`."""
@@ -180,12 +189,12 @@ class Job:
         left = self.remaining()
         return timeout if left is None else max(1.0, min(timeout, left))
 
-    def shrink_deadline(self, run_seconds: float) -> float | None:
+    def shrink_deadline(self, run_seconds: float, rate: float = 1.0) -> float | None:
         """When shrinking must stop for the final checks (each about `run_seconds` long, up to --jobs
-        at a time) to fit in --max-time."""
+        at a time, as many as `verify_runs` asks for a failure seen in `rate` of runs) to fit in --max-time."""
         if self.deadline is None:
             return None
-        rounds = -(-self.options.verify_runs // max(1, self.options.jobs))
+        rounds = -(-verify_runs(self.options.verify_runs, rate) // max(1, self.options.jobs))
         reserve = min(CHECK_SHARE * self.options.max_time, max(CHECK_FLOOR, 1.2 * rounds * run_seconds + 2))
         return self.deadline - reserve
 
@@ -222,12 +231,13 @@ class Job:
 
     # -- the final checks -----------------------------------------------------------------------
     def verify(self, program: str, est: Established, original: str) -> Verdict:
-        """Run the result `verify_runs` times in fresh interpreters; when none fails, run the
+        """Run the result `verify_runs` times in fresh interpreters (more for a failure that comes and goes:
+        enough that it shows in one of them but once in a hundred reductions); when none fails, run the
         original again to tell a failure lost by reduction from one that comes and goes. A run that
         --max-time cut short proves nothing either way."""
         if self.out_of_time():
             return Verdict("not run (--max-time reached first)", True, est.run)
-        n = self.options.verify_runs
+        n = verify_runs(self.options.verify_runs, est.rate)
         with ThreadPoolExecutor(max_workers=max(1, min(n, self.options.jobs))) as pool:
             runs = list(pool.map(lambda _: self.fresh_run(program), range(n)))
         verdicts = [self.judge(est.oracle, est.signature, r) for r in runs]

@@ -288,7 +288,7 @@ class Reduction(Job):
         self.problem = Problem(self.rep, self.make_test(est, program), on_event=self.on_engine_event,
                                on_accept=lambda best: self.save_best(best, self._state(est)), level="source")
         engine = Engine(self.problem, source_passes() if "source" in self.levels_run else [], jobs=self.options.jobs,
-                        stop=self.stop, deadline=self.shrink_deadline(est.seconds),
+                        stop=self.stop, deadline=self.shrink_deadline(est.seconds, est.rate),
                         stall=self.options.stall, reorder=self.options.reorder)
         self.save_best(program, self._state(est))
         self.rep.note_failure(program, est.run.output, self.file_name, ran=None if self.resume else self.source)

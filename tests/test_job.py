@@ -340,3 +340,11 @@ def test_sigterm_writes_the_best_program_and_exits_130(tmp_path):
     assert "interrupted" in (out / "report.md").read_text()
     leftover = subprocess.run(["pgrep", "-f", script.name], capture_output=True, text=True)
     assert leftover.returncode == 1, f"candidates outlived the reduction: {leftover.stdout}"
+
+
+def test_a_failure_that_comes_and_goes_is_verified_on_enough_runs_to_show_it():
+    from reducer.job import verify_runs
+
+    assert verify_runs(3, 1.0) == 3 and verify_runs(3, 0.0) == 3
+    assert verify_runs(3, 0.5) == 7  # 0.5 ** 7 < 1 %: three runs missed it once in eight reductions
+    assert verify_runs(3, 0.9) == 3 and verify_runs(3, 0.1) == 44
