@@ -6,7 +6,10 @@ faulthandler's "Current thread", never reducer's own frames, `<native thread>` f
 Python frames; the harness makes CPU dispatch synchronous, so a computation that dies does so while
 the thread that launched it waits in it), the
 XLA status code and its message with numbers and shapes taken out, the CUDA error name, or the
-exception type and the innermost jax / jaxlib / enzyme_ad frame of its traceback. Hangs count only
+exception type and the innermost jax / jaxlib / enzyme_ad frame of its traceback. A death by a
+signal also names, when the reduction found it (`reducer.levels.jaxpr.crash_site`), the operation
+whose compilation or derivative kills the process (`op`), so that two crashes in one frame of JAX's
+stay two bugs. Hangs count only
 when asked for (`Crash(hangs=True)`), since any candidate can loop forever.
 """
 from __future__ import annotations
@@ -28,6 +31,9 @@ CUDA_ERROR = re.compile(r"\b(?P<err>CUDA_ERROR_[A-Z_]+|cudaError[A-Za-z]+|CUDNN_
 #: exception types that signal a bug inside the library, not a message written for the user
 INTERNAL = {"AssertionError", "AttributeError", "IndexError", "KeyError", "NameError", "UnboundLocalError",
             "RecursionError", "ZeroDivisionError", "SystemError", "StopIteration", "UnicodeError", "OverflowError"}
+#: the harness-report key under which the reduction names the operation a crash happens in
+#: (`reducer.levels.jaxpr.crash_site`): the signature's `op`
+OPERATION = "crash_operation"
 RAISED = re.compile(r"^(?:[\w.]+\.)?(?:XlaRuntimeError|JaxRuntimeError)\b", re.M)
 
 
@@ -38,9 +44,15 @@ class Crash(Oracle):
         self.platform = platform
         self.hangs = hangs
 
-    def _sig(self, how: str, detail: str, title: str, text_excerpt: str) -> Signature:
-        return Signature(self.name, (("platform", self.platform), ("how", how), ("detail", detail)),
-                         title, text_excerpt)
+    def _sig(self, how: str, detail: str, title: str, text_excerpt: str, op: str = "") -> Signature:
+        fields = (("platform", self.platform), ("how", how), ("detail", detail)) + ((("op", op),) if op else ())
+        return Signature(self.name, fields, title, text_excerpt)
+
+    def same(self, wanted: Signature, seen: Signature) -> bool:
+        """Equal signatures; one recorded without an operation at fault (none was found, or it was
+        recorded before crashes named one) matches the same crash in any operation."""
+        fields = seen.fields if wanted.get("op") else tuple((k, v) for k, v in seen.fields if k != "op")
+        return (wanted.family, wanted.fields) == (seen.family, fields)
 
     def classify(self, run: RunResult) -> Signature | None:
         run = program_outcome(run)
@@ -52,8 +64,9 @@ class Crash(Oracle):
         if run.signal in FATAL_SIGNALS:
             name = signals.Signals(run.signal).name
             frame = crashing_frame(text)
-            return self._sig("signal", f"{name} in {frame}", f"{name} on {self.platform} in `{frame}`",
-                             excerpt(text, "Fatal Python error", 1, 6))
+            op = run.harness.get(OPERATION, "")
+            title = f"{name} on {self.platform} in `{frame}`" + (f" (operation `{op}`)" if op else "")
+            return self._sig("signal", f"{name} in {frame}", title, excerpt(text, "Fatal Python error", 1, 6), op)
         if run.returncode in (0, None):
             return None
         cuda = CUDA_ERROR.search(text)

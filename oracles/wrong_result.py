@@ -1,17 +1,26 @@
-"""Wrong result: a `jit`-compiled function returns another value than the same function run op by op.
+"""Wrong result: a `jit`-compiled function returns another value than a reference computation of the
+same function.
 
 The verdict comes from the harness's own comparison (`reducer.watches.results`), never from what the
 program prints: for a program that fails, the harness runs the first call of each of its
-`jit`-compiled functions again under `jax.disable_jit` and compares the results (floating point:
-rtol 1e-4, atol 1e-6; other types exactly). Signature: the reference (`op-by-op`), the operation at
-fault (the first equation of the function's jaxpr whose compiled value already differs, or
-`function` when no single one does) and how the program itself stopped, so that the reduced program
-still compares the two results and fails on it. `auto` tries this family after the crash family.
+`jit`-compiled functions again and compares the results with each reference it has: op by op
+(`jax.disable_jit`) on the program's device (floating point: rtol 1e-4, atol 1e-6; other types
+exactly) and, for a program that ran on a GPU, op by op on the CPU (rtol 1e-3, atol 1e-3 of the
+array's largest magnitude, at least 1e-5: GPU float32 math, TF32 matmuls included, differs that
+much). Signature: the reference(s) the result disagrees with (`op-by-op`, `cpu`, or both, so that a
+fault of the GPU alone, where op by op on the GPU agrees with its `jit`, is a failure of its own),
+the operation at fault (the first equation of the function's jaxpr whose compiled value already
+differs from that reference, or `function` when no single one does) and how the program itself
+stopped, so that the reduced program still compares the two results and fails on it. `auto` tries
+this family after the crash family.
 """
 from __future__ import annotations
 
 from oracles.base import Oracle, Signature, final_exception
 from oracles.outcome import RunResult, program_outcome
+
+#: how the report calls each reference
+SAID = {"op-by-op": "op by op", "cpu": "op by op on the CPU"}
 
 
 class WrongResult(Oracle):
@@ -28,15 +37,33 @@ class WrongResult(Oracle):
             return None
         worst = max(bad, key=lambda r: r.get("max_abs_err", 0.0))
         op = worst.get("operation", "function")
+        # a harness of before the CPU cross-check compared op by op alone
+        against = worst.get("disagrees_with") or ["op-by-op"]
         ended = final_exception(run.output)
         last = ended[1] or ended[0] if ended else _last_line(run.output)
-        fields = (("source", "jit"), ("reference", "op-by-op"), ("op", op), ("program-exit", last))
-        detail = (f"harness: `jit({worst['function']})` gives {worst.get('jit')} at {worst.get('index')}, "
-                  f"op by op {worst.get('eager')} (max abs difference {worst.get('max_abs_err', 0.0):.3g}, "
-                  f"rtol={worst.get('rtol')}, atol={worst.get('atol')}); first differing operation: `{op}`"
-                  + (f" on inputs starting {worst['inputs']}" if worst.get("inputs") else ""))
-        return Signature(self.name, fields, f"`jit` result disagrees with op-by-op evaluation (`{op}`)",
-                         detail + "\n" + "\n".join(run.output.strip().splitlines()[-4:]))
+        fields = (("source", "jit"), ("reference", ",".join(against)), ("op", op), ("program-exit", last))
+        where = {"cpu": " on the CPU", "op-by-op,cpu": " on its device and on the CPU"}.get(fields[1][1], "")
+        return Signature(self.name, fields, f"`jit` result disagrees with op-by-op evaluation{where} (`{op}`)",
+                         _detail(worst, op) + "\n" + "\n".join(run.output.strip().splitlines()[-4:]))
+
+
+def _detail(worst: dict, op: str) -> str:
+    """What the harness compared: each reference's verdict with its tolerances, then the operation."""
+    compared = worst.get("references") or {worst.get("reference", "op-by-op"): worst}
+    parts = []
+    for name, r in compared.items():
+        said = SAID.get(name, name)
+        stated = f"rtol={r.get('rtol')}, atol={r.get('atol')}" + (
+            f" or {r['atol_scale']} of the largest magnitude" if r.get("atol_scale") else "")
+        if r.get("error"):
+            parts.append(f"{said} could not run ({r['error']})")
+        elif r.get("mismatch"):
+            parts.append(f"`jit({worst['function']})` gives {r.get('jit')} at {r.get('index')}, {said} "
+                         f"{r.get('eager')} (max abs difference {r.get('max_abs_err', 0.0):.3g}, {stated})")
+        else:
+            parts.append(f"{said} agrees (max abs difference {r.get('max_abs_err', 0.0):.3g}, {stated})")
+    inputs = f" on inputs starting {worst['inputs']}" if worst.get("inputs") else ""
+    return f"harness: {'; '.join(parts)}; first differing operation: `{op}`{inputs}"
 
 
 def _last_line(text: str) -> str:

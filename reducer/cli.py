@@ -162,7 +162,8 @@ def reduce(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="output folder (default reduced-<script name>/)"),
     oracle: str = typer.Option("auto", "--oracle", help=ORACLE_HELP),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="seconds per candidate (default: 4x the first run, at least 20)"),
-    platform: Platform = typer.Option(Platform.cpu, "--platform", help="JAX backend the candidates run on"),
+    platform: Platform = typer.Option(Platform.cpu, "--platform", help="JAX backend the candidates run on "
+                                      "(gpu: with the CPU beside it, a second reference for wrong results)"),
     jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", "-j", help="candidates tested at once"),
     runs: Optional[int] = typer.Option(None, "--runs", help="runs of the original, to measure how reliably it "
                                        "fails (default 3; scripts only)"),
@@ -170,7 +171,7 @@ def reduce(
                                              "included"),
     stall: float = typer.Option(600.0, "--stall", help="stop when this many seconds pass without a smaller "
                                 "candidate (0: never)"),
-    memory_mb: Optional[int] = typer.Option(None, "--memory-mb", help="address-space limit per candidate"),
+    memory_mb: Optional[int] = typer.Option(None, "--memory-mb", help="address-space limit per candidate (default: 70% of memory shared by the jobs; none with --platform gpu)"),
     hangs: bool = typer.Option(False, "--hangs", help="with the crash oracle, count a timeout as the failure"),
     cold: bool = typer.Option(False, "--cold", help="run every candidate in a fresh interpreter (no warm workers)"),
     runner: Optional[str] = typer.Option(None, "--runner", help="scripts, with warm workers: trust (default: "
@@ -215,7 +216,8 @@ def reduce(
 def check(
     script: Path = typer.Argument(..., help="the script (.py), a test's node id or an MLIR module (.mlir) to run once"),
     oracle: str = typer.Option("auto", "--oracle", help=ORACLE_HELP),
-    platform: Platform = typer.Option(Platform.cpu, "--platform"),
+    platform: Platform = typer.Option(Platform.cpu, "--platform", help="JAX backend the program runs on "
+                                      "(gpu: with the CPU beside it, a second reference for wrong results)"),
     timeout: float = typer.Option(300.0, "--timeout", help="seconds before the run is stopped"),
     json_out: bool = typer.Option(False, "--json"),
 ):

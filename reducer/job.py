@@ -93,11 +93,16 @@ def last_words(run: RunResult) -> str:
 
 def no_backend(run: RunResult) -> str | None:
     """A reason when JAX could not start the requested backend (say, --platform gpu without a GPU):
-    JAX 0.10.2 then fails `assert _default_backend is not None` in `xla_bridge.backends`."""
+    JAX 0.10.2 then fails `assert _default_backend is not None` in `xla_bridge.backends` (with
+    `JAX_PLATFORMS=cuda`), or, where the sandbox gives it the CPU beside the GPU and names the GPU as
+    the default (`JAX_PLATFORM_NAME=cuda`), raises `Unknown backend cuda` at the first use of the
+    default backend: the default backend's platform, not only some backend, must be the GPU."""
     for line in run.output.splitlines():
         if "Unable to initialize backend" in line:
             return "JAX cannot start the requested backend: " + line.split("Unable to initialize backend", 1)[1].strip(" :")[:160]
     ended = final_exception(run.output)
+    if ended and ended[0] == "RuntimeError" and ended[1].startswith("Unknown backend cuda"):
+        return f"JAX found no device for the requested platform ({ended[1][:160]})"
     if ended and ended[0] == "AssertionError" and innermost_library_frame(run.output) == "jax/_src/xla_bridge.py:backends":
         return "JAX found no device for the requested platform (xla_bridge.backends has no default backend)"
     return None

@@ -25,6 +25,7 @@ from reducer.errors import NEEDS_INPUT, NO_BACKEND, NO_FAILURE, NO_RESUME, OTHER
 from reducer.files import write_atomic
 from reducer.inputs import data_files, needs_input, read_input
 from reducer.job import Established, Job, Options, Verdict, last_words, no_backend
+from reducer.levels.jaxpr import crash_site
 from reducer.levels.source.passes import source_passes
 from reducer.levels.source.passes.original_calls import original_calls
 from reducer.levels.source.representation import PythonSource
@@ -71,7 +72,8 @@ class Reduction(Job):
                                data_files=data_files(path, source), platform=options.platform,
                                check_gradients=self.needs_gradients, warm=options.warm,
                                warm_modules=preload_modules(source), reuse=options.runner != "off")
-        self.memory_mb = options.memory_mb or default_memory_mb(options.jobs)
+        # CUDA reserves far more address space than memory: an address-space limit would stop it starting
+        self.memory_mb = options.memory_mb or (None if options.platform == "gpu" else default_memory_mb(options.jobs))
         self.limits = Limits(timeout=options.timeout or 300.0, memory_mb=self.memory_mb)
         self.runaway = {"timed out": 0, "killed by a signal": 0, "out of memory": 0, "output cut": 0}
         self.votes = 1
@@ -83,6 +85,7 @@ class Reduction(Job):
         self.previous: dict = {}  # counts of the interrupted run being resumed
         self.problem: Problem | None = None
         self.stalled = False
+        self.sites: crash_site.Sites | None = None  # names the operation a crash happens in, once one is wanted
 
     # -- running programs -----------------------------------------------------------------------
     def execute(self, source: str, limits: Limits, cancel: threading.Event | None = None, **how) -> RunResult:
@@ -91,7 +94,8 @@ class Reduction(Job):
         limits = dataclasses.replace(limits, timeout=self.bounded(limits.timeout))
         if self.oracle_spec is not None and self.oracle_spec.runs_candidates:
             return self.oracle_spec.run_candidate(source, self.file_name, limits.timeout)
-        return self.sandbox.run(source, limits, cancel, **how)
+        run = self.sandbox.run(source, limits, cancel, **how)
+        return self.sites.attach(source, run) if self.sites is not None and not run.cancelled else run
 
     def fresh_run(self, program: str) -> RunResult:
         return self.execute(program, self.limits, fresh=True)
@@ -129,7 +133,11 @@ class Reduction(Job):
             self.votes = max(3, runs)
         if self.options.timeout is None:
             self.limits = Limits(timeout=max(20.0, 4 * slowest), memory_mb=self.memory_mb)
-        return Established(oracle, sig, results[found.index(hits[0])], rate, slowest)
+        run = results[found.index(hits[0])]
+        if crash_site.located(sig) and not oracle.runs_candidates:
+            self.sites = crash_site.Sites(self.sandbox, self.limits, oracle)
+            sig, run = self.sites.establish(self.source, run, sig)
+        return Established(oracle, sig, run, rate, slowest)
 
     def not_failing(self, run: RunResult) -> ReducerError:
         """The error for an original that does not show the failure asked for."""
@@ -159,6 +167,8 @@ class Reduction(Job):
         self.log(f"reducing {self.script} ({self.rep.size(self.source)} tokens), output in {self.out}")
         self.log(f"failure: {est.signature} (seen in {est.rate:.0%} of {self.options.runs} runs, "
                  f"slowest {est.seconds:.1f} s; candidate timeout {self.limits.timeout:.0f} s)")
+        if self.sites is not None:
+            self.log(self.sites.finding)
         known = known_line(est.signature)
         if known:
             self.log(f"{known}: the corpus has this bug already")

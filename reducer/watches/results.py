@@ -1,11 +1,25 @@
-"""The result watch: compares what a `jit`-compiled function returned with the same function run op
-by op (`jax.disable_jit`), at the arguments the program called it with.
+"""The result watch: compares what a `jit`-compiled function returned with references computed from
+the same function, at the arguments the program called it with.
 
 It only observes: `jax.jit` hands back a proxy that behaves as the compiled function and keeps, for
 the first call of each function made outside any trace, its arguments and the result the program
-got. After a program that failed, each kept call is run again op by op and the two results are
-compared (floating point: rtol 1e-4, atol 1e-6; everything else exactly). Where they disagree,
-`locate` finds the first operation of the function's jaxpr whose compiled value already differs.
+got. After a program that failed, each kept call is run again and compared with what the program got:
+
+- `op-by-op`: the function run op by op (`jax.disable_jit`) on the program's own device; floating
+  point agrees within rtol 1e-4, atol 1e-6 (everything else exactly).
+- `cpu`: only when the program ran on another backend (a GPU) and JAX also has a CPU device: the
+  function run op by op on the CPU, its array arguments copied there, so that a fault of the GPU
+  alone (its `jit` and its op-by-op results alike) shows too. Op by op, since the CPU's own `jit`
+  can be the one at fault (jax-ml/jax#39103). Floating point agrees within rtol 1e-3 plus an atol of
+  1e-3 of the reference array's largest finite magnitude (at least 1e-5): float32 on a GPU takes
+  other approximations of transcendental functions, sums in other orders and, by JAX's default on
+  recent GPUs, multiplies matrices in TF32 (a 10-bit mantissa); a TF32 product of random matrices
+  uses a quarter of that allowance, while jax-ml/jax#39103's wrong sum (0.8% off) exceeds it.
+
+Each reference's comparison is kept (`references`); the entry's own fields describe the first that
+disagrees (op by op first), and `disagrees_with` names every one that does. Where one does, `locate`
+finds, with that reference, the first operation of the function's jaxpr whose compiled value
+already differs.
 """
 from __future__ import annotations
 
@@ -15,11 +29,35 @@ from dataclasses import dataclass
 import numpy as np
 
 from reducer.watches.gradients import largest_difference
-from reducer.watches.locate import locate, wanted_operation
+from reducer.watches.locate import evaluate, locate, wanted_operation
 
+OP_BY_OP, CPU = "op-by-op", "cpu"
 RTOL = 1e-4
 ATOL = 1e-6
 MAX_CALLS = 8
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far two floating-point results may be apart: `rtol` of each element, plus an absolute
+    `atol` that grows to `scale` times the reference array's largest finite magnitude."""
+
+    rtol: float
+    atol: float
+    scale: float = 0.0
+
+    def atol_for(self, reference: np.ndarray) -> float:
+        if not self.scale:
+            return self.atol
+        magnitudes = np.abs(reference)
+        finite = magnitudes[np.isfinite(magnitudes)]
+        return max(self.atol, self.scale * float(finite.max())) if finite.size else self.atol
+
+    def stated(self) -> dict:
+        return {"rtol": self.rtol, "atol": self.atol} | ({"atol_scale": self.scale} if self.scale else {})
+
+
+TOLERANCES = {OP_BY_OP: Tolerance(RTOL, ATOL), CPU: Tolerance(1e-3, 1e-5, scale=1e-3)}
 
 
 @dataclass
@@ -94,15 +132,67 @@ class ResultWatch:
         self.calls.append(Call(getattr(fun, "__name__", "function"), fun, args, kwargs, result))
 
     def check(self) -> list[dict]:
-        """Run every kept call op by op and compare; call after `uninstall`."""
+        """Compare every kept call with each reference this process has; call after `uninstall`."""
         return [_compare(call) for call in self.calls]
 
 
-def differ(compiled, eager) -> tuple[bool, float]:
-    """Whether two results disagree beyond the tolerances, and the largest absolute difference."""
+def references() -> tuple[str, ...]:
+    """The references this process can compare with: op by op always; the CPU too when the program
+    ran on another backend and JAX has a CPU device (`--platform gpu` gives JAX both)."""
     import jax
 
-    a, b = jax.tree_util.tree_leaves(compiled), jax.tree_util.tree_leaves(eager)
+    if jax.default_backend() == "cpu":
+        return (OP_BY_OP,)
+    try:
+        jax.devices("cpu")
+    except RuntimeError:  # JAX was not given the CPU platform
+        return (OP_BY_OP,)
+    return (OP_BY_OP, CPU)
+
+
+def reference_value(fun, args: tuple, kwargs: dict, reference: str):
+    """`fun(*args, **kwargs)` computed as `reference` computes it: op by op, on the program's
+    device (`op-by-op`) or on the CPU (`cpu`): there, its jaxpr is run equation by equation with its
+    array arguments and the arrays it closes over (the program's parameters, say) copied to the CPU,
+    so that nothing of it runs on the program's device."""
+    import jax
+
+    if reference == OP_BY_OP:
+        with jax.disable_jit():
+            return fun(*args, **kwargs)
+    closed, xs, shape = as_jaxpr(fun, args, kwargs)
+    cpu = jax.devices("cpu")[0]
+    consts, xs = jax.device_put((list(closed.consts), xs), cpu)
+    with jax.default_device(cpu), jax.disable_jit():
+        outs = evaluate(closed.jaxpr, consts, xs)
+    return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shape), outs)
+
+
+def as_jaxpr(fun, args: tuple, kwargs: dict):
+    """`fun` at `args`, `kwargs` as a jaxpr of their arrays (the other arguments held as they are):
+    the jaxpr, those arrays, and the shape of the result."""
+    import jax
+
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+    arrays = [i for i, leaf in enumerate(leaves) if isinstance(leaf, (jax.Array, np.ndarray))]
+
+    def fx(*xs):
+        values = list(leaves)
+        for i, x in zip(arrays, xs):
+            values[i] = x
+        a, k = jax.tree_util.tree_unflatten(treedef, values)
+        return fun(*a, **k)
+
+    xs = [leaves[i] for i in arrays]
+    closed, shape = jax.make_jaxpr(fx, return_shape=True)(*xs)
+    return closed, xs, shape
+
+
+def differ(compiled, reference, tolerance: Tolerance = TOLERANCES[OP_BY_OP]) -> tuple[bool, float]:
+    """Whether two results disagree beyond `tolerance`, and the largest absolute difference."""
+    import jax
+
+    a, b = jax.tree_util.tree_leaves(compiled), jax.tree_util.tree_leaves(reference)
     if len(a) != len(b):
         return True, float("inf")
     worst, mismatch = 0.0, False
@@ -111,7 +201,7 @@ def differ(compiled, eager) -> tuple[bool, float]:
         if x.shape != y.shape:
             return True, float("inf")
         if np.issubdtype(x.dtype, np.inexact):
-            same = np.allclose(x, y, rtol=RTOL, atol=ATOL, equal_nan=True)
+            same = np.allclose(x, y, rtol=tolerance.rtol, atol=tolerance.atol_for(y), equal_nan=True)
             worst = max(worst, largest_difference(x, y))
         else:
             same = np.array_equal(x, y)
@@ -119,39 +209,52 @@ def differ(compiled, eager) -> tuple[bool, float]:
     return mismatch, worst
 
 
-def _parts(fn, xs) -> bool:
+def _parts(fn, xs, reference: str = OP_BY_OP) -> bool:
     import jax
 
     compiled = jax.jit(fn)(*xs)
-    with jax.disable_jit():
-        eager = fn(*xs)
-    return differ(compiled, eager)[0]
+    return differ(compiled, reference_value(fn, tuple(xs), {}, reference), TOLERANCES[reference])[0]
 
 
-def _compare(call: Call) -> dict:
-    import jax
-
-    entry = {"function": call.name, "rtol": RTOL, "atol": ATOL}
-    try:
-        with jax.disable_jit():
-            eager = call.fun(*call.args, **call.kwargs)
-        mismatch, worst = differ(call.result, eager)
-    except Exception as exc:  # op by op cannot run it: no evidence
-        entry["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        return entry
-    worst_leaf = _worst_leaf(call.result, eager)
-    entry.update(mismatch=mismatch, max_abs_err=worst, **worst_leaf)
-    if mismatch:
-        entry.update(_locate(call))
+def _compare(call: Call, names: tuple[str, ...] | None = None) -> dict:
+    """Compare the program's result of `call` with each reference (`names`, by default every one this
+    process has); the entry's own fields are those of the first that disagrees, op by op first."""
+    entry: dict = {"function": call.name, "references": {}}
+    for name in names or references():
+        entry["references"][name] = _against(call, name)
+    compared = {n: r for n, r in entry["references"].items() if "error" not in r}
+    if not compared:  # no reference could run it: no evidence
+        return entry | {"error": next(iter(entry["references"].values()))["error"]}
+    entry["disagrees_with"] = [n for n, r in compared.items() if r["mismatch"]]
+    shown = entry["disagrees_with"][0] if entry["disagrees_with"] else next(iter(compared))
+    entry.update(reference=shown, **compared[shown])
+    if entry["mismatch"]:
+        found = _locate(call, shown)
+        entry.update(found)
+        compared[shown].update(found)
     return entry
 
 
-def _worst_leaf(compiled, eager) -> dict:
-    """The element that differs most: its index and both values, for the report."""
+def _against(call: Call, reference: str) -> dict:
+    """One reference's comparison: agreement, the largest difference and where it is."""
+    tolerance = TOLERANCES[reference]
+    out = tolerance.stated()
+    try:
+        value = reference_value(call.fun, call.args, call.kwargs, reference)
+        mismatch, worst = differ(call.result, value, tolerance)
+    except Exception as exc:  # the reference cannot run it: no evidence
+        out["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        return out
+    return out | {"mismatch": mismatch, "max_abs_err": worst, **_worst_leaf(call.result, value)}
+
+
+def _worst_leaf(compiled, reference) -> dict:
+    """The element that differs most: its index and both values, for the report (`eager`: the
+    reference's value, computed op by op)."""
     import jax
 
     best = {}
-    for x, y in zip(jax.tree_util.tree_leaves(compiled), jax.tree_util.tree_leaves(eager)):
+    for x, y in zip(jax.tree_util.tree_leaves(compiled), jax.tree_util.tree_leaves(reference)):
         x, y = np.asarray(x), np.asarray(y)
         if x.shape != y.shape or not x.size or not np.issubdtype(x.dtype, np.number):
             continue
@@ -164,25 +267,11 @@ def _worst_leaf(compiled, eager) -> dict:
     return best
 
 
-def _locate(call: Call) -> dict:
-    """The first operation at which the compiled function parts from op by op."""
-    import jax
-
-    leaves, treedef = jax.tree_util.tree_flatten((call.args, call.kwargs))
-    arrays = [i for i, leaf in enumerate(leaves) if isinstance(leaf, (jax.Array, np.ndarray))]
-
-    def fx(*xs):
-        values = list(leaves)
-        for i, x in zip(arrays, xs):
-            values[i] = x
-        a, k = jax.tree_util.tree_unflatten(treedef, values)
-        return call.fun(*a, **k)
-
-    xs = [leaves[i] for i in arrays]
+def _locate(call: Call, reference: str) -> dict:
+    """The first operation at which the compiled function parts from `reference`."""
     try:
-        closed = jax.make_jaxpr(fx)(*xs)
-        found = locate(closed, xs, _parts, wanted=wanted_operation())
+        closed, xs, _ = as_jaxpr(call.fun, call.args, call.kwargs)
+        found = locate(closed, xs, functools.partial(_parts, reference=reference), wanted=wanted_operation())
     except Exception:
         return {}
     return found or {}
-

@@ -11,6 +11,9 @@ Every level's candidates go through the same sandbox, fork server and long-lived
   compiler (`compiler`), as `reducer.levels.mlir.worker` runs them.
 - `TracedProgram`: the traced-program level: a jaxpr spec, re-run with its transformations by
   `reducer.levels.jaxpr.worker`.
+- `CapturedScript`: a script run under the traced level's capture, recording each transformed
+  call ahead (`reducer.levels.jaxpr.ahead`): what a crash's operation is looked for in
+  (`reducer.levels.jaxpr.crash_site`), in a forked child instead of a new interpreter.
 
 A request crosses the pipes as JSON (`wire`, `from_wire`); its `run()`, in the worker, returns the
 exit status a script would have: an exception prints its traceback on standard error and gives 1.
@@ -102,3 +105,25 @@ class TracedProgram:
         from reducer.levels.jaxpr.worker import run_traced
 
         return _status_of(lambda: run_traced(self))
+
+
+@_kind
+@dataclass(frozen=True)
+class CapturedScript:
+    """A candidate script (`source`, written into the scratch folder as `name`) run under the
+    capturing harness with every transformed call recorded ahead."""
+
+    kind: ClassVar[str] = "capture"
+    name: str
+    source: str
+
+    def run(self) -> int:
+        import os
+
+        from reducer.workers import imports
+
+        imports.lend_nothing()
+        from reducer.levels.jaxpr import ahead, capture
+
+        os.environ[ahead.ENV] = "1"
+        return capture.main([self.name])

@@ -185,8 +185,9 @@ class Sandbox:
     """Runs candidate sources as `script_name` in fresh scratch folders under `root`.
 
     `data_files` are copied next to every candidate (files the script reads by a relative path);
-    `platform` selects the JAX backend; `check_gradients` asks the harness to compare the
-    gradients of Enzyme-JAX-wrapped functions against JAX's own AD.
+    `platform` selects the JAX backend (`gpu`: the GPU as the default, the CPU beside it);
+    `check_gradients` asks the harness to compare the gradients of Enzyme-JAX-wrapped functions
+    against JAX's own AD.
     """
 
     root: Path
@@ -217,7 +218,11 @@ class Sandbox:
             PYTHONDONTWRITEBYTECODE="1",
             PYTHONFAULTHANDLER="1",
             JAX_TRACEBACK_FILTERING="off",
-            JAX_PLATFORMS="cuda" if self.platform == "gpu" else "cpu",
+            # gpu: the CPU too, for the result watch's cross-check; JAX_PLATFORM_NAME keeps the GPU the
+            # default backend (JAX otherwise falls back to the CPU silently): without one, the first
+            # use of the default backend raises `Unknown backend cuda`, which `job.no_backend` reads
+            JAX_PLATFORMS="cuda,cpu" if self.platform == "gpu" else "cpu",
+            JAX_PLATFORM_NAME="cuda" if self.platform == "gpu" else "",
             REDUCER_LIMITS=json.dumps({"memory_mb": limits.memory_mb, "output_mb": limits.output_mb}),
             REDUCER_HARNESS_OUT=str(scratch / ".reducer-harness.json"),
         )
@@ -262,7 +267,7 @@ class Sandbox:
     def _run(self, candidate, limits: Limits, cancel: threading.Event | None, keep: bool,
              mode: str, entry: str = HARNESS) -> RunResult:
         script = isinstance(candidate, str)
-        scratch = self.prepare(candidate if script else None)
+        scratch = self.prepare(candidate if script else getattr(candidate, "source", None))
         request = ScriptFile(self.script_name) if script else candidate
         env = self.environment(scratch, limits)
         if mode == "fresh":

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from oracles.base import Oracle, Signature
 from reducer.levels.jaxpr import ahead as ahead_record
+from reducer.levels.jaxpr import crash_site
 from reducer.levels.jaxpr import emit as jaxpr_emit
 from reducer.levels.jaxpr import numeric
 from reducer.levels.jaxpr.fit import out_of_reach
@@ -86,8 +87,8 @@ class Judge:
     """Whether a traced candidate shows the wanted failure: through the oracle, or for a numeric
     failure through the replay's own check (`reducer.levels.jaxpr.numeric`)."""
 
-    def __init__(self, oracle: Oracle, wanted: Signature):
-        self.oracle, self.wanted = oracle, wanted
+    def __init__(self, oracle: Oracle, wanted: Signature, sites: crash_site.Sites | None = None):
+        self.oracle, self.wanted, self.sites = oracle, wanted, sites
         self.check = numeric.check_of(wanted)
         self.ahead = bool(self.check) or (wanted.family == "crash" and wanted.get("how") in ("signal", "hang"))
 
@@ -103,9 +104,13 @@ class Judge:
     def request(self, spec: str, explain: bool = False) -> str:
         return numeric.with_check(spec, self.check, explain) if self.check else spec
 
-    def __call__(self, run) -> tuple[bool, Signature | None]:
+    def __call__(self, run, spec: str | None = None) -> tuple[bool, Signature | None]:
+        """The verdict on `run` of the candidate `spec` (whose crash is located when the wanted
+        failure names its operation)."""
         if self.check:
             return numeric.same(self.oracle, self.wanted, run)
+        if self.sites is not None and spec is not None:
+            run = self.sites.attach("", run, spec)
         return self.oracle.judge(self.wanted, run)
 
 
@@ -113,7 +118,7 @@ def first_reproducing(found: dict, judge: Judge, sandbox: Sandbox, limits: Limit
     """The first captured spec whose own run shows the failure, and that run; (None, None) when none."""
     for candidate in judge.candidates(found)[:MAX_TRIED]:
         run = run_spec(sandbox, judge.request(candidate, explain=True), limits, max(limits.timeout, 30.0))
-        ok, seen = judge(run)
+        ok, seen = judge(run, candidate)
         if ok:
             return candidate, run
         log(f"jaxpr level: a captured program shows {seen or 'no failure'}, not the failure; skipped")
@@ -128,7 +133,7 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
     `on_event` sees the engine's progress events."""
     start = time.monotonic()
     stop = stop or threading.Event()
-    judge = Judge(oracle, wanted)
+    judge = Judge(oracle, wanted, _sites(sandbox, limits, oracle, wanted))
     found = capture(sandbox, source, limits, ahead=judge.ahead)
     for note in found.get("notes", [])[:3]:
         log(f"jaxpr level: not captured: {note}")
@@ -147,7 +152,7 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
         if stop.is_set() or cancel.is_set():
             return False
         run = run_spec(sandbox, judge.request(candidate), limits, timeout, cancel)
-        return not run.cancelled and judge(run)[0]
+        return not run.cancelled and judge(run, candidate)[0]
 
     before = jp.count_eqns(jp.loads(spec)["jaxpr"])
     log(f"jaxpr level: captured {' ∘ '.join(t['t'] for t in jp.loads(spec)['transforms']) or 'a call'} of "
@@ -219,10 +224,11 @@ def _verify(text: str, arrays: dict, bind_all: bool, sandbox: Sandbox, limits: L
                       data_files=tuple(sandbox.data_files) + extra, platform=sandbox.platform,
                       check_gradients=sandbox.check_gradients, extra_env=dict(sandbox.extra_env))
     good = 0
+    sites = _sites(checker, limits, oracle, wanted)
     try:
         for _ in range(runs):
             run = checker.run(text, limits, fresh=True)
-            ok, seen = oracle.judge(wanted, run)
+            ok, seen = oracle.judge(wanted, sites.attach(text, run) if sites else run)
             if not ok:
                 stopped = where_it_stopped(run.stderr, text, sandbox.script_name)
                 return good, f"it showed {seen or 'no failure'}{stopped}"
@@ -230,6 +236,15 @@ def _verify(text: str, arrays: dict, bind_all: bool, sandbox: Sandbox, limits: L
     finally:
         checker.close()
     return good, ""
+
+
+def _sites(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature) -> crash_site.Sites | None:
+    """What names the operation a candidate's crash happens in, when the wanted failure names one."""
+    if not wanted.get("op") or not crash_site.located(wanted):
+        return None
+    sites = crash_site.Sites(sandbox, limits, oracle)
+    sites.wanted = wanted
+    return sites
 
 
 def where_it_stopped(stderr: str, text: str, script: str = "repro.py") -> str:
