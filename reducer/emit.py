@@ -79,7 +79,9 @@ def crash_sentence(sig: Signature, subjects: dict | None = None) -> str:
     how, detail, platform = sig.get("how"), sig.get("detail"), sig.get("platform")
     who = {**CRASH_SUBJECTS, **(subjects or {})}
     if how == "signal":
-        return f"{who['signal']} is killed by a signal on {platform}: {detail}."
+        op = (f", in `{sig.get('op')}` (the crashing call, cut short right after that operation, dies the same way; "
+              f"cut before it, it does not)") if sig.get("op") else ""
+        return f"{who['signal']} is killed by a signal on {platform}: {detail}{op}."
     if how == "xla-status":
         return f"{who['xla-status']} returns an error status on {platform}: `{detail}`."
     if how == "cuda":
@@ -118,7 +120,7 @@ def _what_happens(sig: Signature) -> str:
         "activity": lambda: (f"Differentiation fails with a {sig.get('kind').replace('-', ' ')} error "
                              f"({'Enzyme-JAX' if sig.get('source') == 'enzyme' else 'JAX'})."),
         "wrong-result": lambda: (f"A `jit`-compiled function returns a different result from the same function run "
-                                 f"op by op; the first operation whose values differ is `{sig.get('op')}`."),
+                                 f"{_references(sig)}; the first operation whose values differ is `{sig.get('op')}`."),
         "jax-error": lambda: (f"`{sig.get('library')}` raises `{sig.get('type')}` in `{sig.get('raised-in')}`: "
                               f"{sig.get('message')}"),
         "pipeline-error": lambda: ("Enzyme-JAX's pass pipeline fails" + (f" in `{sig.get('pass')}`" if sig.get("pass")
@@ -135,12 +137,20 @@ EXPECTED = {
     "activity": "Either the gradient is computed, or the error points at the user's rule with a clear message.",
     "crash": ("The program runs to completion, or fails with a Python exception that explains what is wrong; "
               "it must not crash the process or fail inside JAX."),
-    "wrong-result": "The compiled function returns what the same function returns op by op, within the tolerance.",
     "pipeline-error": "Enzyme-JAX's pipeline transforms the module, or refuses it with an error naming the operation.",
 }
 
 
+def _references(sig: Signature) -> str:
+    """How the references a wrong result disagrees with computed it, in words."""
+    words = {"op-by-op": "op by op", "cpu": "op by op on the CPU"}
+    named = [words.get(r, r) for r in (sig.get("reference") or "op-by-op").split(",")]
+    return " and ".join(dict.fromkeys(named))
+
+
 def _expected(sig: Signature) -> str:
+    if _case(sig) == "wrong-result":
+        return f"The compiled function returns what the same function returns {_references(sig)}, within the tolerance."
     if _case(sig) == "enzyme-adjoint":
         return (f"The gradient is computed, as JAX's own AD computes it: `{sig.get('op')}` needs an adjoint rule "
                 "in Enzyme-JAX (or a clear \"not supported\" error naming the JAX function).")

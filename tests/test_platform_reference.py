@@ -147,3 +147,17 @@ def test_check_on_gpu_without_a_gpu_is_refused_in_one_line():
     assert done.returncode == NO_BACKEND, done.stderr
     assert "JAX found no device for the requested platform (Unknown backend cuda" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_the_report_says_which_reference_a_wrong_result_disagrees_with():
+    from oracles.outcome import Signature
+    from reducer import emit
+
+    def sig(reference):
+        return Signature("wrong-result", (("source", "jit"), ("reference", reference), ("op", "dot_general"),
+                                          ("program-exit", "AssertionError")))
+
+    assert "op by op on the CPU; the first" in emit._what_happens(sig("cpu"))
+    assert "run op by op and op by op on the CPU" in emit._what_happens(sig("op-by-op,cpu"))
+    assert "returns op by op, within" in emit._expected(sig("op-by-op"))
+    assert "on the CPU, within" in emit._expected(sig("cpu"))
