@@ -181,3 +181,23 @@ def test_an_inner_jit_of_one_result_returns_that_value_and_the_script_runs():
     namespace = {}
     exec(compile(text.replace("print(", "result = ("), "repro.py", "exec"), namespace)
     np.testing.assert_allclose(namespace["result"], np.sin(1.0) * 2.0 + 2.0, rtol=1e-6)  # written back on ones
+
+
+def test_a_loop_carrying_one_value_carries_it_itself_and_computes_what_the_program_did():
+    from reducer.levels.jaxpr.emit import emit
+
+    def halve(x):
+        return lax.while_loop(lambda c: jnp.sum(c) > 1.0, lambda c: c * 0.5, x)
+
+    def pair(x):
+        return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2.0), (0, x))[1]
+
+    for fun in (halve, pair):
+        program = spec_of(fun, jnp.full(3, 4.0))
+        text, _ = emit(jp.loads(program))
+        namespace = {}
+        exec(compile(text.replace("print(", "(lambda *a: None)("), "repro.py", "exec"), namespace)
+        got = namespace["f"](jnp.full(3, 4.0))
+        np.testing.assert_allclose(np.asarray(got), np.asarray(fun(jnp.full(3, 4.0))))
+        if fun is halve:
+            assert not re.search(r"while_loop\(.*\(\w+,\)\)", text) and "= carry" not in text, text

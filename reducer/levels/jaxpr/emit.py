@@ -17,8 +17,9 @@ import numpy as np
 
 from reducer.levels.jaxpr import custom_rules, spelling
 from reducer.levels.jaxpr.codec import registry
-from reducer.levels.jaxpr.params import decode_param
-from reducer.levels.jaxpr.program import argnums_source, batched_predicate, jaxprs, masked_loop, platform_branches
+from reducer.levels.jaxpr.params import decode_param, decode_params
+from reducer.levels.jaxpr.program import (argnums_source, batched_predicate, jaxprs, masked_loop, platform_branches,
+                                          uses)
 
 INFIX = {"add": "+", "sub": "-", "mul": "*", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
          "and": "&", "or": "|", "xor": "^"}
@@ -69,7 +70,8 @@ class Emitter:
         p, ins = e["p"], [self.atom(a) for a in e["in"]]
         outs = [self.name(o[0]) for o in e["out"]]
         listed = p in ("while", "scan", "cond", "jit", "enzyme", *custom_rules.KINDS) or (
-            p in registry() and registry()[p][0].multiple_results)
+            p in registry() and registry()[p][0].multiple_results) and not (
+            p in spelling.CALLBACKS and not self.bind_all)  # jax.pure_callback returns one array as one
         lhs = ", ".join(outs) + ("," if len(outs) == 1 and listed else "")
         if p == "__fill__":
             o = e["out"][0]
@@ -83,8 +85,7 @@ class Emitter:
             return custom_rules.emit_lines(self, e, ins, lhs, indent)
         if any(isinstance(v, dict) and set(REFS) & set(v) for v in e["params"].values()):
             return self.with_jaxprs(e, ins, lhs, indent)
-        params = {k: decode_param(v) for k, v in e["params"].items()}
-        return [f"{indent}{lhs} = {self.call(p, ins, params, e)}"]
+        return [f"{indent}{lhs + ' = ' if outs else ''}{self.call(p, ins, decode_params(e['params']), e)}"]
 
     def with_jaxprs(self, e: dict, ins: list[str], lhs: str, indent: str) -> list[str]:
         """A primitive with jaxpr parameters (scatter's `update_jaxpr`, `reduce`'s `jaxpr` …): its public
@@ -167,7 +168,7 @@ class Emitter:
                 continue
             args = ins + [f"{k}={self.value(v)}" for k, v in kept.items()]
             return f"{space}.{name}({', '.join(args)})"
-        return random_call(p, ins, params)
+        return self.spelling.callback_call(p, ins, params) if p in spelling.CALLBACKS else random_call(p, ins, params)
 
     def _in_shapes(self, e: dict) -> list:
         return [self.shapes.get(a, ()) if isinstance(a, str) else () for a in e["in"]]
@@ -193,7 +194,7 @@ class Emitter:
         """`def fname(params): …` for the jaxpr `j`; `bound` pre-assigns some of its inputs."""
         lines = [f"{indent}def {fname}({', '.join(params)}):"]
         inner = indent + "    "
-        used = _reads(j)
+        used = uses(j)
         for var, expr in (bound or {}).items():
             if var in used:
                 lines.append(f"{inner}{self.name(var)} = {expr}")
@@ -221,9 +222,11 @@ class Emitter:
             cond, body = subs
             carry = ins[nc + nb:]
             cn, bn = self.fun_name("cond"), self.fun_name("body")
-            lines = self._carry_fun(cn, cond, ins[:nc], indent, False)
-            lines += self._carry_fun(bn, body, ins[nc:nc + nb], indent, True)
-            init = f"({', '.join(carry)}{',' if len(carry) == 1 else ''})"
+            alone = len(carry) == 1 and not (batched_predicate(cond) and masked_loop(e))  # not a 1-tuple
+            lines = self._carry_fun(cn, cond, ins[:nc], indent, False, alone)
+            lines += self._carry_fun(bn, body, ins[nc:nc + nb], indent, not alone, alone)
+            init = carry[0] if alone else f"({', '.join(carry)}{',' if len(carry) == 1 else ''})"
+            lhs = lhs.rstrip(",") if alone else lhs
             if not batched_predicate(cond):
                 lines.append(f"{indent}{lhs} = lax.while_loop({cn}, {bn}, {init})")
                 return lines
@@ -272,7 +275,7 @@ class Emitter:
             self.shapes[v[0]] = v[1]
         lines = [f"{indent}def {sn}(carry, x_slice):"]
         inner = indent + "    "
-        lines += [f"{inner}{self.name(var)} = {expr}" for var, expr in bound.items() if var in _reads(body)]
+        lines += [f"{inner}{self.name(var)} = {expr}" for var, expr in bound.items() if var in uses(body)]
         if carry:
             lines.append(f"{inner}{', '.join(carry)}, = carry")
         if xs:
@@ -291,16 +294,18 @@ class Emitter:
                      f"length={params['length']}, reverse={params['reverse']})")
         return lines
 
-    def _carry_fun(self, fname: str, j: dict, consts: list[str], indent: str, tuple_out: bool) -> list[str]:
+    def _carry_fun(self, fname: str, j: dict, consts: list[str], indent: str, tuple_out: bool,
+                   alone: bool = False) -> list[str]:
+        """A loop's `cond` or `body` function of the carry (`alone`: the one value carried, itself)."""
         n = len(consts)
         bound = {v[0]: c for v, c in zip(j["in"][:n], consts)}
         carry = [self.name(v[0]) for v in j["in"][n:]]
         for v in j["in"]:
             self.shapes[v[0]] = v[1]
-        lines = [f"{indent}def {fname}(carry):"]
+        lines = [f"{indent}def {fname}({carry[0] if alone else 'carry'}):"]
         inner = indent + "    "
-        lines += [f"{inner}{self.name(var)} = {expr}" for var, expr in bound.items() if var in _reads(j)]
-        if any(v[0] in _reads(j) for v in j["in"][n:]):
+        lines += [f"{inner}{self.name(var)} = {expr}" for var, expr in bound.items() if var in uses(j)]
+        if not alone and any(v[0] in uses(j) for v in j["in"][n:]):
             lines.append(f"{inner}{', '.join(carry)}, = carry")
         lines += self.body(j, inner)
         outs = [self.atom(a) for a in j["out"]]
@@ -351,7 +356,7 @@ class Emitter:
             head.append("import numpy as np")
         if uses_enzyme:
             head.append("from enzyme_ad.jax import enzyme_jax_ir")
-        head += sorted(self.imports)
+        head += sorted(self.imports - set(head))
         if spec.get("x64"):
             head += ["", 'jax.config.update("jax_enable_x64", True)']
         if self.arrays:
@@ -384,13 +389,6 @@ def platform_index(platforms) -> str:
 def random_call(p: str, ins: list[str], params: dict) -> str:
     """A PRNG primitive as its `jax.random` function ("" for another primitive)."""
     return RANDOM[p](ins, params) if p in RANDOM else ""
-
-
-def _reads(j: dict) -> set:
-    """Variables a jaxpr's own equations and outputs read."""
-    from reducer.levels.jaxpr.program import uses
-
-    return uses(j)
 
 
 def emit(spec: dict, header: str = "", bind_all: bool = False) -> tuple[str, dict]:

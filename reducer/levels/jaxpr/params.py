@@ -8,6 +8,12 @@ small arrays, abstract values (`ShapedArray`), primitives (`select_and_scatter_a
 encoded as a nested spec jaxpr in the equation's `subs` and referred to by its index; a Python
 function that only restates such a jaxpr (`reduce`'s `computation`) becomes a function that runs
 it. Shardings decode as None: candidates run on one device.
+
+The host function of `jax.pure_callback` / `io_callback` is kept by name when an installed library
+defines it (`np.sin`, `scipy.special.logsumexp`) and takes the flat arguments; the script's own
+function is replaced by a stand-in returning zeros of the declared result shapes (`HostCallback`),
+so that the written-back script stands alone. The reducer keeps a captured program only when its own
+run fails the same way, so a failure that needed what the script's function computes is never kept.
 """
 from __future__ import annotations
 
@@ -134,6 +140,8 @@ def encode_param(v, nest=None):
         return {"aval": [list(v.shape), str(v.dtype), bool(v.weak_type)]}
     if isinstance(v, tuple) and hasattr(v, "_fields"):
         return {"nt": _path(type(v)), "f": {k: encode_param(getattr(v, k), nest) for k in v._fields}}
+    if type(v).__name__ == "_FlatCallback" and type(v).__module__ == "jax._src.callback":
+        return {"host": _library_function(v.callback_func, v.in_tree)}
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         fields = [f.name for f in dataclasses.fields(v) if f.init]
         return {"dc": _path(type(v)), "f": {k: encode_param(getattr(v, k), nest) for k in fields}}
@@ -150,6 +158,51 @@ def encode_param(v, nest=None):
     raise Unencodable(f"parameter of type {type(v).__name__}" + (f" ({what})" if what else ""))
 
 
+def _library_function(fun, in_tree) -> str | None:
+    """`module:name` of a callback's host function when an installed library defines it (not the
+    script or a module beside it) and it is called with flat positional arguments; else None."""
+    import sysconfig
+
+    import jax
+
+    module = getattr(fun, "__module__", None) or ("numpy" if isinstance(fun, np.ufunc) else None)
+    name = getattr(fun, "__qualname__", None) or getattr(fun, "__name__", "")
+    flat = jax.tree_util.tree_structure((tuple(range(in_tree.num_leaves)), {}))
+    if not module or "<" in name or in_tree != flat:
+        return None
+    try:
+        found = resolve(f"{module}:{name}")
+    except (AttributeError, ImportError, ValueError):
+        return None
+    origin = getattr(importlib.import_module(module.split(".")[0]), "__file__", None) or ""
+    installed = [sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib")]
+    return f"{module}:{name}" if found is fun and any(origin.startswith(d) for d in installed) else None
+
+
+class HostCallback:
+    """A decoded callback primitive's `callback` parameter: called with flat arrays, returns the flat
+    results. It runs the library function named `path`, or (`path` None) stands in for the script's
+    own function with zeros of the declared result shapes (`results`, the equation's `result_avals`)."""
+
+    def __init__(self, path: str | None, results=()):
+        self.path, self.results = path, tuple(results)
+        self.fun = resolve(path) if path else None
+
+    def __call__(self, *flat_args):
+        import jax
+
+        if self.fun is None:
+            return [np.zeros(r.shape, r.dtype) for r in self.results]
+        returned = jax.tree_util.tree_leaves(self.fun(*flat_args))
+        return returned if self.results else []  # called for its effect only (`io_callback(f, None, …)`)
+
+    def __eq__(self, other):
+        return isinstance(other, HostCallback) and (self.path, self.results) == (other.path, other.results)
+
+    def __hash__(self):
+        return hash((self.path, self.results))
+
+
 # -- decoding -------------------------------------------------------------------------------------
 def decode_param(d, subs=None):
     """The value `d` encodes; `subs` are the equation's nested spec jaxprs, for jaxpr parameters."""
@@ -162,7 +215,11 @@ def decode_param(d, subs=None):
 
 
 def decode_params(params: dict, subs=None) -> dict:
-    return {k: decode_param(v, subs) for k, v in params.items()}
+    out = {k: decode_param(v, subs) for k, v in params.items()}
+    for k, v in out.items():  # a stand-in callback returns the shapes its equation declares
+        if isinstance(v, HostCallback):
+            out[k] = HostCallback(v.path, out.get("result_avals", ()))
+    return out
 
 
 def _array(d, subs):
@@ -239,6 +296,7 @@ _DECODERS = {  # "arr" before "dtype": an array's encoding names its dtype too
     "jaxpr": _jaxpr,
     "fn_of": _runner,
     "fn": lambda d, subs: resolve(d["fn"]),
+    "host": lambda d, subs: HostCallback(d["host"]),
 }
 
 

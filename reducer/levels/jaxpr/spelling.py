@@ -1,6 +1,8 @@
 """How values are spelled in a written-back script: numbers (`jnp.nan`, `-jnp.inf`), dtypes, arrays
 (inline, PRNG keys through `jax.random.wrap_key_data`, complex numbers from their parts) and
-primitive parameters (`lax.GatherDimensionNumbers(…)`, enums, PRNG implementations by name).
+primitive parameters (`lax.GatherDimensionNumbers(…)`, enums, PRNG implementations by name), and
+callback equations as `jax.pure_callback(…)` / `io_callback(…)` with their host function (a library's,
+by name, or a stand-in returning zeros of the declared results).
 
 Every spelling is an expression that evaluates, in a script importing `jax`, `jax.numpy as jnp`,
 `lax` and `numpy as np`, to the value the spec holds; `Spelling.imports` collects any other import
@@ -14,7 +16,7 @@ import math
 
 import numpy as np
 
-from reducer.levels.jaxpr.params import key_impl
+from reducer.levels.jaxpr.params import HostCallback, key_impl
 
 
 def dtype_expr(name: str) -> str:
@@ -124,10 +126,47 @@ class Spelling:
             return number(v.item())
         if isinstance(v, np.ndarray):
             return f"np.asarray({nested(v.tolist())}, {dtype_expr(str(v.dtype))})"
+        if isinstance(v, HostCallback):
+            return self.host_function(v, flat=True)
         if callable(v) and hasattr(v, "__qualname__"):
             self.imports.add(f"from {v.__module__} import {v.__qualname__.split('.')[0]}")
             return v.__qualname__
         return number(v)
+
+    def host_function(self, host: HostCallback, flat: bool) -> str:
+        """A callback's host function: the library function (imported by name) or a stand-in returning
+        zeros of the result shapes; `flat` returns a list of arrays, as a bound primitive calls it,
+        else what the public call expects for its result shapes (one array, or a tuple)."""
+        results = [f"np.zeros({tuple(r.shape)!r}, {dtype_expr(str(r.dtype))})" for r in host.results]
+        if host.path:
+            module, name = host.path.split(":")
+            self.imports.add(f"from {module} import {name.split('.')[0]}")
+            if flat:
+                return f"lambda *xs: jax.tree_util.tree_leaves({name}(*xs))" if results else \
+                    f"lambda *xs: [{name}(*xs), []][1]"
+            if len(results) == 1:
+                return name
+            return f"lambda *xs: tuple({name}(*xs))" if results else f"lambda *xs: [{name}(*xs), None][1]"
+        if results:
+            self.imports.add("import numpy as np")
+        if flat:
+            return f"lambda *xs: [{', '.join(results)}]"
+        if len(host.results) == 1:
+            return f"lambda *xs: {results[0]}"
+        return "lambda *xs: None" if not results else f"lambda *xs: ({', '.join(results)},)"
+
+    def callback_call(self, p: str, ins: list[str], params: dict) -> str:
+        """`jax.pure_callback(…)` / `io_callback(…)` for a callback equation, its results declared as
+        one `jax.ShapeDtypeStruct` (one result), None (none) or a tuple of them."""
+        host = params["callback"]
+        shapes = [f"jax.ShapeDtypeStruct({tuple(r.shape)!r}, {dtype_expr(str(r.dtype))})" for r in host.results]
+        declared = shapes[0] if len(shapes) == 1 else "None" if not shapes else f"({', '.join(shapes)},)"
+        options = [f"{k}={self.value(params[k])}" for k in ("vmap_method", "ordered")
+                   if params.get(k) not in (None, False)]  # what differs from the defaults
+        call = "jax.pure_callback" if p == "pure_callback" else "io_callback"
+        if p != "pure_callback":
+            self.imports.add("from jax.experimental import io_callback")
+        return f"{call}({', '.join([self.host_function(host, False), declared, *ins, *options])})"
 
 
 def enzyme_wrapper(options: dict | None, imports: set) -> str:
@@ -147,6 +186,7 @@ def enzyme_wrapper(options: dict | None, imports: set) -> str:
     return f"enzyme_jax_ir({', '.join(args)})"
 
 
+CALLBACKS = ("pure_callback", "io_callback")  # primitives calling a host function
 CUMULATIVE = ("cumsum", "cumprod")  # the jax.numpy functions staged as a `jit` of their one primitive
 
 
