@@ -167,3 +167,15 @@ def test_a_written_back_script_that_stops_is_logged_with_its_error_and_line(tmp_
     said = where_it_stopped(done.stderr, text)
     assert said.startswith(": NameError: name 'inf' is not defined") and said.endswith(
         ", at line 3: y = jnp.maximum(x, -inf)")
+
+
+def test_a_debug_print_is_left_out_and_the_rest_still_runs():
+    def noisy(x):
+        y = jnp.sin(x)
+        jax.debug.print("y = {}", y)
+        jax.debug.callback(lambda v: None, y)
+        return jnp.sum(y * 2.0)
+
+    program = spec_of(noisy, jnp.ones(3), transforms=[{"t": "grad", "argnums": [0]}])
+    assert [e["p"] for e in jp.loads(program)["jaxpr"]["eqns"]] == ["sin", "mul", "reduce_sum"]
+    np.testing.assert_allclose(np.asarray(jp.run(program)[0]), 2.0 * np.cos(np.ones(3)), rtol=1e-6)

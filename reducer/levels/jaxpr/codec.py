@@ -10,6 +10,7 @@ anything it cannot express makes the equation unencodable. Call-like
 primitives whose rules are Python functions (`custom_jvp_call`, `custom_vjp_call`, `remat`,
 `closed_call`) are inlined while encoding (except the script's own custom rules, kept by
 `reducer.levels.jaxpr.custom_rules`), and `custom_linear_solve` becomes its `solve` jaxpr.
+Equations that only print (`jax.debug.print`) are left out.
 An `enzyme_primal` equation is encoded as an `enzyme_jax_ir` call of its function only when it
 is a plain call (no Enzyme derivative in its pipeline). Two pseudo-primitives stand for values: `__const__`
 (recorded values, or ones when too large) and `__fill__` (a constant array: zeros or ones).
@@ -29,6 +30,8 @@ INLINED = {"custom_jvp_call", "custom_jvp_call_jaxpr", "custom_vjp_call", "custo
            "checkpoint", "closed_call", "core_call", "call", "custom_vmap_call"}
 SOLVES = {"custom_linear_solve"}  # inlined as their `solve` jaxpr
 VALUE_PRIMS = {"__const__", "__fill__"}
+#: equations that only print (`jax.debug.print`, `jax.debug.callback`): left out, as they compute nothing
+PRINTS = {"debug_print", "debug_callback"}
 
 
 # -- primitives by name ---------------------------------------------------------------------------
@@ -123,6 +126,8 @@ class Encoder:
         for e in eqns:
             name = e.primitive.name
             if not self.in_rule and custom_rules.keeps(e) and self._custom(e, env, out):
+                continue
+            if name in PRINTS and not e.outvars:
                 continue
             if name in INLINED or name in SOLVES:
                 sub, args = _inlined(e)
