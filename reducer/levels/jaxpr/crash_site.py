@@ -153,6 +153,7 @@ class Sites:
         self.sandbox, self.limits, self.oracle = sandbox, limits, oracle
         self.wanted: Signature | None = None  # once set: the failure whose operation runs must confirm
         self.finding = ""  # what `establish` found, in a sentence for the log
+        self._named: dict = {}  # (recorded call, wanted operation) -> its operation: script candidates often share one
 
     def dies(self, like: Signature):
         from reducer.levels.jaxpr.worker import run_spec
@@ -165,7 +166,10 @@ class Sites:
         return dies
 
     def of_spec(self, spec: str, like: Signature) -> str:
-        return operation(spec, self.dies(like), like.get("op") or None)
+        key = (spec, like.get("op"))
+        if key not in self._named:
+            self._named[key] = operation(spec, self.dies(like), like.get("op") or None)
+        return self._named[key]
 
     def of_script(self, source: str, like: Signature) -> str:
         """The operation at fault of `source`'s crash: its calls recorded ahead, latest first."""
