@@ -9,7 +9,8 @@ candidate is run once more with the faulty part replaced by its reference, and k
 ends cleanly:
 
 - a wrong Enzyme-JAX gradient: `enzyme_jax_ir(...)` becomes the identity, so JAX's own AD runs;
-- a wrong `jit` result: `jax_disable_jit`, so every compiled function runs op by op.
+- a wrong `jit` result: `jax_disable_jit`, so every compiled function runs op by op; one wrong against
+  the CPU alone (`--platform gpu`, `reference=cpu`): op by op on the CPU (`jax_default_device`).
 
 The replacement is a prologue put before the program's first statement. When the starting program
 itself does not run through with it (it fails later for another reason, or it stops unconditionally),
@@ -26,8 +27,11 @@ PROLOGUES = {
     "enzyme": ("import enzyme_ad.jax as _reducer_enzyme\n"
                "_reducer_enzyme.enzyme_jax_ir = lambda *args, **kwargs: (lambda fun: fun)\n"),
     "jit": "import jax as _reducer_jax\n_reducer_jax.config.update('jax_disable_jit', True)\n",
+    "cpu": ("import jax as _reducer_jax\n_reducer_jax.config.update('jax_default_device', _reducer_jax.devices('cpu')[0])\n"
+            "_reducer_jax.config.update('jax_disable_jit', True)\n"),
 }
-WHAT = {"enzyme": "Enzyme-JAX's derivative replaced by JAX's AD", "jit": "`jit` replaced by op-by-op evaluation"}
+WHAT = {"enzyme": "Enzyme-JAX's derivative replaced by JAX's AD", "jit": "`jit` replaced by op-by-op evaluation",
+        "cpu": "`jit` on the GPU replaced by op-by-op evaluation on the CPU"}
 
 
 def mode(sig: Signature) -> str | None:
@@ -36,7 +40,11 @@ def mode(sig: Signature) -> str | None:
         return None
     if sig.family == "activity-mismatch" and sig.get("kind") == "numeric":
         return "enzyme"
-    return "jit" if sig.family == "wrong-result" else None
+    if sig.family == "wrong-result":
+        from reducer.levels.jaxpr.numeric import on_cpu
+
+        return "cpu" if on_cpu(sig) else "jit"
+    return None
 
 
 def fixed(source: str, how: str) -> str:

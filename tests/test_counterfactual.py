@@ -35,6 +35,9 @@ def test_only_programs_that_stop_by_themselves_are_checked():
     assert counterfactual.mode(Signature("wrong-result", (("op", "reduce_sum"), ("program-exit", "y")))) == "jit"
     assert counterfactual.mode(Signature("activity-mismatch", (("kind", "numeric"), ("op", "digamma")))) is None
     assert counterfactual.mode(Signature("crash", (("how", "signal"),))) is None
+    on_gpu = (("reference", "cpu"), ("op", "dot_general"), ("program-exit", "y"))
+    assert counterfactual.mode(Signature("wrong-result", on_gpu)) == "cpu"
+    assert counterfactual.mode(Signature("wrong-result", (("reference", "op-by-op,cpu"),) + on_gpu[1:])) == "jit"
 
 
 def test_a_candidate_that_stops_unconditionally_is_not_interesting(tmp_path):
@@ -57,5 +60,6 @@ def test_a_jit_miscompare_runs_through_op_by_op(tmp_path):
         assert counterfactual.runs_clean(job, job.source, "jit")
         assert not counterfactual.runs_clean(job, job.source + "raise SystemExit('jit and eager results differ')\n",
                                              "jit")
+        assert counterfactual.runs_clean(job, job.source, "cpu")  # op by op on the CPU, as on a GPU
     finally:
         job.close()

@@ -100,6 +100,31 @@ def test_the_written_back_script_compares_jit_with_op_by_op_and_stops_with_the_p
         "\nassert jnp.allclose(got, want, rtol=0.0001, atol=1e-06, equal_nan=True)")
 
 
+def test_a_result_wrong_against_the_cpu_alone_is_written_back_against_the_cpu(tmp_path):
+    # a GPU-only fault (--platform gpu, reference=cpu): the script computes the reference op by op on
+    # the CPU; run here on the CPU, whose own `jit` miscompiles this sum, it still disagrees
+    i = jnp.arange(32_769, dtype=jnp.float32)
+    points = jnp.stack((i, jnp.zeros_like(i), jnp.zeros_like(i)), axis=1)
+    spec = spec_with_values(lambda x: jnp.sum(jnp.ones((3, 3), jnp.float32) @ x.T, axis=0), points,
+                            transforms=[{"t": "jit"}])
+    wanted = Signature("wrong-result", (("source", "jit"), ("reference", "cpu"), ("op", "reduce_sum"),
+                                        ("program-exit", "GPU and CPU results differ")))
+    text, arrays = emit(spec)
+    text = numeric.finish_script(text, spec, wanted)
+    assert "jax.device_put((" in text and "atol=max(1e-05, 0.001 * float(" in text
+    (tmp_path / "repro.py").write_text(text)
+    np.savez(tmp_path / NPZ, **arrays)
+    done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.strip().endswith("GPU and CPU results differ"), done.stderr[-2000:]
+    small = spec_with_values(lambda x: jnp.sum(jnp.ones((3, 3), jnp.float32) @ x.T, axis=0), points[:8],
+                             transforms=[{"t": "jit"}])
+    text, arrays = emit(small)
+    (tmp_path / "repro.py").write_text(numeric.finish_script(text, small, wanted))
+    np.savez(tmp_path / NPZ, **arrays)
+    done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_finite_differences_say_which_derivative_is_wrong_and_blame_jax_when_they_side_with_enzyme():
     from oracles.activity_mismatch import fault_sentence
     from reducer.watches.differences import central_difference, which_is_wrong

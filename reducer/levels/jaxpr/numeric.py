@@ -201,13 +201,27 @@ def finish_script(text: str, spec: dict, wanted) -> str:
         if jp.one_result(spec):  # one comparison of the two calls, as the program wrote it
             return "\n".join(lines[:-1] + reference + _verdict(spec, check, message, got, want)) + "\n"
         body = reference + [f"got = {got}", f"want = {want}"]
+    elif check == "result" and on_cpu(wanted):  # a GPU's result against the same function op by op on the CPU
+        reference, name = reference_chain(spec["transforms"][1:])
+        body = reference + [f"got = {got}", "cpu = jax.devices('cpu')[0]",
+                            "with jax.default_device(cpu), jax.disable_jit():",
+                            f"    want = {name}(*jax.device_put(({inputs},), cpu))"]
     elif check == "result":
         reference, name = reference_chain(spec["transforms"][1:])
         body = reference + [f"got = {got}", "with jax.disable_jit():", f"    want = {name}({inputs})"]
     else:  # the program took Enzyme-JAX's gradient alone: it stops (or not) as it did
         stop = [f"raise SystemExit({message!r})"] if message else []
         return "\n".join(lines[:-1] + [f"print({got})"] + stop) + "\n"
-    return "\n".join(lines[:-1] + body + _verdict(spec, check, message)) + "\n"
+    return "\n".join(lines[:-1] + body + _verdict(spec, check, message, cpu=on_cpu(wanted))) + "\n"
+
+
+def on_cpu(wanted) -> bool:
+    """Whether a wrong result is one against the CPU alone (`--platform gpu`): its reference is the
+    same function run op by op on the CPU."""
+    from reducer.watches import results
+
+    return wanted.family == "wrong-result" and results.OP_BY_OP not in (wanted.get("reference") or "").split(",") \
+        and results.CPU in (wanted.get("reference") or "").split(",")
 
 
 class _DefaultArgnums(ast.NodeTransformer):
@@ -251,18 +265,28 @@ def _printed_call(line: str):
     return printed.args[0] if isinstance(printed.args[0], ast.Call) else None
 
 
-def _verdict(spec: dict, check: str, message: str, got: str = "got", want: str = "want") -> list[str]:
+def _verdict(spec: dict, check: str, message: str, got: str = "got", want: str = "want",
+             cpu: bool = False) -> list[str]:
     """Lines that compare `got` with `want` as the watch does (its tolerances, NaNs where both have
-    them agreeing) and stop as the program did."""
+    them agreeing; against the CPU, an atol that grows with the reference's largest finite
+    magnitude) and stop as the program did."""
     from reducer.watches import gradients, results
 
     rtol, atol = (gradients.RTOL, gradients.ATOL) if check == "gradient" else (results.RTOL, results.ATOL)
     close = "rtol=%g, atol=%g, equal_nan=True" % (rtol, atol)
+
+    def closeness(reference: str) -> str:
+        if not cpu:
+            return close
+        t = results.TOLERANCES[results.CPU]
+        return (f"rtol={t.rtol:g}, atol=max({t.atol:g}, {t.scale:g} * float(jnp.max(jnp.abs(jnp.where("
+                f"jnp.isfinite({reference}), {reference}, 0))))), equal_nan=True")
+
     if jp.one_result(spec):
-        same, lines = f"jnp.allclose({got}, {want}, {close})", []
+        same, lines = f"jnp.allclose({got}, {want}, {closeness(want)})", []
     else:
         same = "same"
-        lines = [f"same = all(jnp.allclose(x, y, {close})",
+        lines = [f"same = all(jnp.allclose(x, y, {closeness('y')})",
                  "           for x, y in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)))"]
     if message == "AssertionError":  # a bare `assert` stopped it
         return lines + [f"assert {same}"]
