@@ -185,6 +185,8 @@ class Reduction(Job):
         self.votes = state.get("votes", 1)
         if not oracle.needs_gradient_checks:
             self.sandbox.check_gradients = False
+        if crash_site.located(wanted) and wanted.get("op"):  # runs must name the operation again
+            self.sites = crash_site.Sites(self.sandbox, self.limits, oracle, wanted)
         run = self.execute(best, self.limits)
         ok, seen = self.judge(oracle, wanted, run)
         if not ok:

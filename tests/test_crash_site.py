@@ -108,3 +108,28 @@ def test_real_crashes_are_named_by_their_operation_and_a_run_confirms_it(tmp_pat
         assert Crash().judge(named, again)[0]
     finally:
         sandbox.close()
+
+
+def test_a_resumed_reduction_of_a_crash_still_names_its_operation(tmp_path):
+    import json
+
+    from reducer.reduce import Options, Reduction
+
+    program = PROGRAMS / "median_enzyme_segfault.py"
+    first = Reduction(program, tmp_path / "out", Options(oracle="auto", jobs=1, runs=1))
+    try:
+        est = first.establish(runs=1)
+    finally:
+        first.close()
+    assert est.signature.get("op") == "sort"
+    (tmp_path / "out").mkdir(exist_ok=True)
+    (tmp_path / "out" / "best.py").write_text(program.read_text())
+    state = {"script_sha1": __import__("hashlib").sha1(program.read_text().encode()).hexdigest(), "oracle": "crash",
+             "signature": est.signature.to_dict(), "timeout": 60.0}
+    (tmp_path / "out" / "state.json").write_text(json.dumps(state))
+    again = Reduction(program, tmp_path / "out", Options(oracle="auto", jobs=1), resume=True)
+    try:
+        resumed, best = again.resume_from()  # raises when the best program no longer shows the signature
+        assert resumed.signature.get("op") == "sort" and best == program.read_text()
+    finally:
+        again.close()

@@ -149,9 +149,9 @@ class Sites:
     their crashing call (recorded ahead by a capturing run of the script, or the traced level's
     own candidate) in forked children of `sandbox`'s workers."""
 
-    def __init__(self, sandbox, limits, oracle):
+    def __init__(self, sandbox, limits, oracle, wanted: Signature | None = None):
         self.sandbox, self.limits, self.oracle = sandbox, limits, oracle
-        self.wanted: Signature | None = None  # once set: the failure whose operation runs must confirm
+        self.wanted = wanted  # once set: the failure whose operation runs must confirm
         self.finding = ""  # what `establish` found, in a sentence for the log
         self._named: dict = {}  # (recorded call, wanted operation) -> its operation: script candidates often share one
 

@@ -242,9 +242,7 @@ def _sites(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature) 
     """What names the operation a candidate's crash happens in, when the wanted failure names one."""
     if not wanted.get("op") or not crash_site.located(wanted):
         return None
-    sites = crash_site.Sites(sandbox, limits, oracle)
-    sites.wanted = wanted
-    return sites
+    return crash_site.Sites(sandbox, limits, oracle, wanted)
 
 
 def where_it_stopped(stderr: str, text: str, script: str = "repro.py") -> str:
