@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from oracles.base import Signature
+from oracles.wrong_result import SAID
 from reducer import env as envmod
 from reducer.files import scrub
 
@@ -143,8 +144,7 @@ EXPECTED = {
 
 def _references(sig: Signature) -> str:
     """How the references a wrong result disagrees with computed it, in words."""
-    words = {"op-by-op": "op by op", "cpu": "op by op on the CPU"}
-    named = [words.get(r, r) for r in (sig.get("reference") or "op-by-op").split(",")]
+    named = [SAID.get(r, r) for r in (sig.get("reference") or "op-by-op").split(",")]
     return " and ".join(dict.fromkeys(named))
 
 
