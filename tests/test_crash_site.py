@@ -77,6 +77,19 @@ def test_an_inner_jit_is_entered_and_a_wanted_operation_is_confirmed_in_few_test
     assert crash_site.operation(jp.dumps(spec), dies, wanted="sort") == "exp"
 
 
+def test_an_enzyme_call_is_searched_as_its_own_derivative():
+    body = {"in": [["x", [3], "float32"]], "eqns": [_eqn("cos", ["x"], "y"), _eqn("sort", ["y"], "z")], "out": ["z"]}
+    spec = _spec([_eqn("sin", ["a"], "b"), _eqn("enzyme", ["b"], "c", subs=[body]), _eqn("exp", ["c"], "d")], ["d"],
+                 transforms=("jit", "grad"))
+    seen = []
+    dies, tested = _dying_from("sort")
+    assert crash_site.operation(jp.dumps(spec), lambda text: seen.append(json.loads(text)) or dies(text)) == "sort"
+    inner = [s for s in seen if [t["t"] for t in s["transforms"]] == ["jit", "vjp", "enzyme"]]
+    assert inner and all(s["jaxpr"]["in"] == body["in"] for s in inner)  # the called function alone
+    dies, tested = _dying_from("sort")
+    assert crash_site.operation(jp.dumps(spec), dies, wanted="sort") == "sort" and len(tested) <= 4
+
+
 def test_a_signature_without_an_operation_matches_the_crash_in_any_and_one_with_it_only_its_own():
     def sig(op):
         fields = (("platform", "cpu"), ("how", "signal"), ("detail", "SIGSEGV in jax/_src/x.py:f"))

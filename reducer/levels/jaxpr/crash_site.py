@@ -8,7 +8,8 @@ and returns them, under the call's own transformations (a gradient as a `vjp`, s
 not return a scalar; only floating-point values are returned where the chain differentiates). The
 operation at fault is the first equation whose prefix dies the same way, found one by one (the
 function's whole prefix must die, or there is no answer; prefixes cut at odd places may fail in
-other ways, so bisection could land past it); an inner `jit` found so is entered. With a
+other ways, so bisection could land past it); an inner `jit` found so is entered, and an
+`enzyme_jax_ir` call is searched as its own derivative (`jit ∘ vjp ∘ enzyme`). With a
 wanted operation (the one the reduction's signature names) two tests confirm it: the prefix through
 its first equation dies, the one before it does not. Each test runs in a forked child of a warm
 worker (`reducer.levels.jaxpr.worker.run_spec`), so only that child dies.
@@ -108,8 +109,11 @@ class Search:
 
     def _found(self, spec: dict, k: int, wanted: str | None, depth: int) -> str:
         """The operation at fault, given that equation k is the first whose prefix dies: itself, or
-        for an inner `jit`, the first of its own equations whose prefix dies."""
+        for an inner `jit`, the first of its own equations whose prefix dies, or for an
+        `enzyme_jax_ir` call, the operation at fault of its own derivative."""
         e = spec["jaxpr"]["eqns"][k]
+        if e["p"] == "enzyme" and e["subs"] and e["subs"][0]["eqns"] and depth < 4:
+            return self._operation(enzyme_derivative(spec, e), wanted, 0, None, depth + 1) or e["p"]
         if e["p"] in ENTERED and e["subs"] and e["subs"][0]["eqns"] and depth < 4:
             inner = clone(spec)
             inline_body(inner["jaxpr"], k, e["subs"][0], e["in"])
@@ -119,8 +123,20 @@ class Search:
 
 
 def holds(e: dict, op: str) -> bool:
-    """Whether equation `e` is `op`, or an inner `jit` that holds it."""
-    return e["p"] == op or (e["p"] in ENTERED and any(holds(x, op) for sub in e["subs"] for x in sub["eqns"]))
+    """Whether equation `e` is `op`, or an inner `jit` or `enzyme_jax_ir` call that holds it."""
+    return e["p"] == op or (e["p"] in ENTERED | {"enzyme"} and any(holds(x, op) for sub in e["subs"]
+                                                                   for x in sub["eqns"]))
+
+
+def enzyme_derivative(spec: dict, e: dict) -> dict:
+    """The spec of the `enzyme_jax_ir` function called by equation `e`, differentiated on its own as
+    the call's chain differentiates it (`jit ∘ vjp ∘ enzyme`, or `jvp` in forward mode): a crash in
+    Enzyme-JAX's derivative of the call is one of its own equations'."""
+    forward = any(t["t"] in ("jvp", "jacfwd") for t in spec["transforms"])
+    body = e["subs"][0]
+    enzyme = {"t": "enzyme", **({"options": e["params"]["options"]} if e["params"].get("options") else {})}
+    return {"transforms": [{"t": "jit"}, {"t": "jvp" if forward else "vjp"}, enzyme], "jaxpr": body,
+            "args": [{"shape": v[1], "dtype": v[2]} for v in body["in"]], **({"x64": True} if spec.get("x64") else {})}
 
 
 def operation(spec_text: str, dies, wanted: str | None = None, budget: int = MAX_TESTS) -> str:
