@@ -121,6 +121,13 @@ def test_replace_with_constants_never_replaces_a_callee():
     assert all("1.0(" not in g for g in got)
 
 
+def test_replace_with_constants_leaves_the_functions_jax_takes():
+    got = proposals(ReplaceWithConstants(), "y = jax.pure_callback(np.sin, s.t, x[0])\nz = lax.while_loop(a.p, a.q, a.r)\n")
+    assert norm("y = jax.pure_callback(np.sin, 1.0, x[0])\nz = lax.while_loop(a.p, a.q, a.r)") in got
+    assert norm("y = jax.pure_callback(np.sin, s.t, x[0])\nz = lax.while_loop(a.p, a.q, 1.0)") in got
+    assert all("pure_callback(1.0" not in g and "while_loop(1.0" not in g and "a.p, 1.0" not in g for g in got)
+
+
 def test_inline_variables_including_tuple_targets():
     got = proposals(InlineVariables(), "(x,), (t,) = p, q\ny = x * t\nprint(y)\n")
     assert norm("y = p[0] * q[0]\nprint(y)") in got

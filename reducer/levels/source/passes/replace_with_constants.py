@@ -11,6 +11,23 @@ from reducer.levels.source.passes.scalarize_arrays import BUILDERS
 
 SIMPLE = (ast.Constant, ast.Name, ast.Starred, ast.Slice, ast.FormattedValue, ast.JoinedStr, ast.Lambda)
 VALUES = (1.0,)
+#: JAX's functions of functions, by the positions of the functions they take: a number there is a
+#: program no one would write, kept only where JAX fails before calling it (`pure_callback(1.0, …)`)
+TAKES_FUNCTIONS = {"pure_callback": (0,), "io_callback": (0,), "callback": (0,), "jit": (0,), "vmap": (0,),
+                   "grad": (0,), "value_and_grad": (0,), "jacfwd": (0,), "jacrev": (0,), "hessian": (0,),
+                   "vjp": (0,), "jvp": (0,), "linearize": (0,), "checkpoint": (0,), "remat": (0,),
+                   "custom_jvp": (0,), "custom_vjp": (0,), "while_loop": (0, 1),
+                   "fori_loop": (2,), "scan": (0,), "cond": (1, 2), "switch": (1,), "map": (0,),
+                   "associative_scan": (0,), "eval_shape": (0,), "make_jaxpr": (0,)}
+
+
+def _a_function_argument(node: ast.AST, parent: ast.AST | None) -> bool:
+    """Whether `node` is an argument where a JAX function of functions takes a function."""
+    if not isinstance(parent, ast.Call) or node not in parent.args:
+        return False
+    func = parent.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return parent.args.index(node) in TAKES_FUNCTIONS.get(name, ())
 
 
 def _applies(n: ast.AST) -> bool:
@@ -53,6 +70,8 @@ class ReplaceWithConstants(t.SourcePass):
         for i, node in enumerate(n for n in t.nodes(tree) if _applies(n)):
             if isinstance(parents.get(node), ast.Call) and parents[node].func is node:
                 continue  # `f(...)` with f replaced by a constant is never callable
+            if _a_function_argument(node, parents.get(node)):
+                continue
             out += [(i, ast.Constant, value) for value in _values(node)]
             if _builds_array(node) and has_jax:  # an array that must stay an array: the smallest one
                 out.append((i, ast.Expression, "jax.numpy.ones(1)"))
