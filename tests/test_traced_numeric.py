@@ -81,19 +81,30 @@ def test_the_result_check_finds_the_jit_miscompile_in_the_jaxpr(tmp_path, monkey
     assert checked(fine, "result", tmp_path, monkeypatch)[0] is False
 
 
-def test_the_written_back_script_compares_jit_with_op_by_op_and_stops_with_the_programs_message(tmp_path):
-    i = jnp.arange(32_769, dtype=jnp.float32)
+def summed_points(n: int = 32_769) -> dict:
+    """`jnp.sum(M @ points.T, axis=0)` under `jit` over `n` points: XLA:CPU sums wrongly past 32768."""
+    i = jnp.arange(n, dtype=jnp.float32)
     points = jnp.stack((i, jnp.zeros_like(i), jnp.zeros_like(i)), axis=1)
-    spec = spec_with_values(lambda x: jnp.sum(jnp.ones((3, 3), jnp.float32) @ x.T, axis=0), points,
+    return spec_with_values(lambda x: jnp.sum(jnp.ones((3, 3), jnp.float32) @ x.T, axis=0), points,
                             transforms=[{"t": "jit"}])
-    wanted = Signature("wrong-result", (("source", "jit"), ("reference", "op-by-op"), ("op", "reduce_sum"),
-                                        ("program-exit", "jit and eager results differ")))
+
+
+def written_back_run(spec: dict, wanted: Signature, tmp_path) -> tuple[str, subprocess.CompletedProcess]:
+    """The written-back script of `spec` for `wanted`, and its run in a fresh interpreter."""
     text, arrays = emit(spec)
     text = numeric.finish_script(text, spec, wanted)
-    assert "with jax.disable_jit():" in text and text.rstrip().endswith("raise SystemExit('jit and eager results differ')")
     (tmp_path / "repro.py").write_text(text)
     np.savez(tmp_path / NPZ, **arrays)
-    done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    return text, subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=300,
+                                cwd=tmp_path)
+
+
+def test_the_written_back_script_compares_jit_with_op_by_op_and_stops_with_the_programs_message(tmp_path):
+    spec = summed_points()
+    wanted = Signature("wrong-result", (("source", "jit"), ("reference", "op-by-op"), ("op", "reduce_sum"),
+                                        ("program-exit", "jit and eager results differ")))
+    text, done = written_back_run(spec, wanted, tmp_path)
+    assert "with jax.disable_jit():" in text and text.rstrip().endswith("raise SystemExit('jit and eager results differ')")
     assert done.returncode == 1 and done.stderr.strip().endswith("jit and eager results differ"), done.stderr[-2000:]
     bare = Signature("wrong-result", wanted.fields[:-1] + (("program-exit", "AssertionError"),))
     assert numeric.finish_script(emit(spec)[0], spec, bare).rstrip().endswith(  # a bare `assert`
@@ -103,25 +114,12 @@ def test_the_written_back_script_compares_jit_with_op_by_op_and_stops_with_the_p
 def test_a_result_wrong_against_the_cpu_alone_is_written_back_against_the_cpu(tmp_path):
     # a GPU-only fault (--platform gpu, reference=cpu): the script computes the reference op by op on
     # the CPU; run here on the CPU, whose own `jit` miscompiles this sum, it still disagrees
-    i = jnp.arange(32_769, dtype=jnp.float32)
-    points = jnp.stack((i, jnp.zeros_like(i), jnp.zeros_like(i)), axis=1)
-    spec = spec_with_values(lambda x: jnp.sum(jnp.ones((3, 3), jnp.float32) @ x.T, axis=0), points,
-                            transforms=[{"t": "jit"}])
     wanted = Signature("wrong-result", (("source", "jit"), ("reference", "cpu"), ("op", "reduce_sum"),
                                         ("program-exit", "GPU and CPU results differ")))
-    text, arrays = emit(spec)
-    text = numeric.finish_script(text, spec, wanted)
+    text, done = written_back_run(summed_points(), wanted, tmp_path)
     assert "jax.device_put((" in text and "atol=max(1e-05, 0.001 * float(" in text
-    (tmp_path / "repro.py").write_text(text)
-    np.savez(tmp_path / NPZ, **arrays)
-    done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 1 and done.stderr.strip().endswith("GPU and CPU results differ"), done.stderr[-2000:]
-    small = spec_with_values(lambda x: jnp.sum(jnp.ones((3, 3), jnp.float32) @ x.T, axis=0), points[:8],
-                             transforms=[{"t": "jit"}])
-    text, arrays = emit(small)
-    (tmp_path / "repro.py").write_text(numeric.finish_script(text, small, wanted))
-    np.savez(tmp_path / NPZ, **arrays)
-    done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    _, done = written_back_run(summed_points(8), wanted, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
 
 
