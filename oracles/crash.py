@@ -51,8 +51,9 @@ class Crash(Oracle):
     def same(self, wanted: Signature, seen: Signature) -> bool:
         """Equal signatures; one recorded without an operation at fault (none was found, or it was
         recorded before crashes named one) matches the same crash in any operation."""
-        fields = seen.fields if wanted.get("op") else tuple((k, v) for k, v in seen.fields if k != "op")
-        return (wanted.family, wanted.fields) == (seen.family, fields)
+        if wanted.get("op"):
+            return (wanted.family, wanted.fields) == (seen.family, seen.fields)
+        return without_operation(wanted) == without_operation(seen)
 
     def classify(self, run: RunResult) -> Signature | None:
         run = program_outcome(run)
@@ -86,3 +87,8 @@ class Crash(Oracle):
                 return self._sig("internal-error", f"{kind} in {frame}",
                                  f"JAX internal error: `{kind}` in `{frame}`", excerpt(text, f"{kind}:", 4, 2))
         return None
+
+
+def without_operation(sig: Signature) -> tuple:
+    """What two crashes must share to be one, the operation at fault aside."""
+    return sig.family, tuple((k, v) for k, v in sig.fields if k != "op")

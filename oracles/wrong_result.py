@@ -19,8 +19,9 @@ from __future__ import annotations
 from oracles.base import Oracle, Signature, final_exception
 from oracles.outcome import RunResult, program_outcome
 
-#: how the report calls each reference
-SAID = {"op-by-op": "op by op", "cpu": "op by op on the CPU"}
+#: the references a `jit` result is compared with (`reducer.watches.results`), and how the report calls them
+OP_BY_OP, CPU = "op-by-op", "cpu"
+SAID = {OP_BY_OP: "op by op", CPU: "op by op on the CPU"}
 
 
 class WrongResult(Oracle):
@@ -38,18 +39,25 @@ class WrongResult(Oracle):
         worst = max(bad, key=lambda r: r.get("max_abs_err", 0.0))
         op = worst.get("operation", "function")
         # a harness of before the CPU cross-check compared op by op alone
-        against = worst.get("disagrees_with") or ["op-by-op"]
+        against = worst.get("disagrees_with") or [OP_BY_OP]
         ended = final_exception(run.output)
         last = ended[1] or ended[0] if ended else _last_line(run.output)
         fields = (("source", "jit"), ("reference", ",".join(against)), ("op", op), ("program-exit", last))
-        where = {"cpu": " on the CPU", "op-by-op,cpu": " on its device and on the CPU"}.get(fields[1][1], "")
+        where = {CPU: " on the CPU", f"{OP_BY_OP},{CPU}": " on its device and on the CPU"}.get(fields[1][1], "")
         return Signature(self.name, fields, f"`jit` result disagrees with op-by-op evaluation{where} (`{op}`)",
                          _detail(worst, op) + "\n" + "\n".join(run.output.strip().splitlines()[-4:]))
 
 
+def against_cpu_alone(sig: Signature) -> bool:
+    """Whether a wrong result disagrees with the CPU's op-by-op reference alone (`--platform gpu`):
+    a fault of the GPU, where op by op on the GPU agrees with its `jit`."""
+    references = (sig.get("reference") or "").split(",")
+    return sig.family == "wrong-result" and CPU in references and OP_BY_OP not in references
+
+
 def _detail(worst: dict, op: str) -> str:
     """What the harness compared: each reference's verdict with its tolerances, then the operation."""
-    compared = worst.get("references") or {worst.get("reference", "op-by-op"): worst}
+    compared = worst.get("references") or {worst.get("reference", OP_BY_OP): worst}
     parts = []
     for name, r in compared.items():
         said = SAID.get(name, name)

@@ -22,6 +22,7 @@ import ast
 import threading
 
 from oracles.outcome import Signature
+from oracles.wrong_result import against_cpu_alone
 
 PROLOGUES = {
     "enzyme": ("import enzyme_ad.jax as _reducer_enzyme\n"
@@ -41,9 +42,7 @@ def mode(sig: Signature) -> str | None:
     if sig.family == "activity-mismatch" and sig.get("kind") == "numeric":
         return "enzyme"
     if sig.family == "wrong-result":
-        from reducer.levels.jaxpr.numeric import on_cpu
-
-        return "cpu" if on_cpu(sig) else "jit"
+        return "cpu" if against_cpu_alone(sig) else "jit"
     return None
 
 

@@ -224,17 +224,23 @@ def test_a_replay_is_judged_on_all_but_the_programs_own_fields():
 
 @needs_enzyme
 @pytest.mark.slow
-def test_a_wrong_gradient_reduces_at_the_traced_level_and_the_script_still_compares(tmp_path):
-    source = (PROGRAMS / "digamma_mismatch.py").read_text()
+def reduced_at_the_traced_level(program: str, tmp_path) -> tuple:
+    """The traced level's result for a test program whose Enzyme-JAX digamma gradient the program
+    compares with JAX's, and the level's log."""
+    source = (PROGRAMS / program).read_text()
     sandbox = Sandbox(tmp_path / "runs", check_gradients=True)
     limits = Limits(timeout=120)
     try:
         oracle, wanted = oracles.detect(sandbox.run(source, limits, fresh=True))
         assert wanted.get("op") == "digamma" and wanted.get("program-compares") == "yes"
         logged = []
-        result = reduce_traced(source, sandbox, limits, oracle, wanted, logged.append, budget=120)
+        return reduce_traced(source, sandbox, limits, oracle, wanted, logged.append, budget=120), logged
     finally:
         sandbox.close()
+
+
+def test_a_wrong_gradient_reduces_at_the_traced_level_and_the_script_still_compares(tmp_path):
+    result, logged = reduced_at_the_traced_level("digamma_mismatch.py", tmp_path)
     assert result is not None and result.verified.startswith("yes"), result
     assert any(line.startswith("jaxpr level: Enzyme-JAX's derivative of `digamma` at 1.5 is ") and
                "they agree with JAX's AD" in line for line in logged), logged
@@ -272,16 +278,7 @@ def test_a_vjp_of_one_scalar_result_is_written_back_as_grad():
 
 @needs_enzyme
 def test_enzyme_inside_a_differentiated_loss_reduces_at_the_traced_level(tmp_path):
-    source = (PROGRAMS / "enzyme_inside_loss.py").read_text()
-    sandbox = Sandbox(tmp_path / "runs", check_gradients=True)
-    limits = Limits(timeout=120)
-    try:
-        oracle, wanted = oracles.detect(sandbox.run(source, limits, fresh=True))
-        assert wanted.get("op") == "digamma" and wanted.get("program-compares") == "yes"
-        logged = []
-        result = reduce_traced(source, sandbox, limits, oracle, wanted, logged.append, budget=120)
-    finally:
-        sandbox.close()
+    result, logged = reduced_at_the_traced_level("enzyme_inside_loss.py", tmp_path)
     assert result is not None and result.verified.startswith("yes"), logged
     assert result.transforms == ["jit", "vjp", "enzyme"] and result.equations_after == 1, result
     assert "jax.jit(jax.grad(enzyme_jax_ir()(" in result.script and "jax.vjp" not in result.script, result.script

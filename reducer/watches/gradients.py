@@ -196,18 +196,25 @@ def largest_difference(a: np.ndarray, b: np.ndarray) -> float:
 def flattened(s: Sample) -> tuple:
     """The sample's function of its differentiated leaves alone (the others held as the program
     passed them), and those leaves."""
+    return of_leaves(s.fun, s.args, s.kwargs, s.active)
+
+
+def of_leaves(fun, args: tuple, kwargs: dict, chosen) -> tuple:
+    """`fun` as a function of the leaves of `(args, kwargs)` at positions `chosen` (the others held as
+    they are), and those leaves; `chosen` may be a test a leaf passes instead of positions."""
     import jax
 
-    leaves, treedef = jax.tree_util.tree_flatten((s.args, s.kwargs))
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+    positions = [i for i, leaf in enumerate(leaves) if chosen(leaf)] if callable(chosen) else list(chosen)
 
     def fx(*xs):
         values = list(leaves)
-        for i, x in zip(s.active, xs):
+        for i, x in zip(positions, xs):
             values[i] = x
         a, k = jax.tree_util.tree_unflatten(treedef, values)
-        return s.fun(*a, **k)
+        return fun(*a, **k)
 
-    return fx, [leaves[i] for i in s.active]
+    return fx, [leaves[i] for i in positions]
 
 
 def _compare(s: Sample) -> dict:

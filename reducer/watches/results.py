@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reducer.watches.gradients import largest_difference
+from oracles.wrong_result import CPU, OP_BY_OP
+from reducer.watches.gradients import largest_difference, of_leaves
 from reducer.watches.locate import evaluate, locate, wanted_operation
 
-OP_BY_OP, CPU = "op-by-op", "cpu"
 RTOL = 1e-4
 ATOL = 1e-6
 MAX_CALLS = 8
@@ -173,17 +173,7 @@ def as_jaxpr(fun, args: tuple, kwargs: dict):
     the jaxpr, those arrays, and the shape of the result."""
     import jax
 
-    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-    arrays = [i for i, leaf in enumerate(leaves) if isinstance(leaf, (jax.Array, np.ndarray))]
-
-    def fx(*xs):
-        values = list(leaves)
-        for i, x in zip(arrays, xs):
-            values[i] = x
-        a, k = jax.tree_util.tree_unflatten(treedef, values)
-        return fun(*a, **k)
-
-    xs = [leaves[i] for i in arrays]
+    fx, xs = of_leaves(fun, args, kwargs, lambda leaf: isinstance(leaf, (jax.Array, np.ndarray)))
     closed, shape = jax.make_jaxpr(fx, return_shape=True)(*xs)
     return closed, xs, shape
 

@@ -166,12 +166,12 @@ class Runner:
 
 
 def fresh(envelope: dict) -> subprocess.Popen:
-    """Start the candidate in a new interpreter (`python -m ENTRY SCRIPT`, or the runner's one-shot
-    entry for another kind of request), in a session of its own."""
+    """Start the candidate in a new interpreter (`python -m reducer.harness SCRIPT`, or the runner's
+    one-shot entry for another kind of request), in a session of its own."""
     scratch = envelope["scratch"]
     request = envelope["request"]
     if request["kind"] == "script":
-        command = [sys.executable, "-m", envelope.get("entry", "reducer.harness"), request["name"]]
+        command = [sys.executable, "-m", "reducer.harness", request["name"]]
     else:
         with open(os.path.join(scratch, REQUEST_FILE), "w", encoding="utf-8") as fh:
             json.dump(request, fh)

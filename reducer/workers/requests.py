@@ -11,9 +11,10 @@ Every level's candidates go through the same sandbox, fork server and long-lived
   compiler (`compiler`), as `reducer.levels.mlir.worker` runs them.
 - `TracedProgram`: the traced-program level: a jaxpr spec, re-run with its transformations by
   `reducer.levels.jaxpr.worker`.
-- `CapturedScript`: a script run under the traced level's capture, recording each transformed
-  call ahead (`reducer.levels.jaxpr.ahead`): what a crash's operation is looked for in
-  (`reducer.levels.jaxpr.crash_site`), in a forked child instead of a new interpreter.
+- `CapturedScript`: a script run under the traced level's capture (`reducer.levels.jaxpr.capture`),
+  with each transformed call recorded ahead when `ahead` (`reducer.levels.jaxpr.ahead`): what the
+  traced level starts from, and what a crash's operation is looked for in
+  (`reducer.levels.jaxpr.crash_site`).
 
 A request crosses the pipes as JSON (`wire`, `from_wire`); its `run()`, in the worker, returns the
 exit status a script would have: an exception prints its traceback on standard error and gives 1.
@@ -111,11 +112,12 @@ class TracedProgram:
 @dataclass(frozen=True)
 class CapturedScript:
     """A candidate script (`source`, written into the scratch folder as `name`) run under the
-    capturing harness with every transformed call recorded ahead."""
+    capturing harness, every transformed call recorded before it runs when `ahead`."""
 
     kind: ClassVar[str] = "capture"
     name: str
     source: str
+    ahead: bool = True
 
     def run(self) -> int:
         import os
@@ -125,5 +127,6 @@ class CapturedScript:
         imports.lend_nothing()
         from reducer.levels.jaxpr import ahead, capture
 
-        os.environ[ahead.ENV] = "1"
+        if self.ahead:
+            os.environ[ahead.ENV] = "1"
         return capture.main([self.name])

@@ -76,9 +76,9 @@ class _ColdProcess:
     broken = False
     reused = alive = False
 
-    def __init__(self, python: str, request, scratch: Path, env: dict, entry: str = HARNESS):
+    def __init__(self, python: str, request, scratch: Path, env: dict):
         if isinstance(request, ScriptFile):
-            command = [python, "-m", entry, request.name]
+            command = [python, "-m", HARNESS, request.name]
         else:
             (scratch / REQUEST_FILE).write_text(json.dumps(wire(request)))
             command = [python, "-m", "reducer.workers.runner", REQUEST_FILE]
@@ -132,10 +132,9 @@ class Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def start(self, scratch: Path, request, env: dict, on_release, mode: str,
-              entry: str = HARNESS) -> "_WarmProcess":
+    def start(self, scratch: Path, request, env: dict, on_release, mode: str) -> "_WarmProcess":
         """Start a candidate; `mode` is "runner", "child" or "fresh" (`reducer.workers.forkserver`)."""
-        envelope = {"scratch": str(scratch), "request": wire(request), "env": env, "mode": mode, "entry": entry}
+        envelope = {"scratch": str(scratch), "request": wire(request), "env": env, "mode": mode}
         try:
             self.proc.stdin.write((json.dumps(envelope) + "\n").encode())
             self.proc.stdin.flush()
@@ -250,22 +249,20 @@ class Sandbox:
         return scratch
 
     def run(self, candidate, limits: Limits = Limits(), cancel: threading.Event | None = None,
-            keep: bool = False, fresh: bool = False, entry: str = HARNESS,
-            isolated: bool = False) -> RunResult:
+            keep: bool = False, fresh: bool = False, isolated: bool = False) -> RunResult:
         """Run one candidate: a script's source, or a request of another level
         (`reducer.workers.requests`); `cancel` set from another thread kills it early. With warm
         workers it runs in the long-lived runner (`reuse`) unless `isolated` asks for a child of its
         own, or `fresh` for a new interpreter; requests of other levels always do so (`warm` only
-        preloads the workers). `entry` is the module a script runs under, in a new interpreter when
-        it is not the harness (reducer.levels.jaxpr.capture)."""
-        if fresh or entry != HARNESS or (isinstance(candidate, str) and not self.warm):
+        preloads the workers)."""
+        if fresh or (isinstance(candidate, str) and not self.warm):
             mode = "fresh"  # `warm` is about scripts: other requests run in a runner unless `fresh`
         else:
             mode = "runner" if self.reuse and not isolated else "child"
-        return self._run(candidate, limits, cancel, keep, mode, entry)
+        return self._run(candidate, limits, cancel, keep, mode)
 
     def _run(self, candidate, limits: Limits, cancel: threading.Event | None, keep: bool,
-             mode: str, entry: str = HARNESS) -> RunResult:
+             mode: str) -> RunResult:
         script = isinstance(candidate, str)
         scratch = self.prepare(candidate if script else getattr(candidate, "source", None))
         request = ScriptFile(self.script_name) if script else candidate
@@ -273,14 +270,14 @@ class Sandbox:
         if mode == "fresh":
             env["REDUCER_EXPLAIN"] = "1"  # the watches may take their costlier explanations here
         try:
-            process = self._launch(scratch, request, env, mode, entry) if mode != "cold" else None
+            process = self._launch(scratch, request, env, mode) if mode != "cold" else None
             start = time.monotonic()
             if process is None:
-                process = _ColdProcess(self.python, request, scratch, env, entry)
+                process = _ColdProcess(self.python, request, scratch, env)
             status, timed_out, cancelled = self._wait(process, limits.timeout, cancel, start)
             seconds = time.monotonic() - start
             if process.broken:  # the worker died under us: run this one in a fresh interpreter
-                return self._run(candidate, limits, cancel, keep, "cold", entry)
+                return self._run(candidate, limits, cancel, keep, "cold")
             return self._result(scratch, status, seconds, timed_out, cancelled, process.reused)
         finally:
             if not keep:
@@ -332,7 +329,7 @@ class Sandbox:
                          cancelled=cancelled, truncated=t1 or t2, harness=harness, reused=reused)
 
     # -- workers ----------------------------------------------------------------------------
-    def _launch(self, scratch: Path, request, env: dict, mode: str, entry: str):
+    def _launch(self, scratch: Path, request, env: dict, mode: str):
         """Start the candidate through an idle worker, or a new one (with the warm modules when the
         sandbox is warm); None when no worker could be started."""
         with self._lock:
@@ -344,7 +341,7 @@ class Sandbox:
             except WorkerError:
                 return None
         try:
-            return worker.start(scratch, request, env, self._return_worker, mode, entry)
+            return worker.start(scratch, request, env, self._return_worker, mode)
         except WorkerError:
             worker.close()
             return None

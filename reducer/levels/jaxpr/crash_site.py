@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from oracles.crash import OPERATION
+from oracles.crash import OPERATION, without_operation
 from oracles.outcome import RunResult, Signature
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.passes._edit import clone
@@ -148,11 +148,6 @@ def operation(spec_text: str, dies, wanted: str | None = None, budget: int = MAX
 #: where a run's harness report carries the operation at fault, for `oracles.crash`
 KEY = OPERATION
 MAX_CALLS = 3  # recorded calls tried, latest first: a crash at exit leaves calls that all run fine
-
-
-def without_operation(sig: Signature) -> tuple:
-    """What two crashes must share to be one, the operation at fault aside."""
-    return sig.family, tuple((k, v) for k, v in sig.fields if k != "op")
 
 
 def located(sig: Signature | None) -> bool:

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracles.base import Oracle, Signature
-from reducer.levels.jaxpr import ahead as ahead_record
 from reducer.levels.jaxpr import crash_site
 from reducer.levels.jaxpr import emit as jaxpr_emit
 from reducer.levels.jaxpr import numeric
@@ -28,6 +27,7 @@ from reducer.levels.jaxpr import program as jp
 from reducer.engine import Engine, Problem
 from reducer.levels.jaxpr.worker import run_spec
 from reducer.levels.jaxpr.passes import jaxpr_passes
+from reducer.workers.requests import CapturedScript
 from reducer.workers.sandbox import Limits, Sandbox
 
 @dataclass
@@ -62,14 +62,7 @@ def capture(sandbox: Sandbox, source: str, limits: Limits, ahead: bool = False) 
     """Run the script once under the capturing harness; returns {"specs", "notes", "error", "ahead"}.
     With `ahead`, every transformed call is recorded before it runs (`reducer.levels.jaxpr.ahead`),
     so a run that dies or hangs still leaves its calls."""
-    saved = dict(sandbox.extra_env)
-    if ahead:
-        sandbox.extra_env[ahead_record.ENV] = "1"
-    try:
-        run = sandbox.run(source, limits, entry="reducer.levels.jaxpr.capture")
-    finally:
-        sandbox.extra_env.clear()
-        sandbox.extra_env.update(saved)
+    run = sandbox.run(CapturedScript(sandbox.script_name, source, ahead), limits, isolated=True)
     if run.timed_out and not run.harness.get("ahead"):
         return {"specs": [], "notes": ["the capturing run timed out"], "error": ""}
     if "specs" not in run.harness:

@@ -24,6 +24,7 @@ import ast
 import json
 import os
 
+from oracles.wrong_result import CPU, against_cpu_alone
 from reducer.levels.jaxpr import program as jp
 
 #: signature fields only the whole program shows: the written-back script restores them
@@ -193,35 +194,24 @@ def finish_script(text: str, spec: dict, wanted) -> str:
         return text
     lines = _one_call(lines)
     got, inputs = ast.unparse(_DefaultArgnums().visit(call)), ", ".join(ast.unparse(a) for a in call.args)
-    check = check_of(wanted)
-    message = wanted.get("program-exit")
+    check, message, cpu = check_of(wanted), wanted.get("program-exit"), against_cpu_alone(wanted)
     if check == "gradient" and wanted.get("program-compares"):
         reference, name = reference_chain(spec["transforms"])
         want = f"{name}({inputs})"
         if jp.one_result(spec):  # one comparison of the two calls, as the program wrote it
             return "\n".join(lines[:-1] + reference + _verdict(spec, check, message, got, want)) + "\n"
         body = reference + [f"got = {got}", f"want = {want}"]
-    elif check == "result" and on_cpu(wanted):  # a GPU's result against the same function op by op on the CPU
+    elif check == "result":  # against op by op, or for a GPU's fault alone, op by op on the CPU
         reference, name = reference_chain(spec["transforms"][1:])
-        body = reference + [f"got = {got}", "cpu = jax.devices('cpu')[0]",
-                            "with jax.default_device(cpu), jax.disable_jit():",
-                            f"    want = {name}(*jax.device_put(({inputs},), cpu))"]
-    elif check == "result":
-        reference, name = reference_chain(spec["transforms"][1:])
-        body = reference + [f"got = {got}", "with jax.disable_jit():", f"    want = {name}({inputs})"]
+        opening, args = ["with jax.disable_jit():"], inputs
+        if cpu:
+            opening = ["cpu = jax.devices('cpu')[0]", "with jax.default_device(cpu), jax.disable_jit():"]
+            args = f"*jax.device_put(({inputs},), cpu)"
+        body = reference + [f"got = {got}", *opening, f"    want = {name}({args})"]
     else:  # the program took Enzyme-JAX's gradient alone: it stops (or not) as it did
         stop = [f"raise SystemExit({message!r})"] if message else []
         return "\n".join(lines[:-1] + [f"print({got})"] + stop) + "\n"
-    return "\n".join(lines[:-1] + body + _verdict(spec, check, message, cpu=on_cpu(wanted))) + "\n"
-
-
-def on_cpu(wanted) -> bool:
-    """Whether a wrong result is one against the CPU alone (`--platform gpu`): its reference is the
-    same function run op by op on the CPU."""
-    from reducer.watches import results
-
-    return wanted.family == "wrong-result" and results.OP_BY_OP not in (wanted.get("reference") or "").split(",") \
-        and results.CPU in (wanted.get("reference") or "").split(",")
+    return "\n".join(lines[:-1] + body + _verdict(spec, check, message, cpu=cpu)) + "\n"
 
 
 class _DefaultArgnums(ast.NodeTransformer):
@@ -278,7 +268,7 @@ def _verdict(spec: dict, check: str, message: str, got: str = "got", want: str =
     def closeness(reference: str) -> str:
         if not cpu:
             return close
-        t = results.TOLERANCES[results.CPU]
+        t = results.TOLERANCES[CPU]
         return (f"rtol={t.rtol:g}, atol=max({t.atol:g}, {t.scale:g} * float(jnp.max(jnp.abs(jnp.where("
                 f"jnp.isfinite({reference}), {reference}, 0))))), equal_nan=True")
 
