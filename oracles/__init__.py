@@ -11,6 +11,7 @@ from oracles.crash import Crash
 from oracles.generic import Regex, Script
 from oracles.jax_error import JaxError
 from oracles.outcome import RunResult
+from oracles.own_check import OwnCheck
 from oracles.pipeline_error import PipelineError
 from oracles.wrong_result import WrongResult
 
@@ -22,9 +23,10 @@ FAMILIES = {
     "crash": Crash,
     "wrong-result": WrongResult,
     "jax-error": JaxError,
+    "own-check": OwnCheck,
 }
 
-__all__ = ["Oracle", "Signature", "FAMILIES", "make_oracle", "detect", "Regex", "Script", "Crash"]
+__all__ = ["Oracle", "Signature", "FAMILIES", "make_oracle", "oracle_spec", "detect", "Regex", "Script", "Crash"]
 
 
 def make_oracle(spec: str, platform: str = "cpu", hangs: bool = False) -> Oracle | None:
@@ -37,15 +39,32 @@ def make_oracle(spec: str, platform: str = "cpu", hangs: bool = False) -> Oracle
         return Script(spec[len("script:"):])
     if spec == "crash":
         return Crash(platform, hangs)
+    if spec == "nonfinite":  # the own-check family, once a NaN's operation is located
+        return OwnCheck()
     if spec in FAMILIES:
         return FAMILIES[spec]()
     known = ", ".join(["auto", *FAMILIES, "regex:PATTERN", "script:COMMAND"])
     raise ValueError(f"unknown oracle {spec!r} (known: {known})")
 
 
-def detect(run: RunResult, platform: str = "cpu", hangs: bool = False) -> tuple[Oracle, Signature] | None:
-    """The first family that recognises the failure in `run`, with its signature."""
+def oracle_spec(sig: Signature) -> str:
+    """The `--oracle` that recognises a signature of this family (`make_oracle`'s spec)."""
+    if sig.family in FAMILIES:
+        return sig.family
+    if sig.family == "regex":
+        return "regex:" + sig.get("pattern")
+    if sig.family == "script":
+        return "script:" + sig.get("command")
+    raise ValueError(f"no oracle for signature family {sig.family!r}")
+
+
+def detect(run: RunResult, platform: str = "cpu", hangs: bool = False,
+           own_checks: bool = True) -> tuple[Oracle, Signature] | None:
+    """The first family that recognises the failure in `run`, with its signature; `own_checks` false
+    where the program is the tool's own runner (an IR module's), whose checks are no user's."""
     for name, cls in FAMILIES.items():
+        if cls is OwnCheck and not own_checks:
+            continue
         oracle = Crash(platform, hangs) if cls is Crash else cls()
         sig = oracle.classify(run)
         if sig is not None:

@@ -61,7 +61,7 @@ class Display:
             self.live.__exit__(*exc)
 
     def event(self, e: Event) -> None:
-        if e.pass_name:
+        if e.pass_name and e.kind != "round":
             self.pass_name = e.pass_name
         s = e.stats
         unit = {"pipeline": "passes", "jaxpr": "jaxpr size", "IR": "operations"}.get(e.level, self.unit)
@@ -91,20 +91,19 @@ NOT_FOR_MLIR = {
 
 def mlir_job(path: Path, out: Optional[Path], options, given: dict, resume: bool):
     """The job for `reducer reduce FILE.mlir`; an option that cannot apply there is refused."""
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+    from reducer.reduce import module_job
 
     for name, why in NOT_FOR_MLIR.items():
         if given.get(name) is not None:
             fail(f"{name} does not apply to a .mlir module: {why}", USAGE)
-    fields = {k: v for k, v in vars(options).items() if k not in ("runner", "levels", "runs", "verify_runs")}
-    return MlirReduction.from_file(path, out, MlirOptions(**fields), resume=resume)
+    return module_job(path, out, options, resume=resume)
 
 
 def run_job(job, quiet: bool, json_out: bool, bisect: str | None = None) -> int:
     """Run a reduction job with progress and signals; print its summary; return its exit status.
     With `bisect` (a package name), a verified result is then bisected over that package's releases."""
     mode = "json" if json_out else ("quiet" if quiet or not err.is_terminal else "rich")
-    display = Display(mode, job.rep.size(job.original_program()), job.unit)
+    display = Display(mode, *job.progress_info())
     job.on_event = display.event
     job.log_sink = display.log if mode == "rich" else (lambda line: None)
     if mode == "quiet" and not quiet:
@@ -119,7 +118,7 @@ def run_job(job, quiet: bool, json_out: bool, bisect: str | None = None) -> int:
     if bisect and result["status"] == 0:
         from reducer.versions.cli import after_reduction
 
-        result["versions"] = after_reduction(Path(result["out"]), bisect, getattr(job, "votes", 1),
+        result["versions"] = after_reduction(Path(result["out"]), bisect, job.votes,
                                              job.options.platform, quiet or json_out)
     if json_out:
         print(json.dumps({k: v for k, v in result.items() if k not in ("module", "runner_text")}))
@@ -138,8 +137,7 @@ def run_job(job, quiet: bool, json_out: bool, bisect: str | None = None) -> int:
 def check_choices(jobs: int, runs: Optional[int], stall: float, max_time: Optional[float], pass_order: str,
                   runner: Optional[str], levels: Optional[str]) -> None:
     """One line and exit 2 for a value `reducer reduce` cannot take."""
-    from reducer.levels.jaxpr.level import parse_levels
-    from reducer.reduce import RUNNER_MODES
+    from reducer.reduce import RUNNER_MODES, parse_levels
 
     if jobs < 1 or (runs is not None and runs < 1):
         fail("--jobs and --runs must be at least 1", USAGE)
@@ -191,6 +189,7 @@ def reduce(
                                          "package (jax, jaxlib, enzyme-ad …) show the failure (`reducer bisect`)"),
 ):
     """Shrink SCRIPT (or FILE.mlir) to the smallest program that fails in the same way, and write a bug report."""
+    from reducer.corpus import known_line
     from reducer.reduce import Options, Reduction
 
     check_choices(jobs, runs, stall, max_time, pass_order, runner, levels)
@@ -204,7 +203,7 @@ def reduce(
             given = {"--runner": runner, "--levels": levels, "--runs": runs}
             job = mlir_job(script, resume or out, options, given, resume is not None)
         else:
-            job = Reduction(script, resume or out, options, resume=resume is not None)
+            job = Reduction(script, resume or out, options, resume=resume is not None, known=known_line)
     except ReducerError as exc:
         fail(str(exc), exc.status)
     except ValueError as exc:
@@ -222,6 +221,7 @@ def check(
     json_out: bool = typer.Option(False, "--json"),
 ):
     """Run SCRIPT once and print its failure signature (exit 0), or say it does not fail (exit 1)."""
+    from reducer.corpus import known_line
     from reducer.errors import NO_BACKEND, NO_FAILURE
     from reducer.reduce import Options, Reduction
 
@@ -244,8 +244,6 @@ def check(
         fail(str(exc), NO_BACKEND if exc.status == NO_BACKEND else 1)
     finally:
         job.close()
-    from reducer.corpus import known_line
-
     known = known_line(est.signature)
     if json_out:
         print(json.dumps({**est.signature.to_dict(), **({"known": known} if known else {})}))

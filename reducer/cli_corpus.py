@@ -98,7 +98,7 @@ def check(
     if executor not in ("local", "ray"):
         fail(f"--executor must be local or ray, not {executor!r}", 2)
     if executor == "ray":
-        from reducer.executors import check_cases_on_ray
+        from reducer.corpus.ray import check_cases_on_ray
 
         try:
             outcomes = check_cases_on_ray(loaded, timeout, on_done=progress)
@@ -118,7 +118,7 @@ def check(
 
 def other_releases(loaded: list, package: str, spec: str, jobs: int, timeout: float, report: str) -> str:
     """`--versions`: every case under each release named; prints the table, returns the JUnit XML with them."""
-    from reducer.versions import corpus_versions
+    from reducer.corpus import versions as corpus_versions
 
     def progress(case, version, status, probe) -> None:
         print(f"{case.id} on {package} {version}: {corpusmod.LABELS[status]} ({probe.seconds:.1f} s)",
@@ -142,56 +142,9 @@ def report_command(
         fail(f"{folder}: no such folder", 3)
     module_only = (folder / "repro.mlir").is_file() and not (folder / "repro_mlir.py").is_file()
     try:
-        path, status, detail = (refresh_module_report if module_only else corpusmod.refresh_report)(folder, timeout)
+        refresh = corpusmod.refresh_module_report if module_only else corpusmod.refresh_report
+        path, status, detail = refresh(folder, timeout)
     except ReducerError as exc:
         fail(str(exc), exc.status)
     print(f"wrote {path} ({corpusmod.LABELS[status]}" + ("" if status == corpusmod.REPRODUCES else f": {detail}")
           + ")")
-
-
-def refresh_module_report(folder: Path, timeout: float | None = None) -> tuple[Path, str, str]:
-    """`reducer report` on the output of `reducer reduce FILE.mlir` (or a case made from one): run
-    repro.mlir once as the IR level does and rewrite report.md, keeping how it was made."""
-    import datetime
-    import json
-
-    from oracles.outcome import Signature
-    from reducer import env as envmod
-    from reducer.errors import BAD_CASE, NO_FAILURE, OTHER_FAILURE
-    from reducer.levels.mlir import emit as mlir_emit, module as mm
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
-
-    try:
-        wanted = Signature.from_dict(json.loads((folder / "signature.json").read_text()))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ReducerError(f"{folder}/signature.json: unreadable signature ({type(exc).__name__})", BAD_CASE) from None
-    platform = wanted.get("platform") or "cpu"
-    job = MlirReduction.from_file(folder / "repro.mlir", folder, MlirOptions(
-        oracle=corpusmod.oracle_spec(wanted), platform=platform, timeout=timeout))
-    try:
-        est = job.check()
-        same = est.oracle.judge(wanted, est.run)[0]
-        status, detail = (corpusmod.REPRODUCES, "") if same else (corpusmod.CHANGED, f"fails differently: {est.signature}")
-        excerpt = est.signature.excerpt
-    except ReducerError as exc:
-        if exc.status not in (NO_FAILURE, OTHER_FAILURE):
-            raise
-        status = corpusmod.FIXED if exc.status == NO_FAILURE else corpusmod.CHANGED
-        detail = str(exc).split(": ", 1)[-1]
-        excerpt = f"(the module no longer shows this failure: {corpusmod.LABELS[status]}: {detail})"
-    finally:
-        job.close()
-    pipeline, module_text = mm.split(job.original)
-    old = (folder / "report.md").read_text() if (folder / "report.md").is_file() else ""
-    made = old[old.find("## How this reproducer was made"):].rstrip().splitlines() if "## How this" in old else []
-    while made and (not made[-1].strip() or made[-1].startswith("Re-run by `reducer report`")):
-        made.pop()
-    made += ["", f"Re-run by `reducer report` on {datetime.date.today().isoformat()}: {corpusmod.LABELS[status]}"
-             + (f" ({detail})." if detail else ".")]
-    runner = folder / "repro.py"
-    summary = mlir_emit.ModuleSummary(folder.name, job.kind, 0, 0, 0, 0, 0.0, 0, 0, 0, "")
-    runner_text = runner.read_text() if runner.is_file() else mlir_emit.runner(module_text, pipeline, wanted, {}, summary)
-    text = mlir_emit.report(module_text, pipeline, runner_text, wanted, excerpt, envmod.collect(platform=platform),
-                            summary, private_paths=(str(job.scratch),), made=made)
-    write_atomic(folder / "report.md", text)
-    return folder / "report.md", status, detail

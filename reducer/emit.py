@@ -12,6 +12,7 @@ from oracles.base import Signature
 from oracles.wrong_result import SAID
 from reducer import env as envmod
 from reducer.files import scrub
+from reducer.faults.nonfinite import evidence as nonfinite_evidence
 
 #: what JAX function lowers to a LAPACK custom call, by the routine in its target name
 LAPACK_ROUTINES = {"potrf": "jnp.linalg.cholesky", "trsm": "jax.scipy.linalg.solve_triangular",
@@ -128,6 +129,12 @@ def _what_happens(sig: Signature) -> str:
                                    else "") + (f" on `{sig.get('op')}`" if sig.get("op") else "")
                                    + f": {sig.get('message')}"),
         "regex": lambda: f"The program fails with a diagnostic matching `{sig.get('pattern')}` (shown below).",
+        "nonfinite": lambda: (f"The program's own check (`{sig.get('check')}`) fails on a non-finite value. "
+                              + nonfinite_evidence({k: sig.get(k) for k in ("op", "from", "in")})),
+        "own-check": lambda: (f"A check of the program's own (`{sig.get('check')}`) fails with `{sig.get('type')}`"
+                              + (f": {sig.get('message')}" if sig.get("message") else "") + ". No library raised "
+                              "it: whether JAX computed a wrong value or the check expects too much is what the "
+                              "reproducer shows."),
     }
     return sentences.get(case, lambda: f"The program fails: {sig}.")()
 
@@ -139,6 +146,9 @@ EXPECTED = {
     "crash": ("The program runs to completion, or fails with a Python exception that explains what is wrong; "
               "it must not crash the process or fail inside JAX."),
     "pipeline-error": "Enzyme-JAX's pipeline transforms the module, or refuses it with an error naming the operation.",
+    "nonfinite": ("The values the program checks are finite: the derivative (or value) at fault is finite, or the "
+                  "function documents where it is not and how to keep the gradient finite."),
+    "own-check": "The program's check holds: the values it reads are what the program's mathematics says they are.",
 }
 
 

@@ -234,8 +234,8 @@ class Engine:
             while progress and not self._halted():
                 progress = False
                 self.stats.rounds += 1
-                self._event("round", "")
                 order = self.pass_order()
+                self._event("round", " ".join(p.name for p in order))  # a round's event names its passes in order
                 self._yield = {}
                 for p in order:
                     if self._halted():

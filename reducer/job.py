@@ -13,119 +13,38 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
-import os
 import signal
 import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from oracles.base import Oracle, Signature, final_exception, innermost_library_frame
+from oracles.base import Oracle, Signature
 from oracles.outcome import RunResult
 from reducer import env as envmod
 from reducer.engine import ToolBug
 from reducer.errors import INTERRUPTED, NO_RESUME, NOT_VERIFIED, TOOL_BUG, USAGE, ReducerError
 from reducer.files import write_atomic
+from reducer.established import Established, Options  # noqa: F401 (their home before)
+from reducer.verdict import Verdict, last_words, no_backend, own_output, verify_runs  # noqa: F401 (their home before)
 from reducer.workers import scratch
+from reducer.workers.sandbox import Limits
+
+if TYPE_CHECKING:
+    from reducer.levels.base import LevelResult
 
 #: the share of --max-time kept for the final checks at most, and the least kept for them
 CHECK_SHARE, CHECK_FLOOR = 0.3, 2.0
-
-
-@dataclass
-class Options:
-    """What the command line asks of a reduction; each level reads the options that apply to it."""
-
-    oracle: str = "auto"
-    timeout: float | None = None
-    platform: str = "cpu"
-    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
-    runs: int = 3
-    verify_runs: int = 3
-    max_time: float | None = None
-    stall: float | None = 600.0  # stop after this many seconds without progress
-    memory_mb: int | None = None
-    hangs: bool = False
-    keep_aside: int = 5
-    warm: bool = True
-    reorder: bool = False  # passes in order of last round's yield (Engine.pass_order)
-    runner: str = "trust"  # reducer.reduce.RUNNER_MODES
-    levels: str = "auto"  # "auto" or a comma list of: source, jaxpr (reducer.levels.jaxpr.level.parse_levels)
-
-
-@dataclass
-class Established:
-    """The failure a reduction keeps: the oracle, its signature, the run that showed it, how often
-    the original showed it, and its slowest first run."""
-
-    oracle: Oracle
-    signature: Signature
-    run: RunResult | None
-    rate: float
-    seconds: float
-
-
-@dataclass
-class Verdict:
-    """What the final check found: a line for the log and report, whether the result reproduces,
-    and the run the report quotes."""
-
-    text: str
-    ok: bool
-    run: RunResult | None = None
-
-
-def last_words(run: RunResult) -> str:
-    """How a run ended, in one line: its final exception, a timeout, or its last output line."""
-    ended = final_exception(run.output)
-    if ended:
-        return f"{ended[0]}: {ended[1]}"[:200]
-    if run.timed_out:
-        return "timed out"
-    if run.returncode == 0:
-        return "no failure"
-    lines = [line for line in run.output.strip().splitlines() if line.strip()]
-    return (lines[-1] if lines else f"exit status {run.returncode}")[:200]
-
-
-def no_backend(run: RunResult) -> str | None:
-    """A reason when JAX could not start the requested backend (say, --platform gpu without a GPU):
-    JAX 0.10.2 then fails `assert _default_backend is not None` in `xla_bridge.backends` (with
-    `JAX_PLATFORMS=cuda`), or, where the sandbox gives it the CPU beside the GPU and names the GPU as
-    the default (`JAX_PLATFORM_NAME=cuda`), raises `Unknown backend cuda` at the first use of the
-    default backend: the default backend's platform, not only some backend, must be the GPU."""
-    for line in run.output.splitlines():
-        if "Unable to initialize backend" in line:
-            return "JAX cannot start the requested backend: " + line.split("Unable to initialize backend", 1)[1].strip(" :")[:160]
-    ended = final_exception(run.output)
-    if ended and ended[0] == "RuntimeError" and ended[1].startswith("Unknown backend cuda"):
-        return f"JAX found no device for the requested platform ({ended[1][:160]})"
-    if ended and ended[0] == "AssertionError" and innermost_library_frame(run.output) == "jax/_src/xla_bridge.py:backends":
-        return "JAX found no device for the requested platform (xla_bridge.backends has no default backend)"
-    return None
-
-
-def own_output(run: RunResult, lines: int = 16) -> str:
-    """The end of what a run printed, for a report about a program that no longer fails as expected."""
-    text = "\n".join(run.output.rstrip().splitlines()[-lines:])
-    how = "timed out" if run.timed_out else f"exit status {run.returncode}"
-    return f"{text}\n({how})" if text else f"(no output; {how})"
-
-
-def verify_runs(least: int, rate: float, miss: float = 0.01) -> int:
-    """How many runs verify a result whose failure shows in `rate` of runs: at least `least`, and enough
-    that all of them miss it with probability under `miss`."""
-    if not 0.0 < rate < 1.0:
-        return least
-    return max(least, math.ceil(math.log(miss) / math.log(1.0 - rate)))
+#: what starting a fresh interpreter (Python, jax, the harness) adds to a run, allowing for a loaded machine
+FRESH_START = 5.0
 
 
 class Job:
-    """The shared half of a reduction; a level supplies `begin`, `resume_from`, `shrink`,
-    `fresh_run`, `finish` and, where it has one, `follow_up`."""
+    """The shared half of a reduction; a level's job supplies `establish`, `begin`, `resume_from`,
+    `shrink`, `fresh_run`, `finish(best, est, verdict, info, stopped, follow)` (its result dict with
+    "files": name -> content, which the job writes) and, where it has them, `follow_levels`."""
 
     suffix = ".py"  # of the programs this level reduces
     unit = "tokens"  # what its sizes count
@@ -150,6 +69,10 @@ class Job:
         self.scratch = scratch.folder(scratch_prefix)
         self.sandbox = None
         self.helpers: list[Job] = []  # follow-up jobs that an interrupt must reach too
+        self.first_limits = Limits()  # the first runs' limits; a level's job sets its own
+        self.requested: Oracle | None = None  # the oracle --oracle asked for (None: auto); `est.oracle` is the one kept
+        self.est: Established | None = None  # what establishing learned (set by `start` or `establish`)
+        self.hand_back = False  # a follow-up's job hands its output files back instead of writing them
         self._info: dict = {}
         self._probe: threading.Thread | None = None
 
@@ -185,6 +108,62 @@ class Job:
             for s, handler in previous.items():
                 signal.signal(s, handler)
 
+    # -- what establishing learned ---------------------------------------------------------------
+    @property
+    def limits(self) -> Limits:
+        """The candidates' limits: as established, or the first runs' before."""
+        return self.est.limits if self.est is not None and self.est.limits is not None else self.first_limits
+
+    @property
+    def oracle_spec(self) -> Oracle | None:
+        """The oracle --oracle asked for (its name before `requested`)."""
+        return self.requested
+
+    @oracle_spec.setter
+    def oracle_spec(self, oracle: Oracle | None) -> None:
+        self.requested = oracle
+
+    @property
+    def votes(self) -> int:
+        """How many runs a candidate gets (more when the failure comes and goes)."""
+        return self.est.votes if self.est is not None else 1
+
+    def configure(self, est: Established) -> None:
+        """Set the sandbox up for candidates as `est` says (gradient checks, watches, data files)."""
+        box = self.sandbox
+        if box is None:
+            return
+        if est.gradient_checks is not None:
+            box.check_gradients = est.gradient_checks
+        if est.watches:  # only the watch the verdicts rest on: the others cost every failing candidate
+            box.extra_env["REDUCER_WATCHES"] = ",".join(est.watches)
+            box.extra_env["REDUCER_WANTED_OPERATION"] = est.signature.get("op") or ""  # confirmed first by locate
+        if est.data_files:
+            box.data_files = tuple(est.data_files)
+
+    def progress_info(self) -> tuple[int, str]:
+        """What a progress display needs: the original's size and the unit sizes count."""
+        return self.rep.size(self.original_program()), self.unit
+
+    def level_context(self, stall: float | None = None):
+        """What a level gets from this job (`reducer.levels.base.LevelContext`)."""
+        from reducer.levels.base import LevelContext
+
+        return LevelContext(judge=self.judge, keep_aside=self.keep_aside, stop=self.stop, started=self.started,
+                            deadline=self.deadline, stall=stall, reorder=self.options.reorder,
+                            jobs=self.options.jobs, log=self.log, on_event=self.on_event, sandbox=self.sandbox,
+                            limits=self.limits, bounded=self.bounded, scratch=self.scratch,
+                            platform=self.options.platform, adopt=self.adopt, out=self.out)
+
+    def write_files(self, files: dict) -> None:
+        """Write a level's output files (text or bytes) into the output folder."""
+        for name, content in files.items():
+            if isinstance(content, bytes):
+                self.out.mkdir(parents=True, exist_ok=True)
+                (self.out / name).write_bytes(content)
+            else:
+                write_atomic(self.out / name, content)
+
     # -- time -----------------------------------------------------------------------------------
     def remaining(self) -> float | None:
         return None if self.deadline is None else self.deadline - time.monotonic()
@@ -200,7 +179,8 @@ class Job:
         if self.deadline is None:
             return None
         rounds = -(-verify_runs(self.options.verify_runs, rate) // max(1, self.options.jobs))
-        reserve = min(CHECK_SHARE * self.options.max_time, max(CHECK_FLOOR, 1.2 * rounds * run_seconds + 2))
+        fresh = 1.5 * run_seconds + FRESH_START  # the checks start new interpreters; the first runs were warm
+        reserve = min(CHECK_SHARE * self.options.max_time, max(CHECK_FLOOR, 1.2 * rounds * fresh + 2))
         return self.deadline - reserve
 
     # -- judging --------------------------------------------------------------------------------
@@ -223,14 +203,15 @@ class Job:
             self.log(f"bug in reducer: {self.bug}; stopped, keeping the best program so far\n{trace.rstrip()}")
         self.stop.set()
 
-    def keep_aside(self, program: str, seen: Signature) -> None:
-        """Keep the first few other failures met on the way in also-interesting/ (not followed)."""
+    def keep_aside(self, program: str, seen: Signature, suffix: str | None = None) -> None:
+        """Keep the first few other failures met on the way in also-interesting/ (not followed);
+        `suffix` names what a level's program is, when not the job's (`.jaxpr`)."""
         with self.aside_lock:
             if seen in self.aside or len(self.aside) >= self.options.keep_aside:
                 return
             self.aside[seen] = n = len(self.aside) + 1
         comment = "//" if self.suffix == ".mlir" else "#"
-        write_atomic(self.out / "also-interesting" / f"{n:02d}-{seen.family}{self.suffix}",
+        write_atomic(self.out / "also-interesting" / f"{n:02d}-{seen.family}{suffix or self.suffix}",
                      f"{comment} Also fails, differently: {seen}\n" + program)
         self.log(f"kept aside another failure: {seen}")
 
@@ -344,7 +325,14 @@ class Job:
                 interrupted, verdict = True, Verdict("not finished (interrupted)", True, est.run)
         self.log(f"verified: {verdict.text}")
         follow = None if self.stop.is_set() or not verdict.ok else self.follow_up(best, est)
+        if follow is not None:
+            self.write_files(follow.files)
         result = self.finish(best, est, verdict, self.environment(), interrupted or self.bug is not None, follow)
+        files = result.pop("files", {})
+        if self.hand_back:
+            result["files"] = files
+        else:
+            self.write_files(files)
         if self.full_outputs:
             write_atomic(self.out / "env.json", json.dumps(self._info or {}, indent=2) + "\n")
             write_atomic(self.out / "reduce.log", "\n".join(self.log_lines) + "\n")
@@ -370,6 +358,7 @@ class Job:
             raise ReducerError(f"bug in reducer: {self.bug}", TOOL_BUG) from exc
         if self.stop.is_set():  # the first runs were killed: what they showed is no failure of the program
             raise ReducerError("interrupted before the failure was established", INTERRUPTED)
+        self.est = started[0]
         return started
 
     def safely(self, check, est: Established) -> Verdict:
@@ -386,6 +375,13 @@ class Job:
             return INTERRUPTED
         return 0 if verdict.ok else NOT_VERIFIED
 
-    def follow_up(self, best: str, est: Established):
-        """Another level's reduction of the result, when one applies (the IR after a script)."""
+    def follow_levels(self) -> list:
+        """The levels that may follow the verified result (`reducer.levels.base.Level`)."""
+        return []
+
+    def follow_up(self, best: str, est: Established) -> "LevelResult | None":
+        """The first following level that applies, run on the result (the IR after a script)."""
+        for level in self.follow_levels():
+            if level.applies(est, best):
+                return level.reduce(best, est, self.level_context())
         return None

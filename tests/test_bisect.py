@@ -131,6 +131,7 @@ def test_judge_recorded_runs():
     assert flaky == (FAILS, "shows the signature in 1 of 3 runs")
 
 
+@pytest.mark.slow
 def test_probe_runs_with_the_given_interpreter(tmp_path):
     """A real run in a real interpreter: a crash counts, a missing module is a skip, not a verdict."""
     wanted = Crash().classify(recorded("segfault"))
@@ -189,6 +190,7 @@ def test_ranges_lists_and_unknown_versions(offline_index):
         index.releases("no-such-package-here")
 
 
+@pytest.mark.slow
 def test_cli_unknown_version_is_one_line(offline_index, tmp_path):
     env = {**os.environ, **offline_index}
     done = reducer_cli("bisect", PROGRAMS / "segfault.py", "--oracle", "crash", "--versions", "0.9.0,0.10.7",
@@ -298,6 +300,7 @@ def test_corpus_add_keeps_the_answer(tmp_path):
     assert "## Versions" in (case.folder / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_report_refresh_keeps_the_versions_section(tmp_path):
     """`reducer report` rewrites report.md from a fresh run; the bisect's answer stays in it."""
     case_dir = tmp_path / "case"
@@ -312,7 +315,7 @@ def test_report_refresh_keeps_the_versions_section(tmp_path):
 
 
 def test_corpus_versions_table_and_junit():
-    from reducer.versions import corpus_versions
+    from reducer.corpus import versions as corpus_versions
 
     cases = corpus.load_corpus(ROOT / "corpus")[:2]
     results = {cases[0].id: {"0.10.1": ("reproduces", "shows the signature"), "0.10.2": ("fixed", "runs cleanly")},
@@ -397,6 +400,7 @@ def test_enzyme_releases_bisected_with_incompatible_ones_skipped(tmp_path, onlin
     assert "## Versions" in (tmp_path / case.name / "report.md").read_text()
 
 
+@pytest.mark.slow
 @network
 def test_companions_follow_the_version_under_test(tmp_path, online):
     """enzyme-ad brings the jax its metadata allows, with jaxlib at the same version; pip resolves the same."""

@@ -89,6 +89,7 @@ CASES = {"equinox_custom_vjp": (EQUINOX, "custom_vjp", "Custom VJP bwd rule must
          "nnx_custom_jvp": (NNX, "custom_jvp", "AssertionError")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_own_rules_are_captured_through_the_library_and_written_back(name, tmp_path):
     source, kind, failure = CASES[name]

@@ -1,5 +1,6 @@
 """The `reducer` command end to end, as a user runs it: check, env, bad input, and reductions."""
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -12,6 +13,7 @@ from conftest import PROGRAMS, needs_enzyme, reducer_cli
 from reducer import errors
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, expected", [
     pytest.param("top_k_enzyme", "adjoint-missing: source=enzyme op=chlo.top_k", marks=needs_enzyme),
     ("while_loop_grad", "adjoint-missing: source=jax op=while_loop rule=reverse"),
@@ -26,6 +28,7 @@ def test_check_prints_the_signature(name, expected):
     assert done.stdout.startswith(expected)
 
 
+@pytest.mark.slow
 def test_check_json_and_explicit_oracles():
     done = reducer_cli("check", PROGRAMS / "while_loop_grad.py", "--json", "--oracle", "adjoint-missing")
     assert json.loads(done.stdout)["fields"]["op"] == "while_loop"
@@ -61,10 +64,11 @@ def bad_inputs(tmp_path):
         (PROGRAMS / "clean.py", errors.NO_FAILURE, "does not fail: nothing to reduce"),
         (PROGRAMS / "needs_stdin.py", errors.NEEDS_INPUT, "reads standard input"),
         (PROGRAMS / "needs_args.py", errors.NEEDS_INPUT, "needs command-line arguments"),
-        (PROGRAMS / "plain_error.py", errors.OTHER_FAILURE, "no recognised failure (KeyError"),
+        (PROGRAMS / "own_checks" / "code_error.py", errors.OTHER_FAILURE, "no recognised failure (KeyError"),
     ]
 
 
+@pytest.mark.slow
 def test_reduce_bad_input_one_line_and_distinct_status(tmp_path):
     for path, status, words in bad_inputs(tmp_path):
         done = reducer_cli("reduce", tmp_path / path if isinstance(path, str) else path, "--out", tmp_path / "o",
@@ -95,6 +99,7 @@ def test_reduce_bad_oracle_spec(tmp_path):
     assert done.returncode == errors.USAGE and "bad regular expression" in done.stderr
 
 
+@pytest.mark.slow
 def test_env_names_versions():
     done = reducer_cli("env")
     assert done.returncode == 0
@@ -167,28 +172,44 @@ def test_reduce_numeric_mismatch_keeps_both_gradients(tmp_path):
     assert rerun.returncode != 0 and "gradient mismatch" in rerun.stderr
 
 
+def candidates_running(name: str, reducer_pid: int) -> list[int]:
+    """The processes other than the reducer itself whose command line names `name` (its candidates)."""
+    found = subprocess.run(["pgrep", "-f", name], capture_output=True, text=True).stdout.split()
+    return [int(pid) for pid in found if int(pid) != reducer_pid]
+
+
+def wait_for_a_candidate(name: str, reducer_pid: int, timeout: float = 300) -> None:
+    """Wait until a candidate of the reduction is seen running (so a later pgrep can see one)."""
+    deadline = time.monotonic() + timeout
+    while not candidates_running(name, reducer_pid):
+        assert time.monotonic() < deadline, f"no candidate of {name} was ever seen running"
+        time.sleep(0.1)
+
+
 @pytest.mark.slow
 def test_ctrl_c_writes_best_so_far_and_exits_130(tmp_path):
-    # --cold: fresh interpreters keep the reduction running long enough to be interrupted
-    proc = subprocess.Popen([sys.executable, "-m", "reducer.cli", "reduce", str(PROGRAMS / "custom_vjp_wrong_arity.py"),
+    # --cold: fresh interpreters keep the reduction running long enough to be interrupted; a name of
+    # its own, so that no other test's candidates are taken for this reduction's
+    script = tmp_path / f"ctrl_c_{os.getpid()}.py"
+    shutil.copy(PROGRAMS / "custom_vjp_wrong_arity.py", script)
+    proc = subprocess.Popen([sys.executable, "-m", "reducer.cli", "reduce", str(script),
                              "--out", str(tmp_path / "out"), "--quiet", "--jobs", "2", "--cold"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 300
     while not (tmp_path / "out" / "best.py").exists() and time.monotonic() < deadline:
         time.sleep(0.2)
-    time.sleep(3)
+    wait_for_a_candidate(script.name, proc.pid)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == errors.INTERRUPTED, err
     repro = (tmp_path / "out" / "repro.py").read_text()
     assert "custom_vjp" in repro
     assert "interrupted" in (tmp_path / "out" / "report.md").read_text()
-    leftover = subprocess.run(["pgrep", "-f", "custom_vjp_wrong_arity.py"], capture_output=True)
-    assert leftover.returncode == 1, "a candidate outlived the reduction"
+    assert candidates_running(script.name, proc.pid) == [], "a candidate outlived the reduction"
     assert (tmp_path / "out" / "state.json").exists() and (tmp_path / "out" / "best.py").exists()
     interrupted_at = len((tmp_path / "out" / "best.py").read_text())
 
-    done = reducer_cli("reduce", PROGRAMS / "custom_vjp_wrong_arity.py", "--resume", tmp_path / "out", "--json",
+    done = reducer_cli("reduce", script, "--resume", tmp_path / "out", "--json",
                        "--jobs", "2")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)

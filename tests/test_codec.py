@@ -48,6 +48,7 @@ def scatter_add(x, i):
     return x.at[i].add(2.0)
 
 
+@pytest.mark.slow
 def test_scatter_add_with_its_update_jaxpr_round_trips_and_writes_back(tmp_path):
     spec = spec_of(scatter_add, X, I, transforms=[{"t": "jit"}])
     eqn = next(e for e in jp.loads(spec)["jaxpr"]["eqns"] if e["p"] == "scatter-add")
@@ -76,6 +77,7 @@ def test_reduce_with_a_computation_runs_and_is_bound_with_a_traced_jaxpr(tmp_pat
     assert printed(run_script(text, tmp_path, arrays)).strip() == str(product_plus_one(X))
 
 
+@pytest.mark.slow
 def test_prng_keys_are_inputs_constants_and_written_back_through_wrap_key_data(tmp_path):
     def noise(key, x):
         k1, k2 = jax.random.split(key)
@@ -90,6 +92,7 @@ def test_prng_keys_are_inputs_constants_and_written_back_through_wrap_key_data(t
     assert "Traceback" not in run_script(text, tmp_path, arrays).stderr
 
 
+@pytest.mark.slow
 def test_non_finite_values_are_written_as_jnp_constants(tmp_path):
     def masked_softmax_gather(x, i):
         return jax.nn.softmax(jnp.where(x > 4, x, -jnp.inf), axis=-1)[i] + jnp.where(x > 10, jnp.nan, 0.0)[i]
@@ -146,6 +149,7 @@ print(jax.jit(jax.grad(pooled))(jnp.arange(6.0).reshape(2, 3)))
 '''
 
 
+@pytest.mark.slow
 def test_enzyme_wrapper_options_are_captured_and_written_back(tmp_path):
     pytest.importorskip("enzyme_ad")
     (tmp_path / "model.py").write_text(ENZYME_WITH_OPTIONS)
@@ -160,7 +164,7 @@ def test_enzyme_wrapper_options_are_captured_and_written_back(tmp_path):
 
 
 def test_a_written_back_script_that_stops_is_logged_with_its_error_and_line(tmp_path):
-    from reducer.levels.jaxpr.level import where_it_stopped
+    from reducer.levels.jaxpr.write_back import where_it_stopped
 
     text = "import jax.numpy as jnp\nx = jnp.ones(3)\ny = jnp.maximum(x, -inf)\nprint(y)\n"
     done = run_script(text, tmp_path)

@@ -40,6 +40,7 @@ def test_only_programs_that_stop_by_themselves_are_checked():
     assert counterfactual.mode(Signature("wrong-result", (("reference", "op-by-op,cpu"),) + on_gpu[1:])) == "jit"
 
 
+@pytest.mark.slow
 def test_a_candidate_that_stops_unconditionally_is_not_interesting(tmp_path):
     job = Reduction(PROGRAMS / "digamma_mismatch.py", tmp_path / "out", Options(oracle="auto", jobs=1))
     try:
@@ -54,6 +55,7 @@ def test_a_candidate_that_stops_unconditionally_is_not_interesting(tmp_path):
         job.close()
 
 
+@pytest.mark.slow
 def test_a_jit_miscompare_runs_through_op_by_op(tmp_path):
     job = Reduction(PROGRAMS / "jit_miscompare.py", tmp_path / "out", Options(oracle="wrong-result", jobs=1))
     try:

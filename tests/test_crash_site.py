@@ -105,6 +105,7 @@ def test_a_signature_without_an_operation_matches_the_crash_in_any_and_one_with_
     assert "in `sort` (the crashing call, cut short right after" in emit.crash_sentence(crash.classify(died))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("program, op", [("median_enzyme_segfault", "sort"), ("rank7_sum_segfault", "reduce_sum")])
 def test_real_crashes_are_named_by_their_operation_and_a_run_confirms_it(tmp_path, program, op):
     source = (PROGRAMS / f"{program}.py").read_text()
@@ -123,6 +124,7 @@ def test_real_crashes_are_named_by_their_operation_and_a_run_confirms_it(tmp_pat
         sandbox.close()
 
 
+@pytest.mark.slow
 def test_a_resumed_reduction_of_a_crash_still_names_its_operation(tmp_path):
     import json
 

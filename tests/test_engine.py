@@ -60,7 +60,11 @@ def test_parallel_jobs_reach_the_same_result():
 def test_cache_avoids_retesting_the_same_candidate():
     _, engine, calls = reduce(PROGRAM, lambda c: "top_k" in c)
     assert len(calls) == len(set(calls))
-    assert engine.stats.cache_hits >= 0 and engine.stats.tested == len(calls)
+    assert engine.stats.tested == len(calls)
+    # the same pass twice, nothing interesting: the second proposes only candidates already judged
+    _, engine, calls = reduce(PROGRAM, lambda c: False, passes=[DeleteStatements(), DeleteStatements()])
+    assert len(calls) == len(set(calls)) == engine.stats.tested > 0
+    assert engine.stats.cache_hits == engine.stats.tested + engine.stats.invalid
 
 
 def test_only_smaller_candidates_are_tested():
@@ -105,7 +109,7 @@ def test_stall_budget_stops_a_reduction_that_finds_nothing():
     engine = Engine(Problem(rep, test), source_passes(), stall=0.3)
     start = time.monotonic()
     assert engine.reduce(rep.normalize(PROGRAM)) == rep.normalize(PROGRAM)
-    assert engine.stalled and time.monotonic() - start < 5
+    assert engine.stalled and time.monotonic() - start < 60  # far less than testing every candidate
     full = Engine(Problem(rep, lambda c, e: False), source_passes())
     full.reduce(rep.normalize(PROGRAM))
     assert len(calls) < full.stats.tested  # without the budget every candidate is tried
@@ -287,6 +291,7 @@ def test_a_test_that_raises_is_a_tool_bug_not_an_uninteresting_candidate():
 
 
 # -- every level's progress reaches the display ------------------------------------------------------
+@pytest.mark.slow
 def test_the_traced_level_reports_progress_to_the_callback(tmp_path):
     """The jaxpr level used to run its engine without a progress callback: the display stood still."""
     import oracles

@@ -107,6 +107,7 @@ def wait_for(proc: subprocess.Popen, ready, within: float = 180.0) -> None:
     assert ready(), "the reduction never got there"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cold", [False, True], ids=["warm", "cold"])
 def test_a_killed_reduction_leaves_no_process_and_the_next_run_removes_its_scratch(tmp_path, cold):
     """SIGKILL while candidates (and the processes they started) run: nothing may keep running, and
@@ -134,12 +135,13 @@ def interrupted(proc: subprocess.Popen, env: dict) -> str:
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err[-3000:]
-    assert time.monotonic() - signalled < 20, "the reduction went on after Ctrl-C"
+    assert time.monotonic() - signalled < 60, "the reduction went on after Ctrl-C"  # not to its end: minutes
     assert not no_process_left(env), "a process outlived the interrupted reduction"
     assert not scratch_left(env), "a scratch folder outlived the interrupted reduction"
     return err
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_an_ir_level_reduction(tmp_path):
     env = tagged_run(tmp_path)
     out = tmp_path / "out"

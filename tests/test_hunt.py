@@ -28,6 +28,7 @@ def test_the_table_covers_the_public_modules_with_150_operations_or_more():
     assert any(op.name.startswith("jnp.linalg.") for op in ops)
 
 
+@pytest.mark.slow
 def test_every_program_of_the_table_is_valid_python():
     for op in load_table():
         for mode in MODES:
@@ -66,6 +67,7 @@ def _run(source: str, timeout: float = 120.0) -> RunResult:
         ex.close()
 
 
+@pytest.mark.slow
 def test_a_correct_derivative_is_clean_and_carries_its_references():
     probe = Probe(OPS["jnp.tanh"], "hessian", "jax", "float64")
     run = _run(program(probe))
@@ -82,6 +84,7 @@ def test_a_derivative_that_disagrees_with_finite_differences_names_the_operation
     assert dict(verdict.signature.fields) == {"op": "jnp.sin", "route": "jax", "reference": "finite-differences"}
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_enzyme_digamma_derivative_is_found_wrong_against_jax_ad():
     probe = Probe(OPS["special.digamma"], "grad", "enzyme", "float32")
@@ -90,6 +93,7 @@ def test_enzyme_digamma_derivative_is_found_wrong_against_jax_ad():
     assert dict(verdict.signature.fields) == {"op": "special.digamma", "route": "enzyme", "reference": "jax-ad"}
 
 
+@pytest.mark.slow
 def test_programs_that_crash_or_hang_are_contained_and_counted():
     ex = LocalExecutor(2, "cpu", Limits(timeout=8, memory_mb=4096))
     try:
@@ -104,6 +108,7 @@ def test_programs_that_crash_or_hang_are_contained_and_counted():
     assert results[2].returncode == 0
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_a_small_sweep_groups_failures_and_knows_the_corpus(tmp_path):
     opts = HuntOptions(ops=r"^lax\.top_k$,^jnp\.cos$", modes=("grad", "jvp"), routes=("jax", "enzyme"),

@@ -84,6 +84,7 @@ def test_a_stand_in_returns_zeros_of_the_declared_results():
     assert params["callback"] == same and hash(params["callback"]) == hash(same)
 
 
+@pytest.mark.slow
 def test_callbacks_round_trip_and_write_back_in_both_forms(tmp_path):
     spec = spec_of(callbacks, X, transforms=[{"t": "jit"}])
     eqns = jp.loads(spec)["jaxpr"]["eqns"]
@@ -103,6 +104,7 @@ def test_callbacks_round_trip_and_write_back_in_both_forms(tmp_path):
         assert done.stdout.strip() == str(jp.run(spec))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line, message", [
     ("x = jax.pure_callback(np.tanh, jax.ShapeDtypeStruct(x.shape, x.dtype), x)",
      "vmap is only supported for the pure_callback primitive"),

@@ -233,6 +233,7 @@ def test_capture_records_the_failing_grad_and_it_reproduces(tmp_path):
         jp.run(found["specs"][0])
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_capture_keeps_the_chain_of_nested_transformations(tmp_path):
     found = capture(PROGRAMS / "top_k_enzyme.py", tmp_path)
@@ -469,6 +470,7 @@ print(jax.grad(loss)(0.1 * jnp.ones((2, 2)), jnp.ones((3, 2))))
 '''
 
 
+@pytest.mark.slow
 def test_capture_of_a_vmapped_newton_solve_reproduces(tmp_path):
     """jnp.linalg.solve (custom_linear_solve) inside a vmapped while under grad: the capture encodes
     it, and the captured program fails as the script does."""

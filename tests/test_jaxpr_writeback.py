@@ -5,6 +5,7 @@ import re
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from jax import lax
 
 from reducer.levels.jaxpr import program as jp
@@ -78,6 +79,7 @@ def failure_of(fun, *args) -> str:
     return ""
 
 
+@pytest.mark.slow
 def test_own_custom_rules_are_kept_and_fail_the_same_way_when_run_and_written_back(tmp_path):
     import subprocess
     import sys

@@ -53,6 +53,7 @@ def imports(text: str) -> set:
     return {line for line in text.splitlines() if line.startswith(("import ", "from "))}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_library_program_is_captured_at_its_failing_transformation_and_written_back(name, tmp_path):
     chain, message = CASES[name]

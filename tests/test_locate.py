@@ -35,6 +35,7 @@ def dirichlet_like(log_alpha, log_p):
     return norm + fit + 1e-3 * jax.scipy.special.digamma(jnp.exp(log_alpha)).sum()
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_the_wanted_operation_is_confirmed_in_two_tests_and_the_search_agrees(monkeypatch):
     import jax.numpy as jnp
@@ -67,6 +68,7 @@ def test_a_wanted_operation_not_at_fault_gets_the_whole_search(monkeypatch, want
     assert check["locate_tests"] >= plain["locate_tests"]
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_the_wanted_operation_is_found_inside_a_call(monkeypatch):
     import jax
@@ -121,6 +123,7 @@ def test_result_watch_confirms_the_wanted_miscompiled_operation(monkeypatch):
     assert other["locate_tests"] == searched["locate_tests"]  # the prefix the confirmation tested is not tested again
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_the_job_hands_the_wanted_operation_to_its_candidates(tmp_path):
     from reducer.reduce import Options, Reduction

@@ -284,16 +284,18 @@ def test_in_process_oracle_classifies_the_pipeline_failure():
     broken = mlir_run.run_here(mlir_run.ENZYME, module_text, "no-such-pass")
     sharp = mlir_run.WithDiagnostic(oracles.detect(broken)[0]).classify(broken)
     assert "does not refer to a registered pass" in sharp.get("diagnostic")
-    times = [mlir_run.run_here(mlir_run.ENZYME, module_text, pipeline).seconds for _ in range(3)]
-    assert min(times) < 0.5
+    again = [mlir_run.run_here(mlir_run.ENZYME, module_text, pipeline) for _ in range(3)]
+    assert all(oracle.judge(sig, run)[0] for run in again)  # the same failure each time, in this process
+    assert min(run.seconds for run in again) < 5  # no interpreter to start: far under a fresh process's time
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_worker_survives_a_crash_and_reports_its_native_frames(tmp_path):
     import oracles
     from reducer.levels.mlir import module as mm, run as mlir_run
 
-    from reducer.workers.requests import IrModule
+    from reducer.levels.mlir.worker import IrModule
     from reducer.workers.sandbox import Limits, Sandbox
 
     pipeline, module_text = mm.split((DATA / "sort_crash.mlir").read_text())
@@ -311,6 +313,7 @@ def test_worker_survives_a_crash_and_reports_its_native_frames(tmp_path):
 
 
 # -- whole reductions -------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @needs_enzyme
 def test_reduce_enzyme_dump_end_to_end(tmp_path):
     from reducer.levels.mlir import module as mm, pipeline as pl
@@ -331,6 +334,7 @@ def test_reduce_enzyme_dump_end_to_end(tmp_path):
     assert again.returncode == 1 and "could not compute the adjoint" in again.stderr and "chlo.top_k" in again.stderr
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_xla_module_reduces_in_process(tmp_path):
     from reducer.levels.mlir import module as mm
@@ -355,7 +359,8 @@ def test_a_crash_is_established_in_a_subprocess(tmp_path):
 
     job = MlirReduction.from_file(DATA / "sort_crash.mlir", tmp_path / "crash", MlirOptions(full_outputs=False))
     try:
-        oracle, sig, run = job.establish()
+        est = job.establish()
+        sig, run = est.signature, est.run
     finally:
         job.close()
     assert job.isolation == "subprocess" and run.signal == 11
@@ -428,6 +433,7 @@ def test_each_ir_candidate_costs_one_round_trip(ir):
     assert len(asked) == 13
 
 
+@pytest.mark.slow
 def test_first_parse_crash_exits_9_with_one_line(tmp_path):
     done = reducer_cli("reduce", DATA / "parser_crash.mlir", "--out", tmp_path / "out", timeout=180)
     assert done.returncode == 9, done.stderr

@@ -67,6 +67,7 @@ def test_a_wrong_gradient_is_judged_wrong_and_a_right_one_is_not():
     assert all(d["error"] < d["tolerance"] for d in report["directions"])
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_a_right_gradient_does_not_fail(tmp_path):
     import jax.numpy as jnp
@@ -84,6 +85,7 @@ def test_a_right_gradient_does_not_fail(tmp_path):
     assert info.value.status == NO_FAILURE and "gradient check against finite differences" in str(info.value)
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_a_gradient_that_cannot_be_checked_says_why(tmp_path):
     import jax
@@ -106,6 +108,7 @@ def test_a_gradient_that_cannot_be_checked_says_why(tmp_path):
     assert "its gradient could not be checked" in str(info.value) and "tensor<3xi4>" in str(info.value)
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_the_digamma_module_reduces_to_digamma(tmp_path, digamma_module):
     from reducer.levels.mlir.level import MlirOptions, MlirReduction
@@ -136,7 +139,7 @@ def test_a_pipeline_crash_has_one_signature_naming_its_pass_and_reduces(tmp_path
                                       MlirOptions(full_outputs=False, max_time=120, verify_runs=1))
         try:
             if k < 2:
-                seen.append(job.establish()[1].to_dict())
+                seen.append(job.establish().signature.to_dict())
             else:
                 result = job.run()
                 seen.append(result["signature"])
@@ -181,6 +184,7 @@ def test_the_capture_goes_after_future_imports_and_the_follow_up_applies_where_i
     assert not follow.applies(Signature("activity-mismatch", (("kind", "structure"),)), DIGAMMA_SCRIPT)
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_reducer_check_names_the_operation_at_fault(tmp_path, digamma_module):
     import json

@@ -1,14 +1,16 @@
 """Per-pass tests: the candidates each source pass proposes on small inputs."""
 import ast
+import traceback
 
 from pathlib import Path
 
 import pytest
 
 from reducer.engine import Engine, Problem, layout
-from reducer.levels.source.representation import PythonSource
+from reducer.levels.source.representation import PythonSource, Script
 
 from reducer.levels.source.passes import SOURCE_PASSES, source_passes
+from reducer.levels.source.passes._failure_site import frames
 from reducer.levels.source.passes.config_defaults import ConfigDefaults
 from reducer.levels.source.passes.def_to_lambda import DefToLambda
 from reducer.levels.source.passes.hoist_statements import HoistStatements
@@ -40,18 +42,57 @@ PROGRAM_FILES = sorted((Path(__file__).parent / "programs").glob("*.py"))
 SMALL_PROGRAMS = [path for path in PROGRAM_FILES if len(path.read_text()) < 1000]
 
 
+#: for each pass that changes nothing in tests/programs/top_k_enzyme.py, a small script where it
+#: applies, with the failure's frames (line, function) and the original calls the pass reads
+APPLIES = {
+    "call-failing-function": ("import math\ndef f(a):\n    return math.sqrt(a)\nprint(1)\nf(-1.0)\n", True, ()),
+    "cut-after-failure": ("def main():\n    y = 1 / 0\n    print(y)\nmain()\nprint('done')\n", True, ()),
+    "remove-unused": ("import os\nimport jax\nx = g()\nprint(jax)\n", False, ()),
+    "original-calls": ("from jax import lax\nf = e(lambda a: lax.sort(a)[0])\n", False, ("jax.numpy.median",)),
+    "inline-methods": ("class M:\n    def __call__(self, x):\n        return x + 1\nm = M()\ny = m(2)\n", False, ()),
+    "config-defaults": ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr', type=float, default=0.1)\n"
+                        "args = p.parse_args()\nrun(args.lr)\n", False, ()),
+    "peel-transformations": ("y = jax.vmap(lambda x: f(w, x))(xs)\n", False, ()),
+    "hoist-statements": ("def f(a):\n    c = jax.custom_jvp(g)\n    return c(a)\njax.grad(f)(1.0)\n", False, ()),
+    "eta-reduce": ("g = jax.grad(lambda p, x: loss(p, x))\n", False, ()),
+    "drop-assert-messages": ("assert ok, f'step {i}: {g}'\n", False, ()),
+}
+#: passes that move code (hoist-statements) or spell names out in full (inline-imports): their
+#: candidates are not smaller by themselves, they let later passes cut
+GROWS = {"hoist-statements", "inline-imports"}
+TOP_K = (Path(__file__).parent / "programs" / "top_k_enzyme.py").read_text()
+
+
+def applying(p) -> Script:
+    """A parsed script on which pass `p` proposes candidates: its own entry in APPLIES (run here, to
+    read where it failed, when the pass needs that), or top_k_enzyme.py."""
+    text, fails, calls = APPLIES.get(p.name, (TOP_K, False, ()))
+    text = PythonSource().normalize(text)
+    failure = ()
+    if fails:
+        try:
+            exec(compile(text, "prog.py", "exec"), {"__name__": "__main__"})
+        except Exception:  # noqa: BLE001 - the traceback is what these passes read
+            failure = frames(traceback.format_exc(), "prog.py")
+        assert failure, f"the script for {p.name} should fail"
+    return Script(text, failure, calls)
+
+
 @pytest.mark.parametrize("p", source_passes(), ids=lambda p: p.name)
 def test_every_point_makes_one_candidate_and_the_shared_tree_stays_as_parsed(p):
     """The driver resumes a pass by position among its points, so each point must make exactly one
     candidate; and since every pass reads the same parsed script, none may change its tree."""
     rep = PythonSource()
-    for path in SMALL_PROGRAMS:
-        script = rep.parse(rep.normalize(path.read_text()))
+    scripts = [rep.parse(rep.normalize(path.read_text())) for path in SMALL_PROGRAMS] + [applying(p)]
+    total = 0
+    for script in scripts:
         before = ast.dump(script.tree)
         points = layout(p.points(script))
         made = [p.apply(script, point) for point in points]
-        assert None not in made, (path.name, points[made.index(None)])
-        assert ast.dump(script.tree) == before, path.name
+        assert None not in made, (script.text, points[made.index(None)])
+        assert ast.dump(script.tree) == before, script.text
+        total += len(made)
+    assert total > 0, f"{p.name} made no candidate: the contract was checked on nothing"
 
 
 def test_resuming_a_pass_makes_only_the_candidates_from_its_position_on():
@@ -78,10 +119,16 @@ def test_every_pass_is_registered_once_and_named():
 
 @pytest.mark.parametrize("p", source_passes(), ids=lambda p: p.name)
 def test_every_candidate_parses_and_differs(p):
-    src = norm(open(__file__.replace("test_passes.py", "programs/top_k_enzyme.py")).read())
-    for cand in p.candidates(src):
+    """Each pass proposes at least one candidate on a script where it applies; every candidate is
+    valid Python and differs from the script, and (but for GROWS) one is smaller."""
+    script, rep = applying(p), PythonSource()
+    made = [p.apply(script, point) for point in layout(p.points(script))]
+    assert made, f"{p.name} proposed nothing on a script where it applies"
+    for cand in made:
         ast.parse(cand)
-        assert cand != src
+        assert rep.verify(cand) and cand != script.text
+    if p.name not in GROWS:
+        assert min(map(rep.size, made)) < rep.size(script.text), f"{p.name} proposed nothing smaller"
 
 
 def test_delete_statements_largest_cuts_first():

@@ -37,15 +37,26 @@ def test_scratch_folders_are_removed(tmp_path, box):
 
 
 def test_timeout_kills_the_whole_process_group(tmp_path, box):
-    marker = tmp_path / "child-alive"
-    child = f"import time; time.sleep(3); open({str(marker)!r}, 'w')"
-    src = f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', {child!r}])\ntime.sleep(60)\n"
+    """A candidate that times out is killed with the child it started (seen running first)."""
+    started = tmp_path / "child.pid"
+    child = f"import os, time; open({str(started)!r}, 'w').write(str(os.getpid())); time.sleep(600)"
+    src = (f"import os, subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', {child!r}])\n"
+           f"while not (os.path.exists({str(started)!r}) and os.path.getsize({str(started)!r})):\n"
+           f"    time.sleep(0.05)\nprint('child started', flush=True)\ntime.sleep(600)\n")
     start = time.monotonic()
-    run = box().run(src, Limits(timeout=1.0))
+    run = box().run(src, Limits(timeout=5.0))
     assert run.timed_out and run.returncode is None
-    assert time.monotonic() - start < 10
-    time.sleep(3.5)
-    assert not marker.exists(), "a child outlived its candidate"
+    assert time.monotonic() - start < 120  # not the 600 s the candidate asked for
+    assert "child started" in run.stdout and started.read_text(), "the child never started: nothing was checked"
+    child_pid = int(started.read_text())
+    deadline = time.monotonic() + 30
+    while not _gone(child_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    try:
+        assert _gone(child_pid), "a child outlived its candidate"
+    finally:
+        if not _gone(child_pid):
+            os.kill(child_pid, signal.SIGKILL)
 
 
 def test_signal_death_is_reported(tmp_path, box):
@@ -71,8 +82,8 @@ def test_cancel_stops_a_run_early(tmp_path, box):
     cancel = threading.Event()
     threading.Timer(0.5, cancel.set).start()
     start = time.monotonic()
-    run = box().run("import time\ntime.sleep(30)\n", Limits(timeout=60), cancel)
-    assert run.cancelled and time.monotonic() - start < 10
+    run = box().run("import time\ntime.sleep(600)\n", Limits(timeout=900), cancel)
+    assert run.cancelled and time.monotonic() - start < 120  # not the 600 s it asked for
 
 
 def test_data_files_are_copied_not_shared(tmp_path, box):

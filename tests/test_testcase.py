@@ -81,6 +81,7 @@ def test_absltest_helpers_keep_the_absl_base(tmp_path):
     assert run_script(source, tmp_path).returncode == 0
 
 
+@pytest.mark.slow
 def test_pytest_class_with_setup_method_and_a_fixture_method(tmp_path):
     _, source = read_input(f"{PYTEST_SUITE}::TestModel::test_scaled")
     assert "test.setup_method(test.test_scaled)" in source and "doubled = test.doubled(weights)" in source

@@ -28,6 +28,7 @@ def harmless_spec() -> str:
     return jp.dumps({"transforms": [{"t": "jit"}], "jaxpr": body, "args": [{"shape": [3], "dtype": "float32"}]})
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_a_call_that_dies_is_recorded_ahead_and_its_replay_kills_only_the_child(tmp_path):
     source = (PROGRAMS / "median_enzyme_segfault.py").read_text()

@@ -99,6 +99,7 @@ def written_back_run(spec: dict, wanted: Signature, tmp_path) -> tuple[str, subp
                                 cwd=tmp_path)
 
 
+@pytest.mark.slow
 def test_the_written_back_script_compares_jit_with_op_by_op_and_stops_with_the_programs_message(tmp_path):
     spec = summed_points()
     wanted = Signature("wrong-result", (("source", "jit"), ("reference", "op-by-op"), ("op", "reduce_sum"),
@@ -111,6 +112,7 @@ def test_the_written_back_script_compares_jit_with_op_by_op_and_stops_with_the_p
         "\nassert jnp.allclose(got, want, rtol=0.0001, atol=1e-06, equal_nan=True)")
 
 
+@pytest.mark.slow
 def test_a_result_wrong_against_the_cpu_alone_is_written_back_against_the_cpu(tmp_path):
     # a GPU-only fault (--platform gpu, reference=cpu): the script computes the reference op by op on
     # the CPU; run here on the CPU, whose own `jit` miscompiles this sum, it still disagrees
@@ -146,6 +148,7 @@ def test_finite_differences_say_which_derivative_is_wrong_and_blame_jax_when_the
                       "derivative is the wrong one, not Enzyme-JAX's")
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_the_written_back_gradient_script_nests_the_calls_and_stops_on_its_own_comparison(tmp_path):
     spec = spec_with_values(lambda x: jnp.sum(jax.scipy.special.digamma(x)), jnp.array([0.7, 2.5]),
@@ -222,8 +225,6 @@ def test_a_replay_is_judged_on_all_but_the_programs_own_fields():
     assert ok and seen.excerpt.startswith("Enzyme-JAX's derivative of `digamma` at 1 is nan; JAX's is 1.64493; ")
 
 
-@needs_enzyme
-@pytest.mark.slow
 def reduced_at_the_traced_level(program: str, tmp_path) -> tuple:
     """The traced level's result for a test program whose Enzyme-JAX digamma gradient the program
     compares with JAX's, and the level's log."""
@@ -239,6 +240,8 @@ def reduced_at_the_traced_level(program: str, tmp_path) -> tuple:
         sandbox.close()
 
 
+@needs_enzyme
+@pytest.mark.slow
 def test_a_wrong_gradient_reduces_at_the_traced_level_and_the_script_still_compares(tmp_path):
     result, logged = reduced_at_the_traced_level("digamma_mismatch.py", tmp_path)
     assert result is not None and result.verified.startswith("yes"), result
@@ -277,6 +280,7 @@ def test_a_vjp_of_one_scalar_result_is_written_back_as_grad():
 
 
 @needs_enzyme
+@pytest.mark.slow
 def test_enzyme_inside_a_differentiated_loss_reduces_at_the_traced_level(tmp_path):
     result, logged = reduced_at_the_traced_level("enzyme_inside_loss.py", tmp_path)
     assert result is not None and result.verified.startswith("yes"), logged

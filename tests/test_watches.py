@@ -19,6 +19,7 @@ def run_in(tmp_path, name, **kw):
         box.close()
 
 
+@pytest.mark.slow
 def test_xla_thread_crash_names_the_call_not_where_the_main_thread_was(tmp_path):
     # jax-ml/jax#40412: with asynchronous dispatch the fault lands on an XLA worker thread while the
     # main thread is anywhere (the runner's own `restore`, `kill_strays` …)
@@ -149,6 +150,7 @@ def test_the_first_disagreeing_operation_wins_over_later_ones():
     assert check["mismatch"] and check["operation"] == "stop_gradient"
 
 
+@pytest.mark.slow
 @needs_enzyme
 def test_a_fresh_run_says_which_derivative_finite_differences_support_and_a_warm_one_pays_nothing(tmp_path):
     box = Sandbox(tmp_path / "runs", script_name="digamma_mismatch.py", check_gradients=True, warm=True)

@@ -12,14 +12,16 @@ has *changed* (fails with another signature). `add` takes a `reducer reduce` out
 the corpus; `refresh_report` re-runs a case and rewrites its report.
 """
 from reducer.corpus.add import add, find_original, installed_versions, reduction_facts, strip_header
-from reducer.corpus.cases import (CASE_FILE, CHANGED, EXTRA_FILES, FIXED, LABELS, REPRODUCES, SKIPPED, Case, bad_case,
+from reducer.corpus.cases import (CASE_FILE, CHANGED, EXTRA_FILES, FIXED, LABELS, REPRODUCES, SKIPPED, UNCONDITIONAL,
+                                  Case, bad_case,
                                   case_folders, case_id, default_root, find_known, known_line, load_case, load_corpus,
                                   oracle_spec)
 from reducer.corpus.check import Outcome, check_all, check_case, junit_xml, run_once, summary_table
-from reducer.corpus.report import refresh_report
-from reducer.corpus.toml import dump_toml
+from reducer.corpus.report import refresh_module_report, refresh_report
+from reducer.tomlfile import dump_toml
 
 __all__ = ["add", "find_original", "installed_versions", "reduction_facts", "strip_header", "CASE_FILE", "CHANGED",
-           "EXTRA_FILES", "FIXED", "LABELS", "REPRODUCES", "SKIPPED", "Case", "bad_case", "case_folders", "case_id",
+           "EXTRA_FILES", "FIXED", "LABELS", "REPRODUCES", "SKIPPED", "UNCONDITIONAL", "Case", "bad_case", "case_folders", "case_id",
            "default_root", "find_known", "known_line", "load_case", "load_corpus", "oracle_spec", "Outcome",
-           "check_all", "check_case", "junit_xml", "run_once", "summary_table", "refresh_report", "dump_toml"]
+           "check_all", "check_case", "junit_xml", "run_once", "summary_table", "refresh_module_report",
+           "refresh_report", "dump_toml"]

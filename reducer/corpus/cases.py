@@ -10,16 +10,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import oracles
+from oracles import oracle_spec
 from oracles.base import Signature
-from reducer.corpus.toml import dump_toml
 from reducer.errors import BAD_CASE, NOT_FOUND, ReducerError
 from reducer.files import write_atomic
 from reducer.inputs import read_script
+from reducer.tomlfile import dump_toml
 
 CASE_FILE = "case.toml"
 #: what a check can say about a case, and how it is shown
 REPRODUCES, FIXED, CHANGED, SKIPPED = "reproduces", "fixed", "changed", "skipped"
-LABELS = {REPRODUCES: "still reproduces", FIXED: "fixed", CHANGED: "changed", SKIPPED: "skipped"}
+#: the reproducer shows the failure, but its own check fails with the bug taken away too: reduce it again
+UNCONDITIONAL = "unconditional"
+LABELS = {REPRODUCES: "still reproduces", FIXED: "fixed", CHANGED: "changed", SKIPPED: "skipped",
+          UNCONDITIONAL: "fails without the bug"}
 #: an original program is kept next to the reproducer when it is at most this large
 MAX_ORIGINAL_LINES = 300
 MAX_ORIGINAL_CHARS = 20_000
@@ -35,17 +39,6 @@ def case_id(sig: Signature) -> str:
         slug = slug[:72].rsplit("-", 1)[0]
     digest = hashlib.sha1(json.dumps([sig.family, [list(f) for f in sig.fields]]).encode()).hexdigest()[:6]
     return f"{slug}-{digest}"
-
-
-def oracle_spec(sig: Signature) -> str:
-    """The `--oracle` that recognises a signature of this family."""
-    if sig.family in oracles.FAMILIES:
-        return sig.family
-    if sig.family == "regex":
-        return "regex:" + sig.get("pattern")
-    if sig.family == "script":
-        return "script:" + sig.get("command")
-    raise ValueError(f"no oracle for signature family {sig.family!r}")
 
 
 @dataclass

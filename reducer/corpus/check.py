@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracles.base import Signature
-from reducer.corpus.cases import CHANGED, FIXED, LABELS, REPRODUCES, SKIPPED, Case
+from reducer.corpus.cases import CHANGED, FIXED, LABELS, REPRODUCES, SKIPPED, UNCONDITIONAL, Case
+from reducer.counterfactual import WHAT, fixed, mode
 from reducer.errors import NEEDS_INPUT, NO_BACKEND, NO_FAILURE, ReducerError
 
 @dataclass
@@ -42,6 +43,9 @@ def run_once(repro: Path, spec: str, wanted: Signature, platform: str = "cpu",
     private = [str(job.scratch), str(Path(repro).resolve().parent)]
     try:
         est = job.establish(runs=1)
+        fix = mode(wanted)
+        # the bug taken away (`reducer.counterfactual`): the reproducer's own check must then pass
+        still = fix is not None and job.fresh_run(fixed(job.source, fix)).returncode != 0
     except ReducerError as exc:
         message = str(exc).split(": ", 1)[-1]
         if exc.status == NO_FAILURE:
@@ -60,6 +64,9 @@ def run_once(repro: Path, spec: str, wanted: Signature, platform: str = "cpu",
     else:
         same, seen = est.oracle.same(wanted, est.signature), est.signature
     excerpt = seen.excerpt or est.signature.excerpt
+    if same and still:
+        return (UNCONDITIONAL, f"still fails with {WHAT[fix]}: its own check does not rest on the bug; reduce "
+                "the original again", seen, excerpt, private)
     if same:
         return REPRODUCES, str(wanted), seen, excerpt, private
     return CHANGED, f"fails differently: {seen}", seen, excerpt, private
@@ -99,6 +106,7 @@ def summary_table(outcomes: list[Outcome]) -> str:
     lines.append("")
     lines.append(f"{len(outcomes)} cases: {counts[REPRODUCES]} still reproduce, {counts[FIXED]} fixed, "
                  f"{counts[CHANGED]} changed" + (f", {counts[SKIPPED]} skipped" if counts[SKIPPED] else "")
+                 + (f", {counts[UNCONDITIONAL]} fail without the bug" if counts[UNCONDITIONAL] else "")
                  + f"; {differ} differ from the expected status")
     return "\n".join(lines)
 

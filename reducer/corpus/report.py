@@ -1,4 +1,5 @@
-"""Re-running a case (or a reduce output folder) and rewriting its `report.md`."""
+"""Re-running a case (or a reduce output folder, or one of `reducer reduce FILE.mlir`) and rewriting its
+`report.md`."""
 from __future__ import annotations
 
 import dataclasses
@@ -9,10 +10,12 @@ from pathlib import Path
 from oracles.base import Signature
 from reducer import emit, env as envmod
 from reducer.corpus.add import reduction_facts, strip_header
-from reducer.corpus.cases import CASE_FILE, LABELS, REPRODUCES, bad_case, load_case, oracle_spec
+from reducer.corpus.cases import CASE_FILE, CHANGED, FIXED, LABELS, REPRODUCES, bad_case, load_case, oracle_spec
 from reducer.corpus.check import run_once
+from reducer.errors import BAD_CASE, NO_FAILURE, OTHER_FAILURE, ReducerError
 from reducer.files import write_atomic
 from reducer.levels.source.representation import tokens
+
 
 def refresh_report(folder: Path, timeout: float | None = None) -> tuple[Path, str, str]:
     """Re-run a case (or a `reducer reduce` output folder) once and rewrite its report.md.
@@ -65,5 +68,47 @@ def refresh_report(folder: Path, timeout: float | None = None) -> tuple[Path, st
     bisected = stored(folder)  # kept from `reducer bisect`
     text = emit.report(code, dataclasses.replace(sig, title=title), excerpt, info, summary,
                        private_paths=tuple(private), versions=markdown(bisected) if bisected else "", **ir)
+    write_atomic(folder / "report.md", text)
+    return folder / "report.md", status, detail
+
+
+def refresh_module_report(folder: Path, timeout: float | None = None) -> tuple[Path, str, str]:
+    """`reducer report` on the output of `reducer reduce FILE.mlir` (or a case made from one): run
+    repro.mlir once as the IR level does and rewrite report.md, keeping how it was made."""
+    from reducer.levels.mlir import emit as mlir_emit, module as mm
+    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+
+    try:
+        wanted = Signature.from_dict(json.loads((folder / "signature.json").read_text()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ReducerError(f"{folder}/signature.json: unreadable signature ({type(exc).__name__})", BAD_CASE) from None
+    platform = wanted.get("platform") or "cpu"
+    job = MlirReduction.from_file(folder / "repro.mlir", folder, MlirOptions(
+        oracle=oracle_spec(wanted), platform=platform, timeout=timeout))
+    try:
+        est = job.check()
+        same = est.oracle.judge(wanted, est.run)[0]
+        status, detail = (REPRODUCES, "") if same else (CHANGED, f"fails differently: {est.signature}")
+        excerpt = est.signature.excerpt
+    except ReducerError as exc:
+        if exc.status not in (NO_FAILURE, OTHER_FAILURE):
+            raise
+        status = FIXED if exc.status == NO_FAILURE else CHANGED
+        detail = str(exc).split(": ", 1)[-1]
+        excerpt = f"(the module no longer shows this failure: {LABELS[status]}: {detail})"
+    finally:
+        job.close()
+    pipeline, module_text = mm.split(job.original)
+    old = (folder / "report.md").read_text() if (folder / "report.md").is_file() else ""
+    made = old[old.find("## How this reproducer was made"):].rstrip().splitlines() if "## How this" in old else []
+    while made and (not made[-1].strip() or made[-1].startswith("Re-run by `reducer report`")):
+        made.pop()
+    made += ["", f"Re-run by `reducer report` on {datetime.date.today().isoformat()}: {LABELS[status]}"
+             + (f" ({detail})." if detail else ".")]
+    runner = folder / "repro.py"
+    summary = mlir_emit.ModuleSummary(folder.name, job.kind, 0, 0, 0, 0, 0.0, 0, 0, 0, "")
+    runner_text = runner.read_text() if runner.is_file() else mlir_emit.runner(module_text, pipeline, wanted, {}, summary)
+    text = mlir_emit.report(module_text, pipeline, runner_text, wanted, excerpt, envmod.collect(platform=platform),
+                            summary, private_paths=(str(job.scratch),), made=made)
     write_atomic(folder / "report.md", text)
     return folder / "report.md", status, detail

@@ -3,9 +3,11 @@ which versions to try, one probe per version (environment, run, verdict), and th
 from __future__ import annotations
 
 import json
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+import oracles
 from oracles.base import Signature
 from reducer.errors import NOT_FOUND, USAGE, ReducerError
 from reducer.inputs import read_script
@@ -26,23 +28,22 @@ class Target:
 
 
 def _wanted(folder: Path) -> tuple[Signature | None, str, int]:
-    """The signature, oracle and runs per version that a reduce output folder or corpus case records."""
+    """The signature, oracle and runs per version that a reduce output folder (signature.json) or a
+    corpus case (case.toml: its `signature` table and `oracle`) records."""
     sig_file, case_file = folder / "signature.json", folder / "case.toml"
-    if case_file.is_file():
-        from reducer import corpus
-
-        case = corpus.load_case(folder)
-        return case.signature, case.oracle, 1
-    if sig_file.is_file():
-        from reducer.corpus import oracle_spec
-
-        try:
-            data = json.loads(sig_file.read_text())
-            sig = Signature.from_dict(data)
-            return sig, oracle_spec(sig), int(data.get("runs", 1) or 1)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ReducerError(f"{sig_file}: unreadable signature: {exc}", NOT_FOUND) from None
-    return None, "", 1
+    source = case_file if case_file.is_file() else sig_file
+    if not source.is_file():
+        return None, "", 1
+    try:
+        if source is case_file:
+            data = tomllib.loads(case_file.read_text(encoding="utf-8"))
+            sig = Signature.from_dict(data["signature"])
+            return sig, str(data.get("oracle") or oracles.oracle_spec(sig)), 1
+        data = json.loads(sig_file.read_text())
+        sig = Signature.from_dict(data)
+        return sig, oracles.oracle_spec(sig), int(data.get("runs", 1) or 1)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ReducerError(f"{source}: unreadable signature: {exc}", NOT_FOUND) from None
 
 
 def target(path: Path, oracle: str, platform: str, timeout: float, runs: int | None) -> Target:

@@ -58,9 +58,7 @@ def oracle_for(spec: str, wanted: Signature | None, platform: str = "cpu") -> Or
     """The oracle that judges the runs: the one `spec` names, or for `auto` the wanted signature's family.
     Raises ValueError for a spec no oracle answers to."""
     if spec == "auto" and wanted is not None:
-        from reducer.corpus import oracle_spec
-
-        spec = oracle_spec(wanted)
+        spec = oracles.oracle_spec(wanted)
     oracle = oracles.make_oracle(spec, platform)
     if oracle is None:
         raise ValueError("--oracle auto needs the wanted signature (signature.json); name the failure family")

@@ -11,9 +11,11 @@ from __future__ import annotations
 import datetime
 import json
 import re
+import tomllib
 from pathlib import Path
 
 from reducer.files import scrub, write_atomic
+from reducer.tomlfile import dump_toml
 from reducer.versions.probe import FAILS, SKIPPED, WORKS
 from reducer.versions.search import Bisection, skipped_between
 
@@ -118,8 +120,6 @@ def stored(folder: Path) -> dict:
             pass
     case = Path(folder) / "case.toml"
     if case.is_file():
-        import tomllib
-
         try:
             found = dict(tomllib.loads(case.read_text()).get("bisect", {}))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError):
@@ -176,13 +176,12 @@ def save(folder: Path, record: dict) -> list[Path]:
         data["versions"] = records
         write_atomic(sig, json.dumps(data, indent=2) + "\n")
         written.append(sig)
-    if (folder / "case.toml").is_file():
-        from reducer import corpus
-
-        case = corpus.load_case(folder)
-        case.bisect = for_toml(records)
-        case.save()
-        written.append(folder / "case.toml")
+    case = folder / "case.toml"
+    if case.is_file():  # a corpus case: the versions keep its `bisect` table, the corpus the rest
+        data = tomllib.loads(case.read_text(encoding="utf-8"))
+        data["bisect"] = for_toml(records)
+        write_atomic(case, dump_toml(data))
+        written.append(case)
     report = folder / "report.md"
     if report.is_file():
         write_atomic(report, insert_section(report.read_text(), markdown(records)))

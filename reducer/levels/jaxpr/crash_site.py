@@ -184,7 +184,7 @@ class Sites:
 
     def of_script(self, source: str, like: Signature) -> str:
         """The operation at fault of `source`'s crash: its calls recorded ahead, latest first."""
-        from reducer.workers.requests import CapturedScript
+        from reducer.levels.jaxpr.worker import CapturedScript
 
         run = self.sandbox.run(CapturedScript(self.sandbox.script_name, source), self.limits, isolated=True)
         for spec in run.harness.get("ahead", [])[:MAX_CALLS]:

@@ -8,27 +8,35 @@
    job, with no Python source written per candidate.
 4. Write it back as a standalone script (`reducer.levels.jaxpr.emit`, public jax.numpy / jax.lax calls)
    and verify that script in a fresh interpreter through the normal sandbox and oracle; when the
-   public spelling loses the failure, bind the primitives directly instead.
+   public spelling loses the failure, bind the primitives directly instead (`write_back`).
+
+`JaxprLevel` is this level in a script's chain (`reducer.levels.base.Level`): it gets the job's
+judge, keep-aside, stop event, stall, pass order and jobs in a `LevelContext`, the failure's
+oracle, signature, votes and limits in `Established`, and returns a `LevelResult`; candidates get
+an adaptive timeout. `reduce_traced` runs the same steps for a caller without a job.
 """
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracles.base import Oracle, Signature
+from reducer.engine import Engine, Problem
+from reducer.established import Established
+from reducer.levels.base import LevelContext, LevelResult
 from reducer.levels.jaxpr import crash_site
 from reducer.levels.jaxpr import emit as jaxpr_emit
 from reducer.levels.jaxpr import numeric
-from reducer.levels.jaxpr.fit import out_of_reach
 from reducer.levels.jaxpr import program as jp
-from reducer.engine import Engine, Problem
-from reducer.levels.jaxpr.worker import run_spec
+from reducer.levels.jaxpr.fit import out_of_reach
 from reducer.levels.jaxpr.passes import jaxpr_passes
-from reducer.workers.requests import CapturedScript
+from reducer.levels.jaxpr.worker import CapturedScript, run_spec
+from reducer.levels.jaxpr.write_back import plain_judge, sites_for, write_back
+from reducer.timeouts import AdaptiveTimeout
 from reducer.workers.sandbox import Limits, Sandbox
+
 
 @dataclass
 class TracedResult:
@@ -80,8 +88,10 @@ class Judge:
     """Whether a traced candidate shows the wanted failure: through the oracle, or for a numeric
     failure through the replay's own check (`reducer.levels.jaxpr.numeric`)."""
 
-    def __init__(self, oracle: Oracle, wanted: Signature, sites: crash_site.Sites | None = None):
+    def __init__(self, oracle: Oracle, wanted: Signature, sites: crash_site.Sites | None = None,
+                 verdict=None):
         self.oracle, self.wanted, self.sites = oracle, wanted, sites
+        self.verdict = verdict or plain_judge  # the job's `Job.judge`: an oracle's exception is a tool bug
         self.check = numeric.check_of(wanted)
         self.ahead = bool(self.check) or (wanted.family == "crash" and wanted.get("how") in ("signal", "hang"))
 
@@ -101,10 +111,20 @@ class Judge:
         """The verdict on `run` of the candidate `spec` (whose crash is located when the wanted
         failure names its operation)."""
         if self.check:
-            return numeric.same(self.oracle, self.wanted, run)
+            return self.verdict(Replayed(self.oracle), self.wanted, run)
         if self.sites is not None and spec is not None:
             run = self.sites.attach("", run, spec)
-        return self.oracle.judge(self.wanted, run)
+        return self.verdict(self.oracle, self.wanted, run)
+
+
+class Replayed:
+    """The oracle as a replay's own numeric check judges it (`numeric.same`), under its name."""
+
+    def __init__(self, oracle: Oracle):
+        self.oracle, self.name = oracle, oracle.name
+
+    def judge(self, wanted: Signature, run) -> tuple[bool, Signature | None]:
+        return numeric.same(self.oracle, wanted, run)
 
 
 def first_reproducing(found: dict, judge: Judge, sandbox: Sandbox, limits: Limits, log):
@@ -121,12 +141,24 @@ def first_reproducing(found: dict, judge: Judge, sandbox: Sandbox, limits: Limit
 def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature, log,
                   budget: float = 300.0, jobs: int = 1,
                   stop: threading.Event | None = None, verify_runs: int = 2, on_event=None) -> TracedResult | None:
+    """`traced` for a caller without a job: a context of its own (the oracle judges directly, no
+    keep-aside, no stall). `on_event` sees the engine's progress events."""
+    context = LevelContext(judge=plain_judge, keep_aside=lambda *_: None, stop=stop or threading.Event(),
+                           started=time.monotonic(), deadline=None, stall=None, reorder=False, jobs=jobs, log=log,
+                           on_event=on_event or (lambda e: None), sandbox=sandbox, limits=limits,
+                           bounded=lambda t: t, scratch=Path(sandbox.root), platform=sandbox.platform,
+                           adopt=lambda job: None, out=Path(sandbox.root))
+    est = Established(oracle, wanted, None, 1.0, 0.0, limits=limits)
+    return traced(source, est, context, budget, verify_runs)
+
+
+def traced(source: str, est: Established, ctx: LevelContext, budget: float,
+           verify_runs: int = 2) -> TracedResult | None:
     """Capture, reduce and write back the failing traced program of `source`; None (and a log line
-    saying why) when no captured program shows the failure or the written-back script does not.
-    `on_event` sees the engine's progress events."""
-    start = time.monotonic()
-    stop = stop or threading.Event()
-    judge = Judge(oracle, wanted, _sites(sandbox, limits, oracle, wanted))
+    saying why) when no captured program shows the failure or the written-back script does not."""
+    start, log, sandbox, limits = time.monotonic(), ctx.log, ctx.sandbox, ctx.limits
+    oracle, wanted = est.oracle, est.signature
+    judge = Judge(oracle, wanted, sites_for(sandbox, limits, oracle, wanted), ctx.judge)
     found = capture(sandbox, source, limits, ahead=judge.ahead)
     for note in found.get("notes", [])[:3]:
         log(f"jaxpr level: not captured: {note}")
@@ -137,16 +169,9 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
     if spec is None:
         log("jaxpr level: no captured program reproduces the failure on its own")
         return None
-    rep = jp.JaxprSpec()
     # a hang is the failure itself: candidates run as long as the program did before it was stopped
-    timeout = limits.timeout if wanted.get("how") == "hang" else max(3.0, 3 * (first.seconds or 1.0))
-
-    def test(candidate: str, cancel: threading.Event) -> bool:  # the engine caches outcomes
-        if stop.is_set() or cancel.is_set():
-            return False
-        run = run_spec(sandbox, judge.request(candidate), limits, timeout, cancel)
-        return not run.cancelled and judge(run, candidate)[0]
-
+    hang = wanted.get("how") == "hang"
+    timeout = limits.timeout if hang else max(3.0, 3 * (first.seconds or 1.0))
     before = jp.count_eqns(jp.loads(spec)["jaxpr"])
     log(f"jaxpr level: captured {' ∘ '.join(t['t'] for t in jp.loads(spec)['transforms']) or 'a call'} of "
         f"{before} equations (first run {first.seconds:.2f} s; candidate timeout {timeout:.0f} s"
@@ -154,17 +179,23 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
     fault = numeric.fault_line(first)
     if fault:
         log(f"jaxpr level: {fault}")
-    problem = Problem(rep, test, on_event=on_event or (lambda e: None), level="jaxpr")
-    best = Engine(problem, jaxpr_passes(), jobs=jobs, stop=stop, deadline=start + budget).reduce(spec)
+    clock = None if hang else AdaptiveTimeout(timeout)
+    problem = Problem(jp.JaxprSpec(), candidate_test(judge, ctx, est.votes, clock or timeout), on_event=ctx.on_event,
+                      level="jaxpr")
+    engine = Engine(problem, jaxpr_passes(), jobs=ctx.jobs, stop=ctx.stop, deadline=start + budget,
+                    stall=ctx.stall, reorder=ctx.reorder)
+    best = engine.reduce(spec)
     stats = problem.stats
     after = jp.count_eqns(jp.loads(best)["jaxpr"])
     log(f"jaxpr level: {before} -> {after} equations; {stats.tested} tested, {stats.accepted} accepted")
     for name, counts in stats.per_pass.items():
         log(f"  jaxpr pass {name}: {counts['tested']} tested, {counts['accepted']} accepted")
-    if stop.is_set():
+    if engine.stalled:
+        log(f"jaxpr level: stopped early: no smaller candidate in {ctx.stall:g} s (--stall)")
+    if ctx.stop.is_set():
         log("jaxpr level: interrupted before the write-back")
         return None
-    result = write_back(best, sandbox, limits, oracle, wanted, verify_runs, log)
+    result = write_back(best, sandbox, limits, oracle, wanted, verify_runs, log, ctx.judge)
     if result is None:
         return None
     script, arrays, verified = result
@@ -173,84 +204,29 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
                         verified=verified, transforms=[t["t"] for t in jp.loads(best)["transforms"]])
 
 
-FORMS = ((False, "public calls", "public jax.numpy / jax.lax calls"),
-         (True, "bound primitives", "primitives bound directly"))
+def candidate_test(judge: Judge, ctx: LevelContext, votes: int, clock):
+    """The engine's test of a traced candidate (the engine caches outcomes): any of `votes` runs
+    shows the failure, each within `clock`'s timeout (an `AdaptiveTimeout`, or a fixed number of
+    seconds); another failure met is kept aside."""
+    def test(candidate: str, cancel: threading.Event) -> bool:
+        for _ in range(votes):
+            if ctx.stop.is_set() or cancel.is_set():
+                return False
+            timeout = clock.value if isinstance(clock, AdaptiveTimeout) else clock
+            run = run_spec(ctx.sandbox, judge.request(candidate), ctx.limits, timeout, cancel)
+            if run.cancelled:
+                return False
+            ok, seen = judge(run, candidate)
+            if ok:
+                if isinstance(clock, AdaptiveTimeout):
+                    clock.record(run.seconds)
+                return True
+            if seen is not None and seen != judge.wanted:
+                ctx.keep_aside(candidate, seen, ".jaxpr")
+                return False
+        return False
 
-
-def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature, runs: int,
-               log) -> tuple[str, dict, str] | None:
-    """The script for `spec` that reproduces the failure in fresh interpreters, its arrays and verdict.
-    Each form that does not is logged with what its run showed instead and where it stopped; when
-    none does, the log says "write-back failed" (a bug of the emitter, not an outcome)."""
-    users = numeric.as_users_write(jp.loads(spec))
-    for bind_all, short, long in FORMS:
-        text, arrays = jaxpr_emit.emit(users, bind_all=bind_all)
-        if numeric.check_of(wanted):  # the script computes both values and stops as the program did
-            text = numeric.finish_script(text, users, wanted)
-        try:
-            compile(text, "repro.py", "exec")
-        except SyntaxError as exc:
-            log(f"jaxpr level: the written-back script ({short}) is not valid Python, line {exc.lineno}: "
-                f"{(exc.text or '').strip()[:160]}")
-            continue
-        good, why = _verify(text, arrays, bind_all, sandbox, limits, oracle, wanted, runs)
-        if good == runs:
-            return text, arrays, f"yes ({good}/{runs} runs of the written-back script, {long})"
-        log(f"jaxpr level: the written-back script ({short}) showed the failure in {good}/{runs} runs; {why}")
-    log("jaxpr level: write-back failed: no written-back form reproduces the reduced traced program")
-    return None
-
-
-def _verify(text: str, arrays: dict, bind_all: bool, sandbox: Sandbox, limits: Limits, oracle: Oracle,
-            wanted: Signature, runs: int) -> tuple[int, str]:
-    """How many of `runs` fresh runs of the script show the failure (stopping at the first that does
-    not), and what that one showed instead."""
-    import numpy as np
-
-    extra = ()
-    if arrays:
-        holder = Path(sandbox.root) / f"jaxpr-inputs-{int(bind_all)}"
-        holder.mkdir(parents=True, exist_ok=True)
-        np.savez(holder / jaxpr_emit.NPZ, **arrays)
-        extra = (holder / jaxpr_emit.NPZ,)
-    checker = Sandbox(Path(sandbox.root) / "jaxpr-verify", script_name=sandbox.script_name,
-                      data_files=tuple(sandbox.data_files) + extra, platform=sandbox.platform,
-                      check_gradients=sandbox.check_gradients, extra_env=dict(sandbox.extra_env))
-    good = 0
-    sites = _sites(checker, limits, oracle, wanted)
-    try:
-        for _ in range(runs):
-            run = checker.run(text, limits, fresh=True)
-            ok, seen = oracle.judge(wanted, sites.attach(text, run) if sites else run)
-            if not ok:
-                stopped = where_it_stopped(run.stderr, text, sandbox.script_name)
-                return good, f"it showed {seen or 'no failure'}{stopped}"
-            good += 1
-    finally:
-        checker.close()
-    return good, ""
-
-
-def _sites(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature) -> crash_site.Sites | None:
-    """What names the operation a candidate's crash happens in, when the wanted failure names one."""
-    if not wanted.get("op") or not crash_site.located(wanted):
-        return None
-    return crash_site.Sites(sandbox, limits, oracle, wanted)
-
-
-def where_it_stopped(stderr: str, text: str, script: str = "repro.py") -> str:
-    """`: <exception line>, at line N: <source>` for the last exception the written-back script
-    `text` (run as `script`) raised, at its last frame in the script."""
-    import re
-
-    lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    error = next((ln for ln in reversed(lines) if re.match(r"^[A-Za-z_.]+(Error|Exception)\b", ln)), "")
-    frames = [int(n) for n in re.findall(rf'File "[^"]*{re.escape(script)}", line (\d+)', stderr)]
-    source = text.splitlines()
-    at = ""
-    if frames and 0 < frames[-1] <= len(source):
-        at = f", at line {frames[-1]}: {source[frames[-1] - 1].strip()[:160]}"
-    return (f": {error[:200]}" if error else "") + at
+    return test
 
 
 # -- choosing the level, inside a script reduction ------------------------------------------------
@@ -293,59 +269,62 @@ def parse_levels(text: str) -> tuple[str, ...] | None:
     return names
 
 
-def traced_level(job, original: str, est) -> str:
-    """Run the traced-program level for a `reducer.reduce.Reduction` when its levels say so (by
-    default: a program with classes or over AUTO_MIN_TOKENS tokens, or a wrong value; and an oracle
-    that judges output), and return the program the source level starts from: the written-back
-    script when it reproduces and is smaller. Sets `job.levels_run`, the levels the report names."""
-    chosen = parse_levels(getattr(job.options, "levels", "auto"))
-    job.levels_run = []
-    size = job.rep.size(original)
-    if chosen is None:
-        # a wrong value is compared on both sides: the source level cannot shrink one side alone
-        want = size > AUTO_MIN_TOKENS or _has_classes(original) or bool(numeric.check_of(est.signature))
-        why_not = f"a flat script of {size} tokens, at most {AUTO_MIN_TOKENS}" if not want else ""
-    else:
-        want, why_not = "jaxpr" in chosen, "not asked for"
-    # an activity mismatch JAX raises (custom_vjp structure …) shows in a traced program's own output
-    if want and est.oracle.runs_candidates:
-        want, why_not = False, f"the {est.oracle.name} oracle needs the script itself"
-    if want and out_of_reach(original, est.signature):
-        want, why_not = False, out_of_reach(original, est.signature)
-    if want and job.resume:
-        want, why_not = False, "resuming a source-level reduction"
-    if want:
-        budget = min(600.0, 0.5 * job.options.max_time) if job.options.max_time else 600.0
-        result = reduce_traced(original, job.sandbox, job.limits, est.oracle, est.signature, job.log,
-                               budget=budget, jobs=job.options.jobs, stop=job.stop,
-                               on_event=job.on_event)
-        if result is not None:
-            job.traced_counts = (result.tested, result.accepted)
-            job.traced_story = result.story()
-            smaller = job.rep.size(result.script) <= WRITTEN_BACK_AT_MOST * size
-            if smaller or chosen is not None:
-                if result.arrays:
-                    import numpy as np
+class JaxprLevel:
+    """The traced-program level in a script's chain (`reducer.levels.base.Level`): by default on a
+    program with classes or over AUTO_MIN_TOKENS tokens, or a wrong value, with an oracle that
+    judges output; its result is the written-back script when it reproduces and is smaller."""
 
-                    holder = job.scratch / "jaxpr"
-                    holder.mkdir(parents=True, exist_ok=True)
-                    np.savez(holder / jaxpr_emit.NPZ, **result.arrays)
-                    job.sandbox.data_files = tuple(job.sandbox.data_files) + (holder / jaxpr_emit.NPZ,)
-                    job.out.mkdir(parents=True, exist_ok=True)
-                    shutil.copy(holder / jaxpr_emit.NPZ, job.out / jaxpr_emit.NPZ)
-                job.levels_run.append("jaxpr")
-                original = job.rep.normalize(result.script)
-                job.log(f"jaxpr level: written back as a script of {job.rep.size(original)} tokens "
-                        f"(from {size}); verified: {result.verified}")
-                if job.options.stall is None or job.options.stall > SOURCE_STALL_AFTER_TRACED:
-                    job.options.stall = SOURCE_STALL_AFTER_TRACED
-                    job.log(f"source level: from the written-back script, stopping after "
-                            f"{SOURCE_STALL_AFTER_TRACED:g} s without a smaller candidate")
-            else:
-                job.log(f"jaxpr level: the written-back script ({job.rep.size(result.script)} tokens) is not "
-                        f"smaller than {WRITTEN_BACK_AT_MOST:.0%} of the program ({size}); kept the program")
-    elif chosen is not None or size > AUTO_MIN_TOKENS or _has_classes(original):
-        job.log(f"jaxpr level: not run ({why_not})")
-    if chosen is None or "source" in chosen or not job.levels_run:
-        job.levels_run.append("source")
-    return original
+    name = "jaxpr"
+
+    def __init__(self, chosen: tuple[str, ...] | None, source_rep, resume: bool = False):
+        self.chosen, self.rep, self.resume = chosen, source_rep, resume  # the levels asked for; the script's rep
+
+    def why_not(self, est: Established, program: str) -> str | None:
+        """None when the level runs on `program`; else the log line saying why not ("": none)."""
+        size = self.rep.size(program)
+        if self.chosen is None:
+            # a wrong value is compared on both sides: the source level cannot shrink one side alone
+            want = size > AUTO_MIN_TOKENS or _has_classes(program) or bool(numeric.check_of(est.signature))
+            why = f"a flat script of {size} tokens, at most {AUTO_MIN_TOKENS}" if not want else ""
+        else:
+            want, why = "jaxpr" in self.chosen, "not asked for"
+        # an activity mismatch JAX raises (custom_vjp structure …) shows in a traced program's own output
+        if want and est.oracle.runs_candidates:
+            want, why = False, f"the {est.oracle.name} oracle needs the script itself"
+        if want and out_of_reach(program, est.signature):
+            want, why = False, out_of_reach(program, est.signature)
+        if want and self.resume:
+            want, why = False, "resuming a source-level reduction"
+        if want:
+            return None
+        worth = self.chosen is not None or size > AUTO_MIN_TOKENS or _has_classes(program)
+        return f"jaxpr level: not run ({why})" if worth else ""
+
+    def applies(self, est: Established, program: str) -> bool:
+        return self.why_not(est, program) is None
+
+    def reduce(self, program: str, est: Established, ctx: LevelContext) -> LevelResult | None:
+        """Capture, shrink and write back; the result's program is the written-back script when it
+        is kept (its arrays in `inputs.npz`, a file of the output and a data file of candidates)."""
+        budget = min(600.0, 0.5 * (ctx.deadline - ctx.started)) if ctx.deadline is not None else 600.0
+        result = traced(program, est, ctx, budget)
+        if result is None:
+            return None
+        size, story = self.rep.size(program), result.story()
+        if self.rep.size(result.script) > WRITTEN_BACK_AT_MOST * size and self.chosen is None:
+            ctx.log(f"jaxpr level: the written-back script ({self.rep.size(result.script)} tokens) is not "
+                    f"smaller than {WRITTEN_BACK_AT_MOST:.0%} of the program ({size}); kept the program")
+            return LevelResult(program, result.tested, result.accepted, story)
+        files, data = {}, ()
+        if result.arrays:
+            import numpy as np
+
+            holder = ctx.scratch / "jaxpr"
+            holder.mkdir(parents=True, exist_ok=True)
+            np.savez(holder / jaxpr_emit.NPZ, **result.arrays)
+            files, data = {jaxpr_emit.NPZ: (holder / jaxpr_emit.NPZ).read_bytes()}, (holder / jaxpr_emit.NPZ,)
+        written = self.rep.normalize(result.script)
+        ctx.log(f"jaxpr level: written back as a script of {self.rep.size(written)} tokens "
+                f"(from {size}); verified: {result.verified}")
+        return LevelResult(written, result.tested, result.accepted, story, files, ("jaxpr",), data,
+                           stall=SOURCE_STALL_AFTER_TRACED)

@@ -1,5 +1,6 @@
 """After a script reduction: the module Enzyme-JAX's pipeline ran for the reduced script, reduced at
-the IR level into the same folder (`repro.mlir`, `pipeline.txt`, the runner `repro_mlir.py`).
+the IR level (`IrLevel`, the last level of a script's chain), whose `LevelResult` brings back the
+files for the same folder (`repro.mlir`, `pipeline.txt`, the runner `repro_mlir.py`).
 
 Which module: when the pipeline fails with an error, Enzyme-JAX itself dumps the module it was
 given (`Enzyme MLIR dumped to …`). A crash inside the pipeline leaves no such dump, and a wrong
@@ -11,14 +12,20 @@ last one that differentiates in reverse mode.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import shutil
+import time
 from pathlib import Path
 
 from oracles.outcome import Signature
-from reducer.job import Job
+from reducer.established import Established
+from reducer.levels.base import LevelContext, LevelResult
 from reducer.levels.mlir.numeric import differentiates
 from reducer.workers.sandbox import Limits, Sandbox
+
+#: the IR level's budget in seconds at most after a script, and the least worth starting it with
+IR_BUDGET, IR_MIN = 120.0, 10.0
 
 DUMPED = re.compile(r"Enzyme MLIR dumped to (?P<path>\S+\.mlir)")
 WRITTEN = re.compile(r"^reducer: Enzyme-JAX pipeline input written to (?P<path>\S+\.mlir)$", re.M)
@@ -105,26 +112,53 @@ def dumped_module(sandbox: Sandbox, source: str, limits: Limits) -> str | None:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def reduce_after_script(source: str, sandbox: Sandbox, limits: Limits, out: Path, log, budget: float = 120.0,
-                        platform: str = "cpu", parent: Job | None = None, on_event=None) -> dict | None:
-    """Reduce the module Enzyme-JAX's pipeline ran for a (reduced) script into `out`: `repro.mlir`,
-    `pipeline.txt` and the runner `repro_mlir.py`. Returns what the report shows, or None;
-    `on_event` sees the engine's progress events; the `parent` job's interrupts reach it."""
-    import time
+class IrLevel:
+    """The IR level after a script (`reducer.levels.base.Level`): the module Enzyme-JAX's pipeline ran
+    for the reduced script, reduced by a job of its own (`MlirReduction`) whose outputs come back as
+    the result's files (`repro.mlir`, `pipeline.txt`, `repro_mlir.py`); a failure there is only
+    logged: the script's result must never be lost to it."""
 
+    name = "IR"
+
+    def applies(self, est: Established, program: str) -> bool:
+        return applies(est.signature, program)
+
+    def reduce(self, program: str, est: Established, ctx: LevelContext) -> LevelResult | None:
+        budget = min(IR_BUDGET, ctx.deadline - time.monotonic()) if ctx.deadline is not None else IR_BUDGET
+        if budget < IR_MIN:
+            ctx.log(f"IR level: not run (less than {IR_MIN:.0f} s of --max-time left)")
+            return None
+        try:
+            done = reduce_after_script(program, ctx, budget)
+        except Exception as exc:  # the script result must never be lost to the IR level
+            ctx.log(f"IR level: not reduced ({type(exc).__name__}: {str(exc)[:200]})")
+            return None
+        if done is None:
+            return None
+        report = {"mlir": done["module"], "pipeline": done["pipeline"], "mlir_runner": done["runner"],
+                  "mlir_failure": done["signature"].get("title") or ""}
+        return LevelResult(done["module"], done["tested"], done["accepted"], files=done["files"], levels=("IR",),
+                           report=report)
+
+
+def reduce_after_script(source: str, ctx: LevelContext, budget: float = IR_BUDGET) -> dict | None:
+    """Reduce the module Enzyme-JAX's pipeline ran for a (reduced) script with a job of its own,
+    under the calling job's stop event and signals; returns that job's result (its files in
+    "files"), or None when the script left no module."""
     from reducer.levels.mlir.level import MlirOptions, MlirReduction
 
     start = time.monotonic()
-    text = dumped_module(sandbox, source, limits)
+    limits = dataclasses.replace(ctx.limits, timeout=ctx.bounded(ctx.limits.timeout))
+    text = dumped_module(ctx.sandbox, source, limits)
     if text is None:
-        log("IR level: the reduced script left no Enzyme MLIR module to reduce")
+        ctx.log("IR level: the reduced script left no Enzyme MLIR module to reduce")
         return None
-    options = MlirOptions(platform=platform, max_time=max(10.0, budget - (time.monotonic() - start)),
+    options = MlirOptions(platform=ctx.platform, max_time=max(10.0, budget - (time.monotonic() - start)),
                           runner_name="repro_mlir.py", full_outputs=False)
-    job = MlirReduction(text, "the Enzyme MLIR dump of repro.py", out, options,
-                        log=lambda line: log(f"IR level: {line}"), on_event=on_event)
-    if parent is not None:
-        parent.adopt(job)
+    job = MlirReduction(text, "the Enzyme MLIR dump of repro.py", ctx.out, options,
+                        log=lambda line: ctx.log(f"IR level: {line}"), on_event=ctx.on_event)
+    job.hand_back = True
+    ctx.adopt(job)
     try:
         return job.run()
     finally:

@@ -16,10 +16,12 @@ pipeline passes and the module passes then alternate until neither shrinks.
 `MlirReduction` is this level's `reducer.job.Job`: the job verifies the result in fresh interpreters
 (re-running the original when it does not fail), keeps other failures in `also-interesting/`,
 keeps `best.mlir` and `state.json` for --resume, and writes `signature.json`, `env.json` and
-`reduce.log`; this module writes `repro.mlir`, `pipeline.txt`, the runner `repro.py` and `report.md`.
+`reduce.log`; `finish` returns `repro.mlir`, `pipeline.txt`, the runner `repro.py` and `report.md`
+for the job to write (or, after a script, to hand back to `reducer.levels.mlir.follow.IrLevel`).
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import threading
@@ -35,11 +37,10 @@ from reducer.levels.mlir import emit as mlir_emit, module as mm, run as mlir_run
 from reducer.levels.mlir import crashing, ir_worker, labels, numeric, pipeline as pl
 from reducer.engine import Engine, Problem, Stats
 from reducer.errors import BAD_MLIR, NO_BACKEND, NO_FAILURE, NO_RESUME, OTHER_FAILURE, ReducerError
-from reducer.files import write_atomic
 from reducer.levels.mlir.run import ENZYME, GRADIENT, PIPELINE_KINDS, XLA
 from reducer.levels.mlir.passes import mlir_passes
 from reducer.levels.mlir.pipeline_passes import pipeline_passes
-from reducer.workers.requests import IrModule
+from reducer.levels.mlir.worker import IrModule
 from reducer.workers.sandbox import Limits, RunResult, Sandbox
 
 #: what each kind of run is, in the log and in errors
@@ -49,7 +50,7 @@ WHERE = {ENZYME: "Enzyme-JAX's pass pipeline", XLA: "XLA's compiler",
          GRADIENT: "the gradient of Enzyme-JAX's pipeline, against finite differences"}
 
 
-@dataclass
+@dataclass(frozen=True)
 class MlirOptions(Options):
     """The job's options, with the IR level's defaults and its own settings."""
 
@@ -80,14 +81,14 @@ class MlirReduction(Job):
 
     def __init__(self, text: str, source_name: str, out: Path, options: MlirOptions, log=None, on_event=None,
                  resume: bool = False):
-        oracle_spec = oracles.make_oracle(options.oracle, options.platform, options.hangs)
+        requested = oracles.make_oracle(options.oracle, options.platform, options.hangs)
         rep = mm.MlirModule(worker=ir_worker.shared())  # every parse in the IR worker, never here
         rep.worker.start()
         super().__init__(out, options, on_event, log, resume, scratch_prefix="reducer-mlir-")
-        self.oracle_spec = oracle_spec
+        self.requested = requested
         self.sandbox = Sandbox(self.scratch / "runs", script_name=options.runner_name, platform=options.platform,
                                warm=options.warm, warm_modules=("jax", "jax.extend.backend", "enzyme_ad.jax"))
-        self.limits = Limits(timeout=options.timeout or 120.0, memory_mb=options.memory_mb)
+        self.first_limits = Limits(timeout=options.timeout or 120.0, memory_mb=options.memory_mb)
         self.warming = self.warm_up()
         try:
             pipeline, module_text = mm.split(text)
@@ -108,7 +109,7 @@ class MlirReduction(Job):
         self.previous: dict = {}  # the interrupted run's state, when resuming
         self.counts0 = (0, 0)  # operations and pipeline passes of the original
         self.problem: Problem | None = None  # made by `shrink`: one per run, its cache and counts for every round
-        self.stats, self.est, self.reduce_seconds, self.stalled = Stats(), None, 0.0, False
+        self.stats, self.reduce_seconds, self.stalled = Stats(), 0.0, False
 
     @classmethod
     def from_file(cls, path: Path, out: Path | None, options: MlirOptions, **kw) -> "MlirReduction":
@@ -119,7 +120,7 @@ class MlirReduction(Job):
     def warm_up(self) -> threading.Thread | None:
         """Start the sandbox's warm worker now, while the IR worker imports the bindings (each takes
         a second): a trivial request through the sandbox leaves it idle for the first run."""
-        if not self.options.warm or self.oracle_spec is not None and self.oracle_spec.runs_candidates:
+        if not self.options.warm or self.requested is not None and self.requested.runs_candidates:
             return None
         thread = threading.Thread(target=self.sandbox.run, args=(IrModule("module {\n}\n", None, XLA), Limits(60.0)),
                                   daemon=True)
@@ -133,15 +134,15 @@ class MlirReduction(Job):
 
     # -- running candidates -----------------------------------------------------------------
     def _classify(self, run: RunResult) -> tuple[Oracle, Signature] | None:
-        if self.kind == GRADIENT and (self.oracle_spec is None or self.oracle_spec.name == numeric.FAMILY):
+        if self.kind == GRADIENT and (self.requested is None or self.requested.name == numeric.FAMILY):
             sig = self.numeric.classify(run)
             if sig:
                 return self.numeric, sig
-        if self.oracle_spec is None:
-            hit = oracles.detect(run, self.options.platform, self.options.hangs)
+        if self.requested is None:
+            hit = oracles.detect(run, self.options.platform, self.options.hangs, own_checks=False)
         else:
-            sig = self.oracle_spec.classify(run)
-            hit = (self.oracle_spec, sig) if sig else None
+            sig = self.requested.classify(run)
+            hit = (self.requested, sig) if sig else None
         if hit is None:
             return None
         sharp = mlir_run.WithDiagnostic(hit[0])
@@ -149,8 +150,8 @@ class MlirReduction(Job):
 
     def run_candidate(self, program: str, cancel: threading.Event | None = None, fresh: bool = False) -> RunResult:
         pipeline, module_text = mm.split(program)
-        if self.oracle_spec is not None and self.oracle_spec.runs_candidates:
-            return self.oracle_spec.run_candidate(program, self.file_name, self.bounded(self.limits.timeout))
+        if self.requested is not None and self.requested.runs_candidates:
+            return self.requested.run_candidate(program, self.file_name, self.bounded(self.limits.timeout))
         if self.isolation == "worker" and not fresh:
             return self.sandbox.run(IrModule(module_text, pipeline, self.kind), self.limits, cancel)
         if self.isolation == "here" and not fresh:
@@ -194,7 +195,7 @@ class MlirReduction(Job):
     def no_failure(self, seen: list[tuple[str, RunResult]]) -> None:
         """Raise the one-line error for a module on which no run showed the failure wanted."""
         kind, run = seen[-1]
-        if self.oracle_spec is not None and self.oracle_spec.runs_candidates:
+        if self.requested is not None and self.requested.runs_candidates:
             raise ReducerError(f"{self.source_name}: the --oracle command rejects the original module "
                                f"({last_words(run)})", OTHER_FAILURE)
         if kind == GRADIENT and run.returncode != 0 and run.signal is None and numeric.verdict(run.output) is None:
@@ -205,7 +206,7 @@ class MlirReduction(Job):
             who = (f"{tried[0]} does not fail" if len(tried) == 1
                    else "neither " + ", ".join(tried[:-1]) + f" nor {tried[-1]} fails")
             raise ReducerError(f"{self.source_name}: does not fail ({who} on it): nothing to reduce", NO_FAILURE)
-        other = oracles.detect(run, self.options.platform)
+        other = oracles.detect(run, self.options.platform, own_checks=False)
         what = str(other[1]) if other else last_words(run)
         raise ReducerError(f"{self.source_name}: fails, but not as --oracle {self.options.oracle} expects; "
                            f"saw: {what}", OTHER_FAILURE)
@@ -217,9 +218,9 @@ class MlirReduction(Job):
         sig = crashing.named(self.rep, sig, self.original)
         if self.kind == GRADIENT:
             sig = self.name_operation_at_fault(oracle, sig, run, fresh=False)
-        return Established(oracle, sig, run, 1.0, run.seconds)
+        return Established(oracle, sig, run, 1.0, run.seconds, limits=self.first_limits)
 
-    def establish(self) -> tuple[Oracle, Signature, RunResult]:
+    def establish(self) -> Established:
         """Find how the module fails, and how to run candidates: in the command of an oracle that
         runs them itself, in fresh subprocesses after a crash or with --cold, else in warm workers."""
         oracle, sig, run = self.first_failure()
@@ -239,9 +240,10 @@ class MlirReduction(Job):
         sig = crashing.named(self.rep, self.rep.name_failing_pass(sig, self.original), self.original)
         if self.kind == GRADIENT:
             sig = self.name_operation_at_fault(oracle, sig, run, fresh)
-        if self.options.timeout is None:
-            self.limits = Limits(timeout=max(20.0, 4 * run.seconds), memory_mb=self.options.memory_mb)
-        return oracle, sig, run
+        limits = (self.first_limits if self.options.timeout is not None
+                  else Limits(timeout=max(20.0, 4 * run.seconds), memory_mb=self.options.memory_mb))
+        self.est = Established(oracle, sig, run, 1.0, run.seconds, limits=limits)
+        return self.est
 
     def name_operation_at_fault(self, oracle: Oracle, sig: Signature, run: RunResult, fresh: bool) -> Signature:
         """The wrong gradient's signature naming the operation whose gradient alone is wrong."""
@@ -262,7 +264,7 @@ class MlirReduction(Job):
                 return False
             ok, seen = self.judge(oracle, wanted, run)
             if seen is None and not run.timed_out and run.returncode not in (0, None):
-                other = oracles.detect(run, self.options.platform)
+                other = oracles.detect(run, self.options.platform, own_checks=False)
                 seen = other[1] if other else None
             if not ok and seen is not None and seen != wanted:
                 self.keep_aside(program, seen)
@@ -307,7 +309,8 @@ class MlirReduction(Job):
 
     # -- the job's steps (reducer.job.Job.run chains them) ---------------------------------------
     def begin(self) -> tuple[Established, str]:
-        oracle, sig, first = self.establish()
+        est = self.establish()
+        sig, first = est.signature, est.run
         pipeline0 = mm.split(self.original)[0]
         self.counts0 = (self.rep.size(self.original), pl.PipelineText().size(pipeline0) if pipeline0 else 0)
         what = WHERE[self.kind]
@@ -316,7 +319,7 @@ class MlirReduction(Job):
         where = {"worker": "in process, in a warm worker", "here": "in this process",
                  "subprocess": "in fresh subprocesses", "script": "through the interestingness command"}[self.isolation]
         self.log(f"failure: {sig} (in {what}; first run {first.seconds:.2f} s; candidates run {where})")
-        return Established(oracle, sig, first, 1.0, first.seconds), self.original
+        return est, self.original
 
     def resume_from(self) -> tuple[Established, str]:
         """The interrupted run's best module, checked to still fail in the same way."""
@@ -324,13 +327,14 @@ class MlirReduction(Job):
         if state.get("source_sha1") != hashlib.sha1(self.text.encode()).hexdigest():
             raise ReducerError(f"{self.out}: was made from another version of {self.source_name}", NO_RESUME)
         self.original = best
-        oracle, sig, first = self.establish()
-        if not oracle.same(wanted, sig):
-            raise ReducerError(f"{self.out}/best.mlir no longer shows {wanted} (saw {sig})", NO_RESUME)
+        est = self.establish()
+        if not est.oracle.same(wanted, est.signature):
+            raise ReducerError(f"{self.out}/best.mlir no longer shows {wanted} (saw {est.signature})", NO_RESUME)
         self.previous, self.counts0 = state, tuple(state.get("counts0", (0, 0)))
         self.log(f"resuming {self.out}: {self.rep.size(best)} operations, {state.get('tested', 0)} candidates "
                  f"tested before")
-        return Established(oracle, wanted, first, 1.0, first.seconds), best
+        self.est = est = dataclasses.replace(est, signature=wanted)
+        return est, best
 
     def _state(self) -> dict:
         stats, previous = self.stats, self.previous
@@ -343,7 +347,7 @@ class MlirReduction(Job):
     def shrink(self, program: str, est: Established) -> str:
         self.problem = Problem(self.rep, self.make_test(est.oracle, est.signature), on_event=self.on_event,
                                on_accept=lambda best: self.save_best(best, self._state()), level="IR")
-        self.est, self.stats = est, self.problem.stats
+        self.stats = self.problem.stats
         self.save_best(program, self._state())
         start = time.monotonic()
         deadline = self.shrink_deadline(max(est.seconds, 1.0))
@@ -363,6 +367,7 @@ class MlirReduction(Job):
         return best
 
     def finish(self, best: str, est: Established, verdict: Verdict, info: dict, stopped: bool, follow) -> dict:
+        """What the module's reduction leaves (`follow`, a following level's result: none follows a module)."""
         sig, stats, previous = est.signature, self.stats, self.previous
         pipeline, module_text = mm.split(best)
         ops1, passes1 = self.rep.size(best), pl.PipelineText().size(pipeline) if pipeline else 0
@@ -374,16 +379,13 @@ class MlirReduction(Job):
             cache_hits=stats.cache_hits, verified=verdict.text, interrupted=stopped,
             isolation={"worker": ", in process in a warm worker", "here": ", in process",
                        "subprocess": ", each in a fresh subprocess"}.get(self.isolation, ""))
-        write_atomic(self.out / "repro.mlir", best)
-        if pipeline:
-            write_atomic(self.out / "pipeline.txt", pipeline + "\n")
         runner_text = mlir_emit.runner(module_text, pipeline, sig, info, summary, self.options.runner_name)
-        write_atomic(self.out / self.options.runner_name, runner_text)
+        files = {"repro.mlir": best, **({"pipeline.txt": pipeline + "\n"} if pipeline else {}),
+                 self.options.runner_name: runner_text}
         if self.full_outputs:
-            write_atomic(self.out / "report.md",
-                         mlir_emit.report(module_text, pipeline, runner_text, sig, self.excerpt(est, verdict), info,
-                                          summary, private_paths=(str(self.scratch),),
-                                          runner_name=self.options.runner_name))
+            files["report.md"] = mlir_emit.report(module_text, pipeline, runner_text, sig, self.excerpt(est, verdict),
+                                                  info, summary, private_paths=(str(self.scratch),),
+                                                  runner_name=self.options.runner_name)
         seconds = self.reduce_seconds
         return {"out": str(self.out), "signature": sig.to_dict(), "kind": self.kind,
                 "original_ops": self.counts0[0], "final_ops": ops1, "original_passes": self.counts0[1],
@@ -392,4 +394,5 @@ class MlirReduction(Job):
                 "runner": self.options.runner_name, "runner_text": runner_text,
                 "seconds": round(summary.seconds, 1), "reduce_seconds": round(seconds, 2),
                 "tested": summary.tested, "accepted": summary.accepted, "cache_hits": stats.cache_hits,
-                "per_second": round(stats.tested / seconds, 1) if seconds else 0.0, "isolation": self.isolation}
+                "per_second": round(stats.tested / seconds, 1) if seconds else 0.0, "isolation": self.isolation,
+                "files": files}

@@ -1,6 +1,7 @@
 """What a worker runs for an IR-level candidate, and the same on a file from the command line.
 
-The IR level's candidates are `reducer.workers.requests.IrModule` requests: they run in the warm
+The IR level's candidates are `IrModule` requests (a kind registered with `reducer.workers.requests`,
+defined here): they run in the warm
 workers every level shares (`reducer.workers.sandbox`), where `run_module` runs Enzyme-JAX's pass
 pipeline on the module, or XLA's compiler, in the worker's own interpreter (tens of milliseconds);
 what MLIR prints on file descriptor 2 goes to the candidate's output like a script's, and a crash
@@ -13,8 +14,26 @@ pipeline's gradient against finite differences with `--gradient`.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from typing import ClassVar
 
 from reducer.levels.mlir.run import ENZYME, GRADIENT, PIPELINE_KINDS, XLA, execute
+from reducer.workers import requests
+
+
+@requests.kind
+@dataclass(frozen=True)
+class IrModule:
+    """An MLIR module in text form; `pipeline` is the Enzyme-JAX pass pipeline run on it when
+    `compiler` is "enzyme", and XLA compiles it when `compiler` is "xla"."""
+
+    kind: ClassVar[str] = "mlir"
+    module: str
+    pipeline: str | None = None
+    compiler: str = "enzyme"
+
+    def run(self) -> int:
+        return requests.status_of(lambda: run_module(self))
 
 
 def run_module(request) -> None:

@@ -16,6 +16,7 @@ from reducer.levels.source.passes.call_failing_function import CallFailingFuncti
 from reducer.levels.source.passes.config_defaults import ConfigDefaults
 from reducer.levels.source.passes.cut_after_failure import CutAfterFailure
 from reducer.levels.source.passes.def_to_lambda import DefToLambda
+from reducer.levels.source.passes.drop_assert_messages import DropAssertMessages
 from reducer.levels.source.passes.delete_statements import DeleteStatements
 from reducer.levels.source.passes.drop_arguments import DropArguments
 from reducer.levels.source.passes.drop_decorators import DropDecorators
@@ -53,6 +54,7 @@ SOURCE_PASSES = [
     HoistSubexpressions,
     ReplaceWithConstants,
     DropDecorators,
+    DropAssertMessages,
     PeelTransformations,
     HoistStatements,
     DefToLambda,

@@ -1,4 +1,5 @@
-"""A small TOML writer for `case.toml` (the standard library reads TOML but does not write it)."""
+"""A small TOML writer (the standard library reads TOML but does not write it): for `case.toml`, whose
+`bisect` table the versions write and the rest the corpus."""
 from __future__ import annotations
 
 import re

@@ -12,7 +12,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 
-from reducer import corpus
+from reducer.corpus import cases as corpus
 from reducer.versions.command import not_installable, prober
 from reducer.versions.envs import Environments
 from reducer.versions.index import choose_versions

@@ -1,0 +1,259 @@
+"""The architecture check: lower layers never import higher ones, modules and functions stay small,
+and no block of code is written twice.
+
+    python benchmarks/architecture.py     # one violation a line, exit 1; or a one-line summary, exit 0
+
+`tests/test_architecture.py` runs the same checks in process. What is checked, in `reducer/` and
+`oracles/` (not tests, benchmarks, the corpus or data):
+
+- layers: a module may import modules of its own layer and of the layers below it (`LAYERS`, bottom
+  first), never one above; and never what `FORBIDDEN` takes from its layer. Every import counts,
+  those inside functions included (a lazy import is a dependency all the same).
+- size: no module over `MAX_MODULE_LINES` lines (every line of the file), no function over
+  `MAX_FUNCTION_LINES` (from its `def` line to its last line, decorators left out). A nested function
+  is counted twice: within the function that holds it, and on its own.
+- duplicates: no block of `MIN_DUPLICATE_LINES` or more consecutive lines that stands in two places,
+  lines compared with their whitespace collapsed, and blank lines, comments, docstrings and import
+  statements left out.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("reducer", "oracles")
+
+#: the layers, bottom first: a module belongs to the layer of the longest prefix that names it (a
+#: package's own name, `reducer` or `oracles`, names only its `__init__`: a new top-level module
+#: is placed in a layer here, not taken for the package's)
+LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("oracles", "failure families, signatures, run results: know nothing of the reducer", ("oracles",)),
+    ("base", "errors, files, TOML, environment, inputs (readers), test-case extraction, timeouts, the generic engine",
+     ("reducer", "reducer.errors", "reducer.files", "reducer.env", "reducer.inputs", "reducer.testcase",
+      "reducer.testclass", "reducer.timeouts", "reducer.tomlfile", "reducer.engine")),
+    ("candidate", "what runs inside a candidate's process: the harness and its watches",
+     ("reducer.harness", "reducer.watches")),
+    ("workers", "where candidates run: sandbox, fork server, runner, request kinds, executors; know no level",
+     ("reducer.workers", "reducer.executors")),
+    ("reduction", "what a reduction is asked and learns (options, the established failure, verdicts) and "
+     "fault location (the localiser every level implements): read by the job and every level",
+     ("reducer.established", "reducer.verdict", "reducer.faults")),
+    ("versions", "releases of jax / jaxlib / enzyme-ad: environments, probes, bisection; know no corpus",
+     ("reducer.versions",)),
+    ("levels", "the levels of representation: source, jaxpr, mlir", ("reducer.levels",)),
+    ("job", "one reduction: establish, chain the levels, verify, write outputs and the report",
+     ("reducer.job", "reducer.reduce", "reducer.emit", "reducer.counterfactual", "reducer.located")),
+    ("corpus", "the regression corpus: add, check, report", ("reducer.corpus",)),
+    ("hunt", "the hunt for new bugs over a table of operations", ("reducer.hunt",)),
+    ("cli", "the commands: talk to the job, the readers and the corpus / versions / hunt commands",
+     ("reducer.cli", "reducer.cli_corpus", "reducer.cli_hunt", "reducer.versions.cli")),
+]
+#: what a layer may not import although it lies below: the CLI talks to the job, not to a level
+FORBIDDEN: dict[str, tuple[str, ...]] = {"cli": ("reducer.levels",)}
+
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+MIN_DUPLICATE_LINES = 6
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str  # dotted
+    path: Path
+    where: str  # the path from the repository's root
+    text: str
+    tree: ast.Module
+
+
+def modules(root: Path = ROOT) -> list[Module]:
+    """Every Python module of the checked packages."""
+    found = []
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            text = path.read_text(encoding="utf-8")
+            found.append(Module(".".join(parts), path, str(path.relative_to(root)), text, ast.parse(text, str(path))))
+    return found
+
+
+def layer_of(name: str) -> str | None:
+    """The layer of a dotted module name (longest prefix wins), None outside the checked packages."""
+    best, best_len = None, -1
+    for layer, _, prefixes in LAYERS:
+        for prefix in prefixes:
+            inside = name.startswith(prefix + ".") and (prefix not in PACKAGES or layer == prefix)
+            if (name == prefix or inside) and len(prefix) > best_len:
+                best, best_len = layer, len(prefix)
+    return best
+
+
+def _imported(module: Module, node: ast.Import | ast.ImportFrom, known: set[str]) -> list[str]:
+    """The modules one import statement loads (`from a import b` loads a.b where b is a module)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        package = module.name.split(".")
+        if module.path.name != "__init__.py":
+            package = package[:-1]
+        package = package[:len(package) - (node.level - 1)]
+        base = ".".join(package + ([node.module] if node.module else []))
+    subs = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in known]
+    return [base] + subs
+
+
+def layer_violations(mods: list[Module]) -> list[str]:
+    """Imports that go up a layer, or to what `FORBIDDEN` keeps from a layer."""
+    order = {layer: i for i, (layer, _, _) in enumerate(LAYERS)}
+    known = {m.name for m in mods}
+    out = []
+    for module in mods:
+        mine = layer_of(module.name)
+        if mine is None:
+            out.append(f"{module.where}:1: layer: {module.name} is in no layer (name it in LAYERS)")
+        for node in ast.walk(module.tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            wrong = [why for why in map(lambda target: _wrong(mine, target, order), _imported(module, node, known))
+                     if why]
+            if wrong:  # one line an import statement
+                out.append(f"{module.where}:{node.lineno}: layer: {module.name} ({mine}) imports {wrong[-1]}")
+    return out
+
+
+def _wrong(mine: str | None, target: str, order: dict[str, int]) -> str:
+    """Why a module of layer `mine` may not import `target`, or "" where it may."""
+    theirs = layer_of(target)
+    if mine is None or theirs is None:
+        return ""
+    if order[theirs] > order[mine]:
+        return f"{target} ({theirs}, a higher layer)"
+    if any(target == p or target.startswith(p + ".") for p in FORBIDDEN.get(mine, ())):
+        return f"{target} (the {mine} layer may not import it)"
+    return ""
+
+
+def size_violations(mods: list[Module]) -> list[str]:
+    """Modules over `MAX_MODULE_LINES` lines and functions over `MAX_FUNCTION_LINES`."""
+    out = []
+    for module in mods:
+        lines = len(module.text.splitlines())
+        if lines > MAX_MODULE_LINES:
+            out.append(f"{module.where}:1: size: module of {lines} lines (at most {MAX_MODULE_LINES})")
+        for node in ast.walk(module.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                span = node.end_lineno - node.lineno + 1
+                if span > MAX_FUNCTION_LINES:
+                    out.append(f"{module.where}:{node.lineno}: size: function {node.name} of {span} lines "
+                               f"(at most {MAX_FUNCTION_LINES})")
+    return out
+
+
+def _left_out(tree: ast.Module) -> set[int]:
+    """Line numbers of docstrings and import statements."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            skip.update(range(node.lineno, node.end_lineno + 1))
+        elif isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                skip.update(range(body[0].lineno, body[0].end_lineno + 1))
+    return skip
+
+
+def code_lines(module: Module) -> list[tuple[int, str]]:
+    """(line number, normalised text) of the lines the duplicate check compares."""
+    skip = _left_out(module.tree)
+    out = []
+    for number, line in enumerate(module.text.splitlines(), 1):
+        text = " ".join(line.split())
+        if text and not text.startswith("#") and number not in skip:
+            out.append((number, text))
+    return out
+
+
+def duplicate_blocks(mods: list[Module], size: int = MIN_DUPLICATE_LINES) -> list[list[tuple[str, int, int]]]:
+    """Blocks of at least `size` compared lines standing in more than one place: for each, the places
+    as (module path, first line, last line), each block as long as its places share."""
+    lines = {m.where: code_lines(m) for m in mods}
+    windows: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for where, rows in lines.items():
+        for i in range(len(rows) - size + 1):
+            key = hashlib.sha1("\n".join(t for _, t in rows[i:i + size]).encode()).hexdigest()
+            windows[key].append((where, i))
+    repeated = {key: places for key, places in windows.items() if len(_apart(places, size)) > 1}
+    seen: set[tuple[str, int]] = set()
+    blocks = []
+    for key, places in sorted(repeated.items(), key=lambda kv: kv[1]):
+        places = _apart(places, size)
+        if all(p in seen for p in places):
+            continue
+        length = size  # grow the block while every place goes on alike
+        while all(i + length < len(lines[w]) for w, i in places) and \
+                len({lines[w][i + length][1] for w, i in places}) == 1:
+            length += 1
+        for w, i in places:
+            seen.update((w, i + k) for k in range(length - size + 1))
+        blocks.append([(w, lines[w][i][0], lines[w][i + length - 1][0]) for w, i in places])
+    return blocks
+
+
+def _apart(places: list[tuple[str, int]], size: int) -> list[tuple[str, int]]:
+    """The places of a window, less those overlapping an earlier one in the same module."""
+    kept: list[tuple[str, int]] = []
+    for where, i in sorted(places):
+        if not kept or kept[-1][0] != where or i - kept[-1][1] >= size:
+            kept.append((where, i))
+    return kept
+
+
+def duplicate_violations(mods: list[Module]) -> list[str]:
+    out = []
+    for places in duplicate_blocks(mods):
+        (first, a, b), rest = places[0], places[1:]
+        again = ", ".join(f"{w}:{x}-{y}" for w, x, y in rest)
+        out.append(f"{first}:{a}: duplicate: lines {a}-{b} stand again at {again}")
+    return out
+
+
+def violations(root: Path = ROOT) -> list[str]:
+    """Every violation, one line each: `path:line: kind: what`."""
+    mods = modules(root)
+    return layer_violations(mods) + size_violations(mods) + duplicate_violations(mods)
+
+
+def layer_table() -> str:
+    """The layers as a Markdown table, bottom first."""
+    rows = ["| layer (bottom first) | modules | what | may not import |", "| --- | --- | --- | --- |"]
+    for layer, what, prefixes in LAYERS:
+        rows.append(f"| {layer} | {', '.join(prefixes)} | {what} | "
+                    f"{', '.join(FORBIDDEN.get(layer, ())) or 'a higher layer'} |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str]) -> int:
+    if "--layers" in argv:
+        print(layer_table())
+        return 0
+    found = violations()
+    for line in found:
+        print(line)
+    if found:
+        return 1
+    print(f"architecture: {len(modules())} modules in {', '.join(PACKAGES)}: no upward import, no module over "
+          f"{MAX_MODULE_LINES} lines, no function over {MAX_FUNCTION_LINES}, no repeated block of "
+          f"{MIN_DUPLICATE_LINES} lines")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

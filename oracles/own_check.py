@@ -1,0 +1,172 @@
+"""The program's own check fails: an `assert`, a `raise` in the program's own code, NumPy's or
+unittest's `assert…` helpers, or an exit with a message (`raise SystemExit("diverged")`,
+`print(…); sys.exit(1)`).
+
+These are the failures users meet most: `assert jnp.isfinite(grads).all()`,
+`np.testing.assert_allclose(enzyme_grad, jax_grad)`, `assert loss < previous`. No library raised
+them, so the other families do not claim them; `auto` tries this family last. A plain error of the
+program's code that no check raised (a `TypeError` from `1 + "a"`, a `KeyError`) is not one.
+
+A check failing on a NaN or an Inf becomes the `nonfinite` family once the operation that made the
+value is known (`reducer.faults.nonfinite`, attached to the run): `nonfinite: in=grad op=sqrt
+from=norm`.
+
+Signature: the exception type; the kind of check (`assert`, `raise`, the testing helper's name such
+as `assert_allclose`, or `exit`); what the check reads, from its line and message (`nonfinite`
+values, two values `close`, an `order` between values, or a `value`); and the message's first line
+with numbers and arrays masked, so that a candidate slipping to another check of the program is
+not the same failure.
+"""
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from oracles.base import Oracle, Signature, library_path, normalize_message
+from oracles.outcome import RunResult
+
+_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)$')
+_EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
+#: where testing helpers live: a check raised there is the caller's own check
+_TESTING = re.compile(r"/numpy/testing/|/unittest/case\.py$|/jax/_src/(?:public_)?test_util\.py$|/chex/")
+_HELPER = re.compile(r"\b(assert_?[A-Za-z_]*)\s*\(")
+_ARRAY = re.compile(r"\[[^\[\]]*\]")
+_NONFINITE = re.compile(r"\b(isfinite|isnan|isinf|nan|inf|nonfinite|non-finite|finite)\b", re.I)
+_CLOSE = re.compile(r"allclose|isclose|array_equal|almost_equal|AllClose|approx|Not equal to tolerance|"
+                    r"Arrays are not", re.I)
+#: what a check reads, as the report's title says it
+READS = {"nonfinite": "on a non-finite value (NaN or Inf)", "close": "comparing two values",
+         "order": "on an ordering of values", "value": "on a value"}
+_ORDER = re.compile(r"(?<![<>=!])(?:<=?|>=?)(?![<>=])")
+
+
+class Frame(NamedTuple):
+    """One frame of a traceback: its file, line and function, the source line shown, and whether it
+    is the program's own (not an installed package's or the standard library's)."""
+
+    file: str
+    line: int
+    func: str
+    source: str
+    own: bool
+
+
+def _traceback(text: str) -> tuple[list[Frame], list[str]] | None:
+    """The frames of the last traceback in `text`, and the lines of the exception it ends with."""
+    start = text.rfind("Traceback (most recent call last)")
+    if start < 0:
+        return None
+    lines = text[start:].splitlines()[1:]
+    frames, k = [], 0
+    while k < len(lines) and (lines[k].startswith(" ") or not lines[k].strip()):
+        m = _FRAME.match(lines[k])
+        if m:
+            nxt = lines[k + 1] if k + 1 < len(lines) else ""
+            source = nxt.strip() if nxt.startswith("    ") and not _FRAME.match(nxt) else ""
+            frames.append(Frame(m.group("file"), int(m.group("line")), m.group("func"), source, _own(m.group("file"))))
+        k += 1
+    return (frames, lines[k:]) if frames else None
+
+
+def own_frames(text: str) -> list[Frame]:
+    """The frames of the last traceback in `text` (the program's own and the libraries')."""
+    found = _traceback(text)
+    return found[0] if found else []
+
+
+def _own(path: str) -> bool:
+    """Whether a frame's file is the program's (not an installed package or the standard library)."""
+    return not (library_path(path) or "-packages/" in path or re.search(r"/python3\.\d+/", path)
+                or path.startswith("<"))
+
+
+def masked(message: str) -> str:
+    """A message with what changes between runs and while reducing masked: arrays, numbers, paths."""
+    text = message
+    while _ARRAY.search(text):
+        text = _ARRAY.sub("<array>", text)
+    text = re.sub(r"\[.*$", "<array>", text)  # an array printed over several lines
+    text = re.sub(r"Array\(<array>[^)]*\)|Array\([^)]*\)", "<array>", text)
+    return normalize_message(text)
+
+
+def reads(check_line: str, message: str) -> str:
+    """What a check reads, from its line and its message."""
+    line = check_line.split(",", 1)[0] if check_line.startswith("assert ") else check_line
+    if _NONFINITE.search(check_line) or _NONFINITE.search(message):
+        return "nonfinite"
+    if _CLOSE.search(check_line) or _CLOSE.search(message):
+        return "close"
+    if check_line.startswith("assert ") and _ORDER.search(line):
+        return "order"
+    return "value"
+
+
+class OwnCheck(Oracle):
+    name = "own-check"
+
+    def classify(self, run: RunResult) -> Signature | None:
+        if run.returncode in (0, None) or run.returncode < 0 or run.timed_out:
+            return None
+        found = _traceback(run.output)
+        if found is None:
+            return self._exit(run)
+        frames, ending = found
+        if not ending:
+            return None
+        m = _EXCEPTION.match(ending[0])
+        if not m:
+            return None
+        kind = m.group("type").split(".")[-1]
+        body = [m.group("msg") or ""] + ending[1:]
+        message = next((line.strip() for line in body if line.strip()), "")
+        innermost, own = frames[-1], [f for f in frames if f.own]
+        if not own:
+            return None
+        line = own[-1].source
+        if innermost.own:
+            if line.startswith("assert ") and kind == "AssertionError":
+                check = "assert"
+            elif line == "raise" or line.startswith("raise ") and kind in line:  # not an error made raising it
+                check = "raise"
+            else:
+                return None  # an error of the program's code, not a check it made
+        elif kind == "AssertionError" and (_TESTING.search(innermost.file) or _HELPER.search(line)):
+            helper = _HELPER.search(line)
+            check = helper.group(1) if helper else innermost.func
+        else:
+            return None  # raised inside a library: another family's, or none
+        reading = reads(line, message)
+        fault = run.harness.get("fault")
+        if reading == "nonfinite" and fault:  # where the value was made (`reducer.faults.nonfinite`)
+            return nonfinite(kind, check, tuple(tuple(f) for f in fault["fields"]), _excerpt(run.output, ending[0]))
+        fields = (("type", kind), ("check", check), ("reads", reading), ("message", masked(message)))
+        title = f"The program's own check fails: `{kind}` from `{check}` {READS[reading]}"
+        return Signature(self.name, fields, title, _excerpt(run.output, ending[0]))
+
+    def _exit(self, run: RunResult) -> Signature | None:
+        """An exit with a message and no traceback: `raise SystemExit("…")`, `print(…); sys.exit(1)`."""
+        lines = [line.strip() for line in run.output.splitlines() if line.strip()]
+        if not lines or run.returncode == 2 and "usage:" in run.output:  # argparse wants arguments
+            return None
+        message = lines[-1]
+        fields = (("type", "SystemExit"), ("check", "exit"), ("status", str(run.returncode)),
+                  ("reads", reads("", message)), ("message", masked(message)))
+        return Signature(self.name, fields, f"The program exits with status {run.returncode}: {message[:80]}",
+                         "\n".join(lines[-6:]))
+
+
+def nonfinite(kind: str, check: str, at: tuple[tuple[str, str], ...], shown: str) -> Signature:
+    """The signature of a check failing on a NaN or an Inf whose operation at fault is known (`at`:
+    `in`, `op`, `from`): the message no longer matters, where the value was made does."""
+    where = dict(at)
+    under = "" if where.get("in") == "forward" else f" under `{where.get('in')}`"
+    via = f" (through `{where.get('from')}`)" if where.get("from") not in ("", where.get("op")) else ""
+    title = f"A non-finite value from `{where.get('op')}`{via}{under} fails the program's `{check}`"
+    return Signature("nonfinite", (("type", kind), ("check", check), *at), title, shown)
+
+
+def _excerpt(text: str, exception_line: str) -> str:
+    lines = text.splitlines()
+    at = max((i for i, line in enumerate(lines) if line == exception_line), default=len(lines) - 1)
+    return "\n".join(lines[max(0, at - 4): at + 6])

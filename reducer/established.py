@@ -1,0 +1,53 @@
+"""What a reduction is asked (`Options`, from the command line) and what establishing its failure
+learns (`Established`): both frozen, made once and read by the job and every level."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oracles.base import Oracle, Signature
+from oracles.outcome import RunResult
+from reducer.workers.sandbox import Limits
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the command line asks of a reduction; each level reads the options that apply to it.
+    Frozen: what a run learns or decides on the way lives on the job or in `Established`."""
+
+    oracle: str = "auto"
+    timeout: float | None = None
+    platform: str = "cpu"
+    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
+    runs: int = 3
+    verify_runs: int = 3
+    max_time: float | None = None
+    stall: float | None = 600.0  # stop after this many seconds without progress
+    memory_mb: int | None = None
+    hangs: bool = False
+    keep_aside: int = 5
+    warm: bool = True
+    reorder: bool = False  # passes in order of last round's yield (Engine.pass_order)
+    runner: str = "trust"  # reducer.reduce.RUNNER_MODES
+    levels: str = "auto"  # "auto" or a comma list of: source, jaxpr (reducer.levels.jaxpr.level.parse_levels)
+
+
+@dataclass(frozen=True)
+class Established:
+    """What establishing the failure learned, in one frozen object: the oracle, its signature, the run
+    that showed it, how often the original showed it, its slowest first run, the candidates' limits,
+    how many runs a candidate gets (`votes`: more when the failure comes and goes), the watches the
+    verdicts rest on, the data files candidates need beside them, and whether candidates run with
+    the harness's gradient checks (None: as the sandbox was made)."""
+
+    oracle: Oracle
+    signature: Signature
+    run: RunResult | None
+    rate: float
+    seconds: float
+    limits: Limits | None = None
+    votes: int = 1
+    watches: tuple[str, ...] = ()
+    data_files: tuple[Path, ...] = ()
+    gradient_checks: bool | None = None

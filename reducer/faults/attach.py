@@ -1,0 +1,60 @@
+"""A localiser between a job's runs and its oracle: the fault found for the original becomes part of
+the signature, and each candidate that shows the failure carries the fault found for it, so that
+the oracle's verdict compares the two.
+
+`Attached.establish` locates the fault of the original's failing run once; `attach` gives a
+candidate's run the fault it arises at (a run whose failure is not the kind the fault belongs to is
+left as it is, and costs nothing). The fault travels in the run's harness record under `KEY`, where
+the oracle that names it reads it (`oracles.own_check` for non-finite values).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from oracles.base import Oracle
+from oracles.outcome import RunResult, Signature
+from reducer.faults import Fault, Localiser
+
+KEY = "fault"
+
+
+def carrying(run: RunResult, fault: Fault) -> RunResult:
+    return dataclasses.replace(run, harness={**run.harness, KEY: {"fields": [list(f) for f in fault.fields],
+                                                                   "evidence": fault.evidence}})
+
+
+class Attached:
+    """`localiser` for the failures `applies` says it can place, judged by `oracle`."""
+
+    def __init__(self, localiser: Localiser, oracle: Oracle, applies: Callable[[Signature], bool]):
+        self.localiser, self.oracle, self.applies = localiser, oracle, applies
+        self.fault: Fault | None = None
+        self.finding = ""  # what `establish` found, in a sentence for the log
+
+    def establish(self, program: str, run: RunResult, sig: Signature) -> tuple[Signature, RunResult]:
+        """The signature with the fault of the original's failure, when one is found."""
+        if not self.applies(sig):
+            return sig, run
+        self.fault = self.localiser.locate(program, run, sig)
+        if self.fault is None:
+            self.finding = "no fault located; candidates need only fail the same way"
+            return sig, run
+        run = carrying(run, self.fault)
+        self.finding = f"at fault: {' '.join(f'{k}={v}' for k, v in self.fault.fields)}. {self.fault.evidence}"
+        return self.oracle.classify(run) or sig, run
+
+    def expect(self, sig: Signature) -> None:
+        """Runs must show the fault `sig` names (a resumed reduction's)."""
+        fields = tuple((k, sig.get(k)) for k in self.localiser.fields)
+        self.fault = Fault(sig.get("op"), fields, "")
+
+    def attach(self, program: str, run: RunResult) -> RunResult:
+        """`run` with the fault it arises at, when it fails the way the located failure does."""
+        if self.fault is None or KEY in run.harness:
+            return run
+        seen = self.oracle.classify(run)
+        if seen is None or not self.applies(seen):
+            return run
+        found = self.localiser.locate(program, run, seen)
+        return carrying(run, found) if found is not None else run

@@ -1,0 +1,160 @@
+"""Where a NaN or an Inf is made: the operation at fault behind a check that fails on a non-finite
+value (`assert jnp.isfinite(grads).all()`), in the forward computation or in its derivative.
+
+The program runs twice more with JAX's own checks on (`jax_debug_nans`, and `jax_debug_infs` too),
+which raise `FloatingPointError: invalid value (nan) encountered in mul` at the first primitive whose
+result is not finite, with the program's frame that called it and, below it, the library frames
+down to the `lax` call (JAX runs a `jit` function again op by op to find it, and the backward pass of
+a gradient too). From the traceback:
+
+- `op`: the operation whose value or derivative is not finite: the `lax` function the innermost
+  library frame calls (`sqrt` for `jnp.linalg.norm`); where that only spreads a value (a `mul`
+  in `p * jnp.log(p)`, `SPREADING`), the function of the program's line whose derivative is infinite
+  somewhere (`log`); else the primitive itself;
+- `in`: `forward` when that primitive made it (`log` of 0), else the mode of the derivative that
+  did (`grad` for reverse mode, `jvp` for forward mode, from the innermost transformation the
+  program's own frames call: the `div` of `sqrt`'s derivative rule gives inf at 0);
+- `from`: the public function the program called at its innermost frame (`norm`).
+
+An Inf comes before the NaN it often turns into (`inf × 0`); the run that also stops at infs names
+that root when it stops inside the call of the program the NaN run stops in, and the NaN run is
+kept otherwise (an Inf the program meant, such as a `-inf` mask, is no fault). Either run alone answers
+when the other finds nothing.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable
+
+from oracles.own_check import own_frames
+from oracles.outcome import RunResult, Signature
+from reducer.faults import Fault
+
+FLOATING = re.compile(r"^(?:\S*JaxStackTraceBeforeTransformation: )?FloatingPointError: invalid value \((?P<kind>nan|inf)\) encountered in (?P<prim>\w+)", re.M)
+LAX_CALL = re.compile(r"\blax\.(?P<name>\w+)\(")
+CALL = re.compile(r"(?P<callee>[A-Za-z_][\w.]*)\s*\(")
+#: the function a transformation is given: `norm` in `jax.grad(jnp.linalg.norm)`
+GIVEN = re.compile(r"\b(?:value_and_grad|grad|vjp|jvp|jacrev|jacfwd|hessian|vmap|jit)\(\s*([A-Za-z_][\w.]*)\s*[,)]")
+TRANSFORMS = re.compile(r"\b(value_and_grad|grad|vjp|jvp|jacrev|jacfwd|hessian|linearize)\b")
+#: a derivative's mode, by the transformation that takes it: reverse (`grad`) or forward (`jvp`)
+MODES = {"value_and_grad": "grad", "grad": "grad", "vjp": "grad", "jacrev": "grad", "hessian": "grad",
+         "jvp": "jvp", "jacfwd": "jvp", "linearize": "jvp"}
+CHECKS = ("jax_debug_nans", "jax_debug_infs")
+#: operations that pass a non-finite value on (inf × 0, a sum with nan …) rather than make one
+SPREADING = {"mul", "add", "sub", "neg", "select_n", "dot_general", "broadcast_in_dim", "reduce_sum", "add_any",
+             "convert_element_type", "reshape", "transpose", "concatenate", "pad", "copy"}
+#: functions whose derivative is infinite somewhere in their domain
+SINGULAR = {"log", "log2", "log10", "sqrt", "rsqrt", "cbrt", "norm", "power", "pow", "divide", "true_divide",
+            "reciprocal", "arcsin", "arccos", "arctanh", "xlogy", "entr", "logit"}
+
+
+def with_checks(source: str, infs: bool) -> str:
+    """`source` with JAX's NaN (and Inf) checks switched on before its first statement (after its
+    docstring and `__future__` imports), its other lines where they were."""
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError):
+        return source
+    first = next((s for s in body if not (isinstance(s, ast.ImportFrom) and s.module == "__future__")
+                  and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))), None)
+    flags = CHECKS if infs else CHECKS[:1]
+    switch = "import jax as _jax_checks; " + "; ".join(f"_jax_checks.config.update({f!r}, True)" for f in flags)
+    if first is None:
+        return source + "\n" + switch + "\n"
+    lines = source.splitlines(keepends=True)
+    at = first.lineno - 1
+    indent = re.match(r"\s*", lines[at]).group(0)
+    lines[at] = f"{indent}{switch}; {lines[at][len(indent):]}"
+    return "".join(lines)
+
+
+def _singular(line: str) -> str:
+    """The first function a line calls whose derivative is infinite somewhere in its domain, for a
+    value JAX's checks met only where it spread (`p * jnp.log(p)` stopped at `mul`: `log`)."""
+    return next((n for m in CALL.finditer(line) for n in [m.group("callee").split(".")[-1]] if n in SINGULAR), "")
+
+
+def _callee(line: str, op: str) -> str:
+    """The public function of a line of the program that made the value: `op` itself when the line
+    calls it (`jnp.log` in `jnp.sum(jnp.log(p))`) or gives it to a transformation, else the first
+    with an infinite derivative somewhere (`norm` in `jax.grad(jnp.linalg.norm)(x)`), else the
+    first it calls."""
+    names = [m.group("callee").split(".")[-1] for m in CALL.finditer(line)]
+    names += [m.group(1).split(".")[-1] for m in GIVEN.finditer(line)]
+    names = [n for n in names if n not in ("jit", "vmap", "lambda") and not TRANSFORMS.fullmatch(n)]
+    return op if op in names else next((n for n in names if n in SINGULAR), names[0] if names else "")
+
+
+def read(output: str) -> dict | None:
+    """What a run with JAX's checks on says: the kind of value, the primitive that made it, the
+    operation, where in the program (file:line of its innermost frame, and of every frame of the
+    program's own around it) and through which call."""
+    found = list(FLOATING.finditer(output))
+    if not found:
+        return None
+    last = found[0]  # under a transformation, the first names the operation as the program called it
+    frames = own_frames(output[:last.start()])
+    if not frames:
+        return None
+    ours = [k for k, f in enumerate(frames) if f.own]
+    if not ours:
+        return None
+    inner = ours[-1]
+    below = [f for f in frames[inner + 1:] if not f.own]
+    lax = next((m.group("name") for f in reversed(below) for m in [LAX_CALL.search(f.source)] if m), "")
+    prim = last.group("prim")
+    op = lax if lax and lax not in SPREADING else _singular(frames[inner].source) or lax or prim
+    differentiated = "backward pass" in output or bool(lax) and lax != prim and prim not in SPREADING
+    named = [m.group(1) for f in frames if f.own for m in [TRANSFORMS.search(f.source)] if m]
+    transform = MODES.get(named[-1] if named else "grad", "grad")  # the innermost, in the program's own frames
+    return {"kind": last.group("kind"), "prim": prim, "op": op, "in": transform if differentiated else "forward",
+            "from": _callee(frames[inner].source, op) or op, "at": f"{frames[inner].file}:{frames[inner].line}",
+            "within": [f"{frames[k].file}:{frames[k].line}" for k in ours]}
+
+
+def evidence(found: dict) -> str:
+    """Why, in sentences a user understands, and the usual remedy; `found` has `op`, `from` and
+    `in`, and where a run said them, the `kind` of value and the primitive (`prim`) that made it."""
+    op, via, kind = found["op"], found["from"], found.get("kind")
+    call = f"`{op}`" + (f" (through `{via}`)" if via != op else "")
+    if found["in"] == "forward":
+        made = {"inf": "an inf", "nan": "a nan"}.get(kind, "a non-finite value")
+        return (f"{call} makes {made} from finite inputs in the forward computation, and it reaches the value the "
+                f"program checks. The usual remedy: keep the input of `{via}` inside its domain (`jnp.clip`, or a "
+                f"`jnp.where` that puts a safe value where the input is out of range) before calling it.")
+    rule = f": its derivative rule's `{found['prim']}` gives {kind}" if found.get("prim") and kind else ""
+    nan = (" Where that derivative is multiplied by 0 (a `where` that masks the value out, or a zero cotangent), "
+           "inf × 0 gives nan." if kind != "nan" or found.get("prim") in ("mul", "dot_general") else "")
+    return (f"The derivative of {call} is not finite at the value it gets here{rule} under `{found['in']}`.{nan} "
+            f"The usual remedy is the inner `where`: make the input of `{via}` safe where its result is not used "
+            f"(for example `x = jnp.where(mask, x, 1.0)` before `{via}(x)`, then `jnp.where(mask, {via}(x), 0.0)`), "
+            f"so that neither branch has a non-finite derivative.")
+
+
+def applies(sig: Signature) -> bool:
+    """Whether a failure is a check on a non-finite value, whose operation at fault can be located."""
+    return sig.family == "nonfinite" or sig.family == "own-check" and sig.get("reads") == "nonfinite"
+
+
+class NonFiniteValues:
+    """The localiser for non-finite values; `run(source)` runs a program as candidates run."""
+
+    fields = ("in", "op", "from")
+
+    def __init__(self, run: Callable[[str], RunResult]):
+        self.run = run
+
+    def _find(self, program: str) -> dict | None:
+        both = read(self.run(with_checks(program, infs=True)).output)
+        nans = read(self.run(with_checks(program, infs=False)).output)
+        if both and nans and nans["at"] not in both["within"]:
+            return nans  # an Inf the program meant, outside the call that made the NaN: the NaN is the fault
+        return both or nans
+
+    def locate(self, program: str, run: RunResult, signature: Signature) -> Fault | None:
+        found = self._find(program)
+        if found is None:
+            return None
+        fields = tuple((k, found[k]) for k in self.fields)
+        return Fault(found["op"], fields, evidence(found))

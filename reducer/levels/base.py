@@ -1,0 +1,76 @@
+"""The one interface every level offers a job, and what a level hands back.
+
+A `Level` enters from a program (a script, a module), shrinks its own representation of it with
+its passes and its test, and exits to a program again, returning a `LevelResult`: it never reads
+or writes the job's attributes. What it needs from the job comes in a `LevelContext`: judging runs
+through `Job.judge` (an oracle's exception is a bug of the tool, never a verdict), keeping other
+failures aside, the stop event, the deadline, the engine's stall and pass order, the number of
+jobs, the log, progress events, the sandbox and limits candidates run under. What the failure is
+(oracle, signature, limits, votes …) comes in the frozen `reducer.established.Established`.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Protocol
+
+from reducer.established import Established
+from reducer.workers.sandbox import Limits, Sandbox
+
+
+@dataclass(frozen=True)
+class LevelResult:
+    """What a level made: the program the next level starts from, its candidates tested and
+    accepted, what the report says of it (`story`, `report`: keyword arguments of the report
+    writer), the output files it leaves (name -> text or bytes), the levels whose result the
+    program is (empty when the level's result was not kept), the data files the next level's
+    candidates need beside them, and the most seconds the next level should go without a smaller
+    candidate (None: its own --stall)."""
+
+    program: str
+    tested: int = 0
+    accepted: int = 0
+    story: str = ""
+    files: Mapping[str, str | bytes] = field(default_factory=dict)
+    levels: tuple[str, ...] = ()
+    data_files: tuple[Path, ...] = ()
+    stall: float | None = None
+    report: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LevelContext:
+    """What a job gives a level: ways to judge and keep aside, when to stop, and how to run."""
+
+    judge: Callable  # (oracle, wanted, run) -> (ok, seen): `Job.judge`
+    keep_aside: Callable  # (program, seen, suffix) -> None: `Job.keep_aside`
+    stop: threading.Event
+    started: float  # when the job started (time.monotonic)
+    deadline: float | None  # when the whole job must end (--max-time), or None
+    stall: float | None  # the engine's --stall
+    reorder: bool  # the engine's --pass-order yield
+    jobs: int
+    log: Callable[[str], None]
+    on_event: Callable  # the engine's progress events
+    sandbox: Sandbox
+    limits: Limits
+    bounded: Callable[[float], float]  # a run's timeout, cut to end before --max-time
+    scratch: Path  # the job's private folder
+    platform: str
+    adopt: Callable  # run a nested job under this job's stop event and signals
+    out: Path  # the output folder, where a nested job keeps its best program while it runs
+
+
+class Level(Protocol):
+    """One level of reduction (`reducer.levels.jaxpr.level.JaxprLevel`,
+    `reducer.levels.mlir.follow.IrLevel`)."""
+
+    name: str
+
+    def applies(self, established: Established, program: str) -> bool:
+        """Whether this level runs on `program` for this failure."""
+
+    def reduce(self, program: str, established: Established, context: LevelContext) -> LevelResult | None:
+        """Enter from `program`, shrink, exit to a program; None (and a log line saying why) when
+        the level made nothing the next one can use."""

@@ -1,0 +1,102 @@
+"""Writing a reduced traced program back as a script, and checking that the script reproduces.
+
+The script spells the program in public `jax.numpy` / `jax.lax` calls (`reducer.levels.jaxpr.emit`);
+when that form loses the failure, the primitives are bound directly instead. Each form runs in fresh
+interpreters through a sandbox of its own (with the arrays it reads in `inputs.npz`) and is judged
+through the job's judge.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from oracles.base import Oracle, Signature
+from reducer.levels.jaxpr import crash_site
+from reducer.levels.jaxpr import emit as jaxpr_emit
+from reducer.levels.jaxpr import numeric
+from reducer.levels.jaxpr import program as jp
+from reducer.workers.sandbox import Limits, Sandbox
+
+
+def plain_judge(oracle: Oracle, wanted: Signature, run) -> tuple[bool, Signature | None]:
+    """`oracle.judge`, for a caller without a job."""
+    return oracle.judge(wanted, run)
+
+
+def sites_for(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature) -> crash_site.Sites | None:
+    """What names the operation a candidate's crash happens in, when the wanted failure names one."""
+    if not wanted.get("op") or not crash_site.located(wanted):
+        return None
+    return crash_site.Sites(sandbox, limits, oracle, wanted)
+
+
+FORMS = ((False, "public calls", "public jax.numpy / jax.lax calls"),
+         (True, "bound primitives", "primitives bound directly"))
+
+
+def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature, runs: int,
+               log, verdict=plain_judge) -> tuple[str, dict, str] | None:
+    """The script for `spec` that reproduces the failure in fresh interpreters, its arrays and verdict.
+    Each form that does not is logged with what its run showed instead and where it stopped; when
+    none does, the log says "write-back failed" (a bug of the emitter, not an outcome)."""
+    users = numeric.as_users_write(jp.loads(spec))
+    for bind_all, short, long in FORMS:
+        text, arrays = jaxpr_emit.emit(users, bind_all=bind_all)
+        if numeric.check_of(wanted):  # the script computes both values and stops as the program did
+            text = numeric.finish_script(text, users, wanted)
+        try:
+            compile(text, "repro.py", "exec")
+        except SyntaxError as exc:
+            log(f"jaxpr level: the written-back script ({short}) is not valid Python, line {exc.lineno}: "
+                f"{(exc.text or '').strip()[:160]}")
+            continue
+        good, why = _verify(text, arrays, bind_all, sandbox, limits, oracle, wanted, runs, verdict)
+        if good == runs:
+            return text, arrays, f"yes ({good}/{runs} runs of the written-back script, {long})"
+        log(f"jaxpr level: the written-back script ({short}) showed the failure in {good}/{runs} runs; {why}")
+    log("jaxpr level: write-back failed: no written-back form reproduces the reduced traced program")
+    return None
+
+
+def _verify(text: str, arrays: dict, bind_all: bool, sandbox: Sandbox, limits: Limits, oracle: Oracle,
+            wanted: Signature, runs: int, verdict=plain_judge) -> tuple[int, str]:
+    """How many of `runs` fresh runs of the script show the failure (stopping at the first that does
+    not), and what that one showed instead."""
+    import numpy as np
+
+    extra = ()
+    if arrays:
+        holder = Path(sandbox.root) / f"jaxpr-inputs-{int(bind_all)}"
+        holder.mkdir(parents=True, exist_ok=True)
+        np.savez(holder / jaxpr_emit.NPZ, **arrays)
+        extra = (holder / jaxpr_emit.NPZ,)
+    checker = Sandbox(Path(sandbox.root) / "jaxpr-verify", script_name=sandbox.script_name,
+                      data_files=tuple(sandbox.data_files) + extra, platform=sandbox.platform,
+                      check_gradients=sandbox.check_gradients, extra_env=dict(sandbox.extra_env))
+    good = 0
+    sites = sites_for(checker, limits, oracle, wanted)
+    try:
+        for _ in range(runs):
+            run = checker.run(text, limits, fresh=True)
+            ok, seen = verdict(oracle, wanted, sites.attach(text, run) if sites else run)
+            if not ok:
+                stopped = where_it_stopped(run.stderr, text, sandbox.script_name)
+                return good, f"it showed {seen or 'no failure'}{stopped}"
+            good += 1
+    finally:
+        checker.close()
+    return good, ""
+
+
+def where_it_stopped(stderr: str, text: str, script: str = "repro.py") -> str:
+    """`: <exception line>, at line N: <source>` for the last exception the written-back script
+    `text` (run as `script`) raised, at its last frame in the script."""
+    import re
+
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    error = next((ln for ln in reversed(lines) if re.match(r"^[A-Za-z_.]+(Error|Exception)\b", ln)), "")
+    frames = [int(n) for n in re.findall(rf'File "[^"]*{re.escape(script)}", line (\d+)', stderr)]
+    source = text.splitlines()
+    at = ""
+    if frames and 0 < frames[-1] <= len(source):
+        at = f", at line {frames[-1]}: {source[frames[-1] - 1].strip()[:160]}"
+    return (f": {error[:200]}" if error else "") + at

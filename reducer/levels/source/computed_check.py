@@ -1,0 +1,153 @@
+"""Whether the program's own failing check still reads something the program computes.
+
+A check of the program's own (`assert loss < previous`, `np.testing.assert_allclose(a, b)`,
+`if not ok: raise …`) fails on values; shrinking could replace the computation behind them by the
+constants it produced (`last = 1.0; assert last < 0.5`), which fails the same way and reproduces
+nothing. A candidate of the own-check family therefore counts only while the failing check (the
+statement at the line its traceback names, with the `if` around a `raise` or an exit) reads a value
+computed by a call into a library or into a function of the script that makes one, followed through
+the script's assignments; a `raise` or an exit must stand under an `if` (or `while`) whose test
+does, since one that stops unconditionally checks nothing. A check on a NaN or an Inf must still
+ask whether the value is finite, not drift to another question the same values fail. Predicates the check applies (`isfinite`, `all`, `allclose` …) are not
+computations of their own. Where a name is bound in a way this reading does not follow (a
+function's parameter, a `global`), the check is taken to read a computed value.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+
+from oracles.outcome import Signature
+from reducer.levels.source.passes._ast_tools import imported
+from reducer.levels.source.passes._failure_site import frames
+
+#: what a check applies to the values it reads: never the computation it checks
+PREDICATES = {"isfinite", "isnan", "isinf", "all", "any", "allclose", "isclose", "array_equal", "abs", "max", "min",
+              "item", "float", "int", "bool", "len", "sum", "tolist", "format", "str", "repr", "print", "exit",
+              "array", "asarray"}
+
+
+def _callee(call: ast.Call) -> tuple[str, str]:
+    """(root name, last name) of what a call calls: (`np`, `assert_allclose`) for `np.testing.assert_allclose`."""
+    node, last = call.func, ""
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        if isinstance(node, ast.Attribute) and not last:
+            last = node.attr
+        node = node.value if not isinstance(node, ast.Call) else node.func
+    root = node.id if isinstance(node, ast.Name) else ""
+    return root, last or root
+
+
+class _Reader:
+    def __init__(self, tree: ast.Module):
+        self.modules: set[str] = set()
+        self.bindings: dict[str, list[ast.AST]] = {}
+        self.opaque: set[str] = set()  # names bound where this reading does not follow
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.modules |= imported(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.bindings.setdefault(node.name, []).append(node)
+                if not isinstance(node, ast.ClassDef):
+                    args = node.args
+                    self.opaque |= {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+                    self.opaque |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor,
+                                   ast.withitem, ast.NamedExpr, ast.comprehension)):
+                targets = (node.targets if isinstance(node, ast.Assign) else
+                           [node.optional_vars] if isinstance(node, ast.withitem) else [node.target])
+                value = node.context_expr if isinstance(node, ast.withitem) else getattr(node, "iter", None) or node.value
+                for target in targets:
+                    for name in ast.walk(target) if target is not None else ():
+                        if isinstance(name, ast.Name):
+                            self.bindings.setdefault(name.id, []).append(value)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                self.opaque |= set(node.names)
+        self.seen: dict[str, bool] = {}
+
+    def name(self, name: str) -> bool:
+        """Whether a name's value comes from a computation."""
+        if name in self.seen:
+            return self.seen[name]
+        self.seen[name] = False  # a cycle proves nothing
+        if name in self.opaque:
+            found = True
+        else:
+            found = any(self.node(v) for v in self.bindings.get(name, []) if v is not None)
+        self.seen[name] = found
+        return found
+
+    def node(self, node: ast.AST) -> bool:
+        """Whether evaluating `node` computes something (a call into a library or the script's code)."""
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                root, last = _callee(sub)
+                predicate = last in PREDICATES or last.startswith("assert")
+                if not predicate and (root in self.modules or root in self.bindings):
+                    return True
+            elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                if sub.id not in self.modules and not hasattr(builtins, sub.id) and self.name(sub.id):
+                    return True
+        return False
+
+
+def _check_at(tree: ast.Module, line: int) -> list[ast.AST] | None:
+    """What the failing check at `line` decides on: an `assert`'s test; for a `raise` or an exit, the
+    tests of the `if`s around it (none: it stops unconditionally); for a call (a testing helper),
+    the call. None when no statement is there."""
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    at = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if not at:
+        return None
+    stmt = min(at, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+    if isinstance(stmt, ast.Assert):
+        return [stmt.test]
+    if not (isinstance(stmt, ast.Raise) or _exits(stmt)):
+        return [stmt]
+    tests, node = [], parents.get(stmt)
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(node, (ast.If, ast.While)):
+            tests.append(node.test)
+        node = parents.get(node)
+    return tests
+
+
+def _exits(stmt: ast.stmt) -> bool:
+    """Whether a statement is a call of `sys.exit` / `exit` / `quit`."""
+    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and _callee(stmt.value)[1] in ("exit", "quit"))
+
+
+def reads_computed_value(source: str, line: int, finite: bool = False) -> bool:
+    """Whether the check failing at `line` of `source` reads a value the program computes (and, with
+    `finite`, whether it still asks if that value is finite: `isfinite`, `isnan`, `isinf`)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    parts = _check_at(tree, line)
+    if parts is None:
+        return True  # no statement there to read: nothing to judge by
+    reader = _Reader(tree)
+    if finite and not any(_asks_finite(part) for part in parts):
+        return False
+    return any(reader.node(part) for part in parts)
+
+
+def _asks_finite(node: ast.AST) -> bool:
+    names = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+    names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return bool(names & {"isfinite", "isnan", "isinf", "nan_to_num", "nan", "inf"})
+
+
+def holds(wanted: Signature, source: str, output: str, script_name: str) -> bool:
+    """For a check of the program's own (`own-check`, `nonfinite`), whether the candidate `source`'s
+    failing check still reads a computed value (at the line its run's traceback names in the
+    script); any other failure holds."""
+    if wanted.family not in ("own-check", "nonfinite"):
+        return True
+    where = frames(output, script_name)
+    if not where:
+        return True
+    finite = wanted.family == "nonfinite" or wanted.get("reads") == "nonfinite"
+    return reads_computed_value(source, where[-1][0], finite)

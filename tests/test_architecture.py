@@ -1,0 +1,97 @@
+"""The architecture check (`benchmarks/architecture.py`) run in process: layers, sizes, duplicates;
+and the checker itself tried on a small tree made for it."""
+import importlib.util
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("architecture", ROOT / "benchmarks" / "architecture.py")
+architecture = sys.modules.setdefault("architecture", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(architecture)
+
+
+def _fail_listing(found: list[str]) -> None:
+    assert not found, f"{len(found)} architecture violation(s):\n" + "\n".join(found)
+
+
+def test_no_import_goes_up_a_layer():
+    _fail_listing(architecture.layer_violations(architecture.modules()))
+
+
+def test_modules_and_functions_stay_small():
+    _fail_listing(architecture.size_violations(architecture.modules()))
+
+
+def test_no_block_is_written_twice():
+    _fail_listing(architecture.duplicate_violations(architecture.modules()))
+
+
+def test_every_module_has_a_layer():
+    assert [m.name for m in architecture.modules() if architecture.layer_of(m.name) is None] == []
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    for package in ("reducer", "oracles"):
+        (tmp_path / package).mkdir(exist_ok=True)
+        (tmp_path / package / "__init__.py").touch()
+    return tmp_path
+
+
+def test_the_checker_finds_what_it_is_for(tmp_path):
+    body = "".join(f"    total = total + {i} * value\n" for i in range(8))
+    root = _tree(tmp_path, {
+        "reducer/workers/__init__.py": "",
+        "reducer/workers/requests.py": "def run():\n    from reducer.levels.mlir import worker\n",
+        "reducer/levels/__init__.py": "",
+        "reducer/levels/mlir/__init__.py": "",
+        "reducer/levels/mlir/worker.py": "from ..jaxpr import capture  # a level may import a level\n",
+        "reducer/levels/jaxpr/__init__.py": "",
+        "reducer/levels/jaxpr/capture.py": "import oracles\n",
+        "reducer/cli.py": "from reducer.levels.mlir import worker\nfrom reducer import job\n",
+        "reducer/job.py": "",
+        "oracles/a.py": f'def a(value):\n    """Doc."""\n    total = 0\n{body}    return total\n',
+        "oracles/b.py": f"def b(value):\n    # a comment\n    total = 0\n\n{body}    return total\n"
+                        + "def long():\n" + "".join(f"    x{i} = {i}\n" for i in range(70)),
+    })
+    mods = architecture.modules(root)
+    layers = architecture.layer_violations(mods)
+    assert [line.split(": layer:")[0] for line in layers] == ["reducer/cli.py:1", "reducer/workers/requests.py:2"]
+    assert "a higher layer" in layers[1] and "may not import" in layers[0]
+    sizes = architecture.size_violations(mods)
+    assert sizes == ["oracles/b.py:14: size: function long of 71 lines (at most 60)"]
+    dups = architecture.duplicate_violations(mods)
+    assert dups == ["oracles/a.py:3: duplicate: lines 3-12 stand again at oracles/b.py:3-13"]
+
+
+def test_the_script_prints_a_summary_when_clean(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(architecture, "violations", lambda root=None: [])
+    assert architecture.main([]) == 0
+    assert capsys.readouterr().out.startswith("architecture: ")
+    monkeypatch.setattr(architecture, "violations", lambda root=None: ["x.py:1: size: y"])
+    assert architecture.main([]) == 1
+    assert capsys.readouterr().out == "x.py:1: size: y\n"
+
+
+def test_workers_load_no_level_and_learn_a_kind_from_the_request():
+    """The workers import no level; a request names the module that defines its kind, which the
+    worker imports on reading it (as the fork server's runner does)."""
+    code = textwrap.dedent("""
+        import json, sys
+        import reducer.workers.forkserver, reducer.workers.runner, reducer.workers.sandbox
+        from reducer.workers import requests
+        print(json.dumps(sorted(m for m in sys.modules if m.startswith("reducer.levels"))))
+        request = requests.from_wire({"kind": "jaxpr", "defined_in": "reducer.levels.jaxpr.worker", "spec": "{}"})
+        print(type(request).__module__, request.spec)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded, made = done.stdout.splitlines()
+    assert json.loads(loaded) == []
+    assert made == "reducer.levels.jaxpr.worker {}"

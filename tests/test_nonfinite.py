@@ -1,0 +1,77 @@
+"""Where a NaN or an Inf is made (`reducer.faults.nonfinite`), on real runs with JAX's own checks on:
+the operation at fault, whether its value or its derivative, and the call of the program it came
+through; and the `nonfinite` signature a run carrying that fault gets (`reducer.faults.attach`)."""
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import PROGRAMS
+from oracles.outcome import RunResult
+from oracles.own_check import OwnCheck
+from reducer.faults.attach import Attached
+from reducer.faults.nonfinite import NonFiniteValues, read, with_checks
+
+OWN = PROGRAMS / "own_checks"
+
+
+def run_text(source: str, tmp_path) -> RunResult:
+    path = tmp_path / "candidate.py"
+    path.write_text(source)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL, cwd=tmp_path)
+    return RunResult(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, where", [
+    ("nan_gradient_assert", {"in": "grad", "op": "sqrt", "from": "norm"}),
+    ("entropy_where_log", {"in": "forward", "op": "log", "from": "log"}),
+    ("log_of_zero_raise", {"in": "forward", "op": "log", "from": "log"}),
+])
+def test_the_operation_at_fault_is_located(name, where, tmp_path):
+    source = (OWN / f"{name}.py").read_text()
+    fault = NonFiniteValues(lambda text: run_text(text, tmp_path)).locate(source, None, None)
+    assert fault is not None and dict(fault.fields) == where
+    assert f"`{where['op']}`" in fault.evidence and "remedy" in fault.evidence
+
+
+@pytest.mark.slow
+def test_a_run_carrying_the_fault_has_the_nonfinite_signature(tmp_path):
+    """The original's own check becomes `nonfinite: in=grad op=sqrt from=norm`; a candidate whose NaN
+    comes from elsewhere (`log`) is another failure."""
+    oracle = OwnCheck()
+    source = (OWN / "nan_gradient_assert.py").read_text()
+    attached = Attached(NonFiniteValues(lambda text: run_text(text, tmp_path)), oracle,
+                        lambda sig: sig.family == "own-check" and sig.get("reads") == "nonfinite")
+    first = run_text(source, tmp_path)
+    sig, run = attached.establish(source, first, oracle.classify(first))
+    assert sig.family == "nonfinite" and (sig.get("in"), sig.get("op"), sig.get("from")) == ("grad", "sqrt", "norm")
+    assert "sqrt" in sig.title and "norm" in sig.title and "at fault" in attached.finding
+    other = (OWN / "entropy_where_log.py").read_text()
+    seen = oracle.classify(attached.attach(other, run_text(other, tmp_path)))
+    assert seen.family == "nonfinite" and seen.get("op") == "log" and not oracle.same(sig, seen)
+    again = oracle.classify(attached.attach(source, run_text(source, tmp_path)))
+    assert oracle.same(sig, again)
+
+
+def test_the_checks_go_after_the_docstring_and_future_imports_and_keep_the_lines():
+    source = '"""doc"""\nfrom __future__ import annotations\nx = 1\nassert x\n'
+    checked = with_checks(source, infs=True)
+    assert checked.splitlines()[:2] == source.splitlines()[:2] and len(checked.splitlines()) == 4
+    assert "jax_debug_infs" in checked.splitlines()[2] and checked.splitlines()[2].endswith("x = 1")
+    assert "jax_debug_infs" not in with_checks(source, infs=False)
+
+
+def test_reading_a_recorded_check():
+    text = ('Traceback (most recent call last):\n  File "/home/u/fit.py", line 9, in <module>\n'
+            '    g = jax.grad(loss)(w)\n  File "/home/u/fit.py", line 4, in loss\n    return jnp.sum(jnp.sqrt(w))\n'
+            '  File "/usr/lib/python3.11/site-packages/jax/_src/numpy/ufuncs.py", line 1165, in sqrt\n'
+            "    out = lax.sqrt(*promote_args_inexact('sqrt', x))\n"
+            'FloatingPointError: invalid value (inf) encountered in div\n')
+    found = read(text)
+    assert (found["op"], found["prim"], found["in"], found["from"], found["kind"]) == ("sqrt", "div", "grad", "sqrt", "inf")
+    assert found["within"] == ["/home/u/fit.py:9", "/home/u/fit.py:4"]
+    assert read("no check fired\n") is None
