@@ -40,14 +40,16 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
      ("reducer.harness", "reducer.watches")),
     ("workers", "where candidates run: sandbox, fork server, runner, request kinds, executors; know no level",
      ("reducer.workers", "reducer.executors")),
-    ("reduction", "what a reduction is asked and learns (options, the established failure, verdicts) and "
-     "fault location (the localiser every level implements): read by the job and every level",
-     ("reducer.established", "reducer.verdict", "reducer.faults")),
+    ("reduction", "what a reduction is asked and learns (options, the established failure, verdicts), the job "
+     "shell every job extends, the Level interface, the bug report's writer and fault location (the localiser "
+     "every level implements): read by the job and every level",
+     ("reducer.established", "reducer.verdict", "reducer.faults", "reducer.job", "reducer.levels.base",
+      "reducer.bug_report")),
     ("versions", "releases of jax / jaxlib / enzyme-ad: environments, probes, bisection; know no corpus",
      ("reducer.versions",)),
     ("levels", "the levels of representation: source, jaxpr, mlir", ("reducer.levels",)),
-    ("job", "one reduction: establish, chain the levels, verify, write outputs and the report",
-     ("reducer.job", "reducer.reduce", "reducer.emit", "reducer.counterfactual", "reducer.located")),
+    ("job", "the script's job: establish, chain the levels, verify, write outputs and the report",
+     ("reducer.reduce", "reducer.counterfactual", "reducer.located")),
     ("corpus", "the regression corpus: add, check, report", ("reducer.corpus",)),
     ("hunt", "the hunt for new bugs over a table of operations", ("reducer.hunt",)),
     ("cli", "the commands: talk to the job, the readers and the corpus / versions / hunt commands",

@@ -22,7 +22,7 @@ from typing import Callable
 
 import oracles
 from oracles.base import Oracle, Signature
-from reducer import counterfactual, emit, located
+from reducer import counterfactual, bug_report, located
 from reducer.engine import Engine, Event, Problem
 from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
 from reducer.inputs import data_files, read_input
@@ -359,7 +359,7 @@ class Reduction(Job):
         tested = (stats.tested if stats else 0) + previous.get("tested", 0) + sum(r.tested for r in self.chain)
         accepted = (stats.accepted if stats else 0) + previous.get("accepted", 0) + sum(r.accepted for r in self.chain)
         hits = stats.cache_hits if stats else 0
-        summary = emit.ReductionSummary(
+        summary = bug_report.ReductionSummary(
             script_name=self.script.name, original_tokens=self.rep.size(self.source), final_tokens=self.rep.size(best),
             seconds=time.monotonic() - self.started + previous.get("seconds", 0.0), tested=tested, accepted=accepted,
             cache_hits=hits, verified=verdict.text, interrupted=stopped,
@@ -368,8 +368,8 @@ class Reduction(Job):
                           f"any of {est.votes} runs" if est.rate < 1.0 else ""))
         private = (str(self.scratch), str(self.script.resolve().parent))
         story = " ".join(r.story for r in self.chain if r.story)
-        files = {"repro.py": emit.reproducer(best, est.signature, info, summary),
-                 "report.md": emit.report(best, est.signature, self.excerpt(est, verdict), info, summary,
+        files = {"repro.py": bug_report.reproducer(best, est.signature, info, summary),
+                 "report.md": bug_report.report(best, est.signature, self.excerpt(est, verdict), info, summary,
                                           private_paths=private, known=self.known(est.signature), traced=story,
                                           **(follow.report if follow else {}))}
         if est.rate < 1.0:  # a flaky failure: `reducer bisect` runs each version as often as it was needed here

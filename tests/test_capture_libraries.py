@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.emit import emit
+from reducer.levels.jaxpr.as_script import emit
 
 pytest.importorskip("equinox")
 pytest.importorskip("flax")

@@ -12,7 +12,7 @@ from jax import lax
 
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.codec import Encoder
-from reducer.levels.jaxpr.emit import emit
+from reducer.levels.jaxpr.as_script import emit
 from reducer.levels.jaxpr.params import decode_param, encode_param
 from reducer.levels.jaxpr.probe import measure
 

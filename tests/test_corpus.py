@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HAS_ENZYME, reducer_cli
+from conftest import HAS_ENZYME, TESTS, reducer_cli
 from oracles.base import Signature
 from reducer import corpus, errors
 
@@ -124,6 +124,23 @@ def test_check_reports_fixed_and_changed(tmp_path):
     assert failures["a-fixed"].get("message") == "expected still reproduces, got fixed: runs cleanly"
     assert failures["b-changed"].get("message").startswith("expected still reproduces, got changed: fails differently")
     assert failures["c-expected-fixed"] is None
+
+
+@pytest.mark.slow
+def test_a_reproducer_that_fails_without_the_bug_is_flagged(tmp_path):
+    """A wrong-result case reduced before candidates had to run through with op-by-op evaluation: it
+    still shows the miscompile, but its `assert jnp.allclose(1.0, …)` fails with `jit` off too, so a
+    maintainer who fixed the bug would still see it fail. `corpus check` says so."""
+    root = tmp_path / "corpus"
+    shutil.copytree(TESTS / "data" / "unconditional", root)
+    junit = tmp_path / "junit.xml"
+    done = reducer_cli("corpus", "check", "--corpus", root, "--junit", junit)
+    assert done.returncode == 1, done.stderr
+    assert "fails without the bug  <-- differs" in done.stdout
+    assert "still fails with `jit` replaced by op-by-op evaluation" in done.stdout
+    assert "1 cases: 0 still reproduce, 0 fixed, 0 changed, 1 fail without the bug" in done.stdout
+    failure = next(ET.parse(junit).getroot().iter("failure"))
+    assert failure.get("message").startswith("expected still reproduces, got fails without the bug")
 
 
 @pytest.mark.slow

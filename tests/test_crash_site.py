@@ -7,7 +7,7 @@ import pytest
 
 from oracles.crash import Crash
 from oracles.outcome import RunResult, Signature
-from reducer import emit
+from reducer import bug_report
 from reducer.levels.jaxpr import crash_site
 from reducer.levels.jaxpr import program as jp
 from reducer.workers.imports import preload_modules
@@ -102,7 +102,7 @@ def test_a_signature_without_an_operation_matches_the_crash_in_any_and_one_with_
                      'first):\n  File "/x/site-packages/jax/_src/x.py", line 3 in f\n', 1.0,
                      harness={crash_site.KEY: "sort"})
     assert crash.classify(died).get("op") == "sort" and "`sort`" in crash.classify(died).title
-    assert "in `sort` (the crashing call, cut short right after" in emit.crash_sentence(crash.classify(died))
+    assert "in `sort` (the crashing call, cut short right after" in bug_report.crash_sentence(crash.classify(died))
 
 
 @pytest.mark.slow

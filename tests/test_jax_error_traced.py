@@ -19,7 +19,7 @@ from oracles.jax_error import JaxError
 from oracles.outcome import RunResult
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.codec import Encoder
-from reducer.levels.jaxpr.emit import emit
+from reducer.levels.jaxpr.as_script import emit
 from reducer.levels.jaxpr.params import decode_params, encode_param, flat_values
 
 X = jnp.arange(3.0)

@@ -14,7 +14,7 @@ import oracles
 from conftest import PROGRAMS, needs_enzyme, reducer_cli
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.codec import Encoder, encode_param
-from reducer.levels.jaxpr.emit import emit
+from reducer.levels.jaxpr.as_script import emit
 from reducer.levels.jaxpr.level import parse_levels, reduce_traced
 from reducer.levels.jaxpr.passes import jaxpr_passes
 from reducer.levels.jaxpr.passes.bypass_equations import BypassEquations

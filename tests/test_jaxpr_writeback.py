@@ -84,7 +84,7 @@ def test_own_custom_rules_are_kept_and_fail_the_same_way_when_run_and_written_ba
     import subprocess
     import sys
 
-    from reducer.levels.jaxpr.emit import emit
+    from reducer.levels.jaxpr.as_script import emit
 
     for make, args in ((bad_structure, (1.0, 2.0)), (squared_tangent, (0.5,)), (vmapped_weights, (1.0, 2.0))):
         fun = make()
@@ -127,7 +127,7 @@ def test_promoting_an_equation_drops_the_inputs_only_it_read():
 
 
 def test_cumulative_products_are_written_as_their_jax_numpy_call(tmp_path):
-    from reducer.levels.jaxpr.emit import emit
+    from reducer.levels.jaxpr.as_script import emit
 
     program = spec_of(lambda x: jnp.sum(jnp.cumsum(jnp.cumprod(x, axis=1), axis=0)), jnp.ones((2, 3)))
     text, _ = emit(jp.loads(program))
@@ -158,7 +158,7 @@ def test_isolate_equation_keeps_one_distinctive_equation_alone():
 
 
 def test_a_platform_dependent_cond_keeps_its_platforms_through_encoding_running_and_write_back():
-    from reducer.levels.jaxpr.emit import emit
+    from reducer.levels.jaxpr.as_script import emit
 
     def fun(x):
         return jnp.sum(lax.platform_dependent(x, cpu=jnp.sin, default=jnp.cos))
@@ -175,7 +175,7 @@ def test_a_platform_dependent_cond_keeps_its_platforms_through_encoding_running_
 
 
 def test_an_inner_jit_of_one_result_returns_that_value_and_the_script_runs():
-    from reducer.levels.jaxpr.emit import emit
+    from reducer.levels.jaxpr.as_script import emit
 
     program = spec_of(lambda x: jax.jit(lambda y: jnp.sin(y) * 2.0)(x) + jax.jit(lambda y: (y, y + 1))(x)[1], 0.5)
     text, _ = emit(jp.loads(program), bind_all=True)
@@ -186,7 +186,7 @@ def test_an_inner_jit_of_one_result_returns_that_value_and_the_script_runs():
 
 
 def test_a_loop_carrying_one_value_carries_it_itself_and_computes_what_the_program_did():
-    from reducer.levels.jaxpr.emit import emit
+    from reducer.levels.jaxpr.as_script import emit
 
     def halve(x):
         return lax.while_loop(lambda c: jnp.sum(c) > 1.0, lambda c: c * 0.5, x)

@@ -159,7 +159,7 @@ def test_report_accepts_a_module_reduction(module_reduction):
 @pytest.mark.slow
 @needs_enzyme
 def test_enzyme_module_report_does_not_name_enzyme_jax_ir(tmp_path):
-    from reducer.levels.mlir import emit as mlir_emit
+    from reducer.levels.mlir import module_report
     from reducer.levels.mlir.level import MlirOptions, MlirReduction
 
     job = MlirReduction.from_file(MLIR / "topk_enzyme.mlir", tmp_path, MlirOptions())
@@ -167,7 +167,7 @@ def test_enzyme_module_report_does_not_name_enzyme_jax_ir(tmp_path):
         est = job.check()
     finally:
         job.close()
-    sentence = mlir_emit.what_happens(est.signature, job.kind) + mlir_emit.expected(est.signature, job.kind)
+    sentence = module_report.what_happens(est.signature, job.kind) + module_report.expected(est.signature, job.kind)
     assert "chlo.top_k" in sentence and "enzyme_jax_ir" not in sentence
     assert not re.search(r"(?<!Enzyme-)JAX", sentence), sentence
 

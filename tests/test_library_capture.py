@@ -10,7 +10,7 @@ import pytest
 import oracles
 from conftest import HAS_ENZYME, PROGRAMS
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.emit import emit
+from reducer.levels.jaxpr.as_script import emit
 from reducer.levels.jaxpr.level import reduce_traced
 from reducer.workers.sandbox import Limits, Sandbox
 

@@ -58,7 +58,7 @@ def test_a_wrong_gradient_is_judged_wrong_and_a_right_one_is_not():
     from reducer.levels.mlir import gradient_check, module as mm
 
     pipeline, module_text = mm.split(lowered(lambda x: jnp.sum(digamma(x) * 2.0), (2,)))
-    with pytest.raises(gradient_check.WrongGradient, match="finite differences in float64"):
+    with pytest.raises(gradient_check.GradientDisagrees, match="finite differences in float64"):
         gradient_check.check(module_text, pipeline)
     pipeline, module_text = mm.split(lowered(lambda x, y: jnp.sum(gammaln(jnp.exp(x)) * y) + jnp.sort(x)[0]
                                              + jnp.tanh(x @ y.T).sum(), (3,), (4, 3)))
@@ -126,7 +126,7 @@ def test_the_digamma_module_reduces_to_digamma(tmp_path, digamma_module):
     assert "chlo.digamma" in result["ops"] and result["final_ops"] <= 2 < result["original_ops"]
     assert "enzyme-wrap" in result["opt_command"] and (out / "repro.mlir").exists()
     done = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 1 and "WrongGradient: Enzyme-JAX's gradient of @main" in done.stderr
+    assert done.returncode == 1 and "GradientDisagrees: Enzyme-JAX's gradient of @main" in done.stderr
 
 
 @needs_enzyme
@@ -157,7 +157,7 @@ def test_a_pipeline_crash_has_one_signature_naming_its_pass_and_reduces(tmp_path
 @pytest.mark.parametrize("script, crashed, wanted", [(MEDIAN_SCRIPT, True, "stablehlo.sort"),
                                                      (DIGAMMA_SCRIPT, False, "chlo.digamma")])
 def test_a_script_gives_the_module_its_pipeline_ran(tmp_path, script, crashed, wanted):
-    from reducer.levels.mlir import follow, module as mm, numeric
+    from reducer.levels.mlir import follow, module as mm, wrong_gradient
     from reducer.workers.sandbox import Limits, Sandbox
 
     box = Sandbox(tmp_path / "runs", warm=False)
@@ -167,7 +167,7 @@ def test_a_script_gives_the_module_its_pipeline_ran(tmp_path, script, crashed, w
         box.close()
     assert text is not None
     pipeline, module_text = mm.split(text)
-    assert numeric.differentiates(pipeline) and wanted in module_text
+    assert wrong_gradient.differentiates(pipeline) and wanted in module_text
 
 
 def test_the_capture_goes_after_future_imports_and_the_follow_up_applies_where_it_should():

@@ -151,13 +151,13 @@ def test_check_on_gpu_without_a_gpu_is_refused_in_one_line():
 
 def test_the_report_says_which_reference_a_wrong_result_disagrees_with():
     from oracles.outcome import Signature
-    from reducer import emit
+    from reducer import bug_report
 
     def sig(reference):
         return Signature("wrong-result", (("source", "jit"), ("reference", reference), ("op", "dot_general"),
                                           ("program-exit", "AssertionError")))
 
-    assert "op by op on the CPU; the first" in emit._what_happens(sig("cpu"))
-    assert "run op by op and op by op on the CPU" in emit._what_happens(sig("op-by-op,cpu"))
-    assert "returns op by op, within" in emit._expected(sig("op-by-op"))
-    assert "on the CPU, within" in emit._expected(sig("cpu"))
+    assert "op by op on the CPU; the first" in bug_report._what_happens(sig("cpu"))
+    assert "run op by op and op by op on the CPU" in bug_report._what_happens(sig("op-by-op,cpu"))
+    assert "returns op by op, within" in bug_report._expected(sig("op-by-op"))
+    assert "on the CPU, within" in bug_report._expected(sig("cpu"))

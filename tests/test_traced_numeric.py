@@ -12,9 +12,9 @@ import pytest
 import oracles
 from conftest import PROGRAMS, needs_enzyme
 from oracles.outcome import RunResult, Signature
-from reducer.levels.jaxpr import numeric
+from reducer.levels.jaxpr import value_checks
 from reducer.levels.jaxpr.codec import Encoder
-from reducer.levels.jaxpr.emit import NPZ, emit
+from reducer.levels.jaxpr.as_script import NPZ, emit
 from reducer.levels.jaxpr.level import reduce_traced
 from reducer.workers.sandbox import Limits, Sandbox
 
@@ -34,9 +34,9 @@ def checked(spec: dict, check: str, tmp_path, monkeypatch, explain: bool = False
     out = tmp_path / "harness.json"
     monkeypatch.setenv("REDUCER_HARNESS_OUT", str(out))
     try:
-        numeric.run_check(json.loads(numeric.with_check(json.dumps(spec), check, explain)))
+        value_checks.run_check(json.loads(value_checks.with_check(json.dumps(spec), check, explain)))
         failed = False
-    except numeric.NumericMismatch:
+    except value_checks.NumericMismatch:
         failed = True
     return failed, json.loads(out.read_text())
 
@@ -57,14 +57,14 @@ def test_the_gradient_check_finds_enzymes_wrong_digamma_derivative_in_the_jaxpr(
     trigamma = float(jax.scipy.special.polygamma(1, found["at"]))
     assert found["fd"] == pytest.approx(trigamma, rel=1e-6) and found["jax"] == pytest.approx(trigamma, rel=1e-5)
     assert found["wrong"] == "enzyme" and not jax.config.jax_enable_x64  # float64 switched off again
-    line = numeric.fault_line(RunResult(1, "", "", 1.0, harness=report))
+    line = value_checks.fault_line(RunResult(1, "", "", 1.0, harness=report))
     assert line.startswith(f"Enzyme-JAX's derivative of `digamma` at {found['at']:.6g} is ") and \
         "JAX's is" in line and "Enzyme-JAX's derivative is the wrong one" in line
     agreeing = spec_with_values(lambda x: jnp.sum(jnp.sin(x) * x), jnp.array([1.5, 2.5]), transforms=ENZYME_GRAD)
     failed, report = checked(agreeing, "gradient", tmp_path, monkeypatch)
     assert not failed and report["checks"][0]["mismatch"] is False
     # without the compiling `jit` Enzyme-JAX cannot run the derivative: no longer what the check compares
-    assert not numeric.fits(dict(spec, transforms=ENZYME_GRAD[1:]), "gradient")
+    assert not value_checks.fits(dict(spec, transforms=ENZYME_GRAD[1:]), "gradient")
 
 
 def test_the_result_check_finds_the_jit_miscompile_in_the_jaxpr(tmp_path, monkeypatch):
@@ -92,7 +92,7 @@ def summed_points(n: int = 32_769) -> dict:
 def written_back_run(spec: dict, wanted: Signature, tmp_path) -> tuple[str, subprocess.CompletedProcess]:
     """The written-back script of `spec` for `wanted`, and its run in a fresh interpreter."""
     text, arrays = emit(spec)
-    text = numeric.finish_script(text, spec, wanted)
+    text = value_checks.finish_script(text, spec, wanted)
     (tmp_path / "repro.py").write_text(text)
     np.savez(tmp_path / NPZ, **arrays)
     return text, subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=300,
@@ -108,7 +108,7 @@ def test_the_written_back_script_compares_jit_with_op_by_op_and_stops_with_the_p
     assert "with jax.disable_jit():" in text and text.rstrip().endswith("raise SystemExit('jit and eager results differ')")
     assert done.returncode == 1 and done.stderr.strip().endswith("jit and eager results differ"), done.stderr[-2000:]
     bare = Signature("wrong-result", wanted.fields[:-1] + (("program-exit", "AssertionError"),))
-    assert numeric.finish_script(emit(spec)[0], spec, bare).rstrip().endswith(  # a bare `assert`
+    assert value_checks.finish_script(emit(spec)[0], spec, bare).rstrip().endswith(  # a bare `assert`
         "\nassert jnp.allclose(got, want, rtol=0.0001, atol=1e-06, equal_nan=True)")
 
 
@@ -156,7 +156,7 @@ def test_the_written_back_gradient_script_nests_the_calls_and_stops_on_its_own_c
     wanted = Signature("activity-mismatch", (("source", "enzyme"), ("kind", "numeric"), ("reference", "jax-ad"),
                                              ("op", "digamma"), ("program-compares", "yes"),
                                              ("program-exit", "gradient mismatch")))
-    text = numeric.finish_script(emit(spec)[0], spec, wanted)
+    text = value_checks.finish_script(emit(spec)[0], spec, wanted)
     tail = text.splitlines()[-2:]  # no helper names, nothing printed that the failure does not need
     assert tail == ["if not jnp.allclose(jax.jit(jax.grad(enzyme_jax_ir()(f)))(a), jax.grad(f)(a), "
                     "rtol=0.001, atol=1e-05, equal_nan=True):", "    raise SystemExit('gradient mismatch')"], text
@@ -164,7 +164,7 @@ def test_the_written_back_gradient_script_nests_the_calls_and_stops_on_its_own_c
     both = spec_with_values(lambda x, y: jnp.sum(jax.scipy.special.digamma(x) * y), jnp.array([0.7, 2.5]),
                             jnp.array([1.0, 2.0]), transforms=[{"t": "jit"}, {"t": "value_and_grad", "argnums": [0, 1]},
                                                                {"t": "enzyme"}])
-    several = numeric.finish_script(emit(both)[0], both, wanted)  # a value and two gradients: leaf by leaf
+    several = value_checks.finish_script(emit(both)[0], both, wanted)  # a value and two gradients: leaf by leaf
     assert "got = jax.jit(jax.value_and_grad(enzyme_jax_ir()(f), argnums=(0, 1)))(a, b)\n" \
            "want = jax.value_and_grad(f, argnums=(0, 1))(a, b)\nsame = all(" in several
     for script in (text, several):
@@ -189,11 +189,11 @@ def test_arrays_become_scalars_the_operation_at_one_point(tmp_path, monkeypatch)
     assert checked(scalar, "gradient", tmp_path, monkeypatch)[0]  # still Enzyme-JAX's wrong derivative
     wanted = Signature("activity-mismatch", (("source", "enzyme"), ("kind", "numeric"), ("op", "digamma"),
                                              ("program-compares", "yes"), ("program-exit", "gradient mismatch")))
-    text = numeric.finish_script(emit(scalar)[0], scalar, wanted)
+    text = value_checks.finish_script(emit(scalar)[0], scalar, wanted)
     assert "a = jnp.float32(1.0)" in text and "jnp.sum" not in text
     assert "def f(a):" in text  # three operations: the function stays
     alone = spec_with_values(jax.scipy.special.digamma, jnp.float32(1.0), transforms=ENZYME_GRAD)
-    text = numeric.finish_script(emit(alone)[0], alone, wanted)
+    text = value_checks.finish_script(emit(alone)[0], alone, wanted)
     assert "\nf = lax.digamma\n" in text and "def f" not in text  # one call: the function is that call
     assert not list(OnePoint().candidates(candidate))  # nothing left to make a scalar
     # arrays of more elements: every one a scalar at the input's first value, then the one-element ones
@@ -215,13 +215,13 @@ def test_a_replay_is_judged_on_all_but_the_programs_own_fields():
         harness = {"program": {"exit": 1}, "gradients": {"enzyme": 1, "plain": 0}, "checks": [check]}
         return RunResult(1, "", "NumericMismatch: gradient check", 1.0, harness=harness)
 
-    assert numeric.same(oracle, wanted, replay("digamma"))[0]
-    assert not numeric.same(oracle, wanted, replay("lgamma"))[0]
+    assert value_checks.same(oracle, wanted, replay("digamma"))[0]
+    assert not value_checks.same(oracle, wanted, replay("lgamma"))[0]
     assert not oracle.judge(wanted, replay("digamma"))[0]  # the whole program's oracle wants its message too
     run = replay("digamma")
     run.harness["checks"][0]["at_fault"] = {"operation": "digamma", "at": 1.0, "input": 0, "enzyme": float("nan"),
                                             "jax": 1.64493, "fd": 1.64493, "step": 1e-6, "wrong": "enzyme"}
-    ok, seen = numeric.same(oracle, wanted, run)  # the three derivatives are told, not part of the identity
+    ok, seen = value_checks.same(oracle, wanted, run)  # the three derivatives are told, not part of the identity
     assert ok and seen.excerpt.startswith("Enzyme-JAX's derivative of `digamma` at 1 is nan; JAX's is 1.64493; ")
 
 
@@ -273,10 +273,10 @@ def test_an_enzyme_function_differentiated_inside_a_larger_one_is_recorded_with_
 def test_a_vjp_of_one_scalar_result_is_written_back_as_grad():
     scalar = spec_with_values(lambda x, n: jax.scipy.special.digamma(x) * n, 1.5, 2,
                               transforms=[{"t": "jit"}, {"t": "vjp"}, {"t": "enzyme"}])
-    assert [t["t"] for t in numeric.as_users_write(scalar)["transforms"]] == ["jit", "grad", "enzyme"]
-    assert numeric.as_users_write(scalar)["transforms"][1]["argnums"] == [0]  # the float input only
+    assert [t["t"] for t in value_checks.as_users_write(scalar)["transforms"]] == ["jit", "grad", "enzyme"]
+    assert value_checks.as_users_write(scalar)["transforms"][1]["argnums"] == [0]  # the float input only
     vector = spec_with_values(jnp.sin, jnp.ones(2), transforms=[{"t": "jit"}, {"t": "vjp"}, {"t": "enzyme"}])
-    assert numeric.as_users_write(vector) == vector
+    assert value_checks.as_users_write(vector) == vector
 
 
 @needs_enzyme

@@ -8,12 +8,13 @@ import json
 from pathlib import Path
 
 from oracles.base import Signature
-from reducer import emit, env as envmod
+from reducer import bug_report, env as envmod
 from reducer.corpus.add import reduction_facts, strip_header
 from reducer.corpus.cases import CASE_FILE, CHANGED, FIXED, LABELS, REPRODUCES, bad_case, load_case, oracle_spec
 from reducer.corpus.check import run_once
 from reducer.errors import BAD_CASE, NO_FAILURE, OTHER_FAILURE, ReducerError
 from reducer.files import write_atomic
+from reducer.levels.mlir.pipeline import opt_command
 from reducer.levels.source.representation import tokens
 
 
@@ -46,7 +47,7 @@ def refresh_report(folder: Path, timeout: float | None = None) -> tuple[Path, st
     else:
         verified = f"no: re-run by `reducer report` on {today}: {LABELS[status]}: {detail}"
         excerpt = excerpt or f"(the reproducer no longer shows this failure: {LABELS[status]}: {detail})"
-    summary = emit.ReductionSummary(
+    summary = bug_report.ReductionSummary(
         script_name=str(origin.get("script") or "the original program"),
         original_tokens=int(origin.get("original_tokens", 0) or 0),
         final_tokens=int(origin.get("reduced_tokens", tokens(code)) or tokens(code)),
@@ -61,12 +62,13 @@ def refresh_report(folder: Path, timeout: float | None = None) -> tuple[Path, st
         ir["mlir"] = "\n".join(lines) + "\n"
         if (folder / "pipeline.txt").is_file():
             ir["pipeline"] = (folder / "pipeline.txt").read_text().strip()
+            ir["opt_line"] = opt_command(ir["pipeline"])
         if (folder / "repro_mlir.py").is_file():
             ir["mlir_runner"] = "repro_mlir.py"
     from reducer.versions.record import markdown, stored
 
     bisected = stored(folder)  # kept from `reducer bisect`
-    text = emit.report(code, dataclasses.replace(sig, title=title), excerpt, info, summary,
+    text = bug_report.report(code, dataclasses.replace(sig, title=title), excerpt, info, summary,
                        private_paths=tuple(private), versions=markdown(bisected) if bisected else "", **ir)
     write_atomic(folder / "report.md", text)
     return folder / "report.md", status, detail
@@ -75,7 +77,7 @@ def refresh_report(folder: Path, timeout: float | None = None) -> tuple[Path, st
 def refresh_module_report(folder: Path, timeout: float | None = None) -> tuple[Path, str, str]:
     """`reducer report` on the output of `reducer reduce FILE.mlir` (or a case made from one): run
     repro.mlir once as the IR level does and rewrite report.md, keeping how it was made."""
-    from reducer.levels.mlir import emit as mlir_emit, module as mm
+    from reducer.levels.mlir import module_report, module as mm
     from reducer.levels.mlir.level import MlirOptions, MlirReduction
 
     try:
@@ -106,9 +108,9 @@ def refresh_module_report(folder: Path, timeout: float | None = None) -> tuple[P
     made += ["", f"Re-run by `reducer report` on {datetime.date.today().isoformat()}: {LABELS[status]}"
              + (f" ({detail})." if detail else ".")]
     runner = folder / "repro.py"
-    summary = mlir_emit.ModuleSummary(folder.name, job.kind, 0, 0, 0, 0, 0.0, 0, 0, 0, "")
-    runner_text = runner.read_text() if runner.is_file() else mlir_emit.runner(module_text, pipeline, wanted, {}, summary)
-    text = mlir_emit.report(module_text, pipeline, runner_text, wanted, excerpt, envmod.collect(platform=platform),
+    summary = module_report.ModuleSummary(folder.name, job.kind, 0, 0, 0, 0, 0.0, 0, 0, 0, "")
+    runner_text = runner.read_text() if runner.is_file() else module_report.runner(module_text, pipeline, wanted, {}, summary)
+    text = module_report.report(module_text, pipeline, runner_text, wanted, excerpt, envmod.collect(platform=platform),
                             summary, private_paths=(str(job.scratch),), made=made)
     write_atomic(folder / "report.md", text)
     return folder / "report.md", status, detail

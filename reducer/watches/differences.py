@@ -5,7 +5,7 @@ too. At the operation the search found (`reducer.watches.locate`), run on the va
 computes three derivatives of the sum of its results at its worst point: Enzyme-JAX's, JAX's AD, and
 central finite differences in float64 (step `STEP * max(1, |x|)`), and says which of the two
 finite differences side with. Taken once, on the traced level's first replay of the captured call
-(`reducer.levels.jaxpr.numeric`, in a worker's child), not for every candidate; float64 is switched
+(`reducer.levels.jaxpr.value_checks`, in a worker's child), not for every candidate; float64 is switched
 on for the differences and back off.
 """
 from __future__ import annotations

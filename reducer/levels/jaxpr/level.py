@@ -6,7 +6,7 @@
    failure signature as the script (same oracle, same judge).
 3. Reduce it with the generic engine and the jaxpr passes; candidates run in warm workers, one per
    job, with no Python source written per candidate.
-4. Write it back as a standalone script (`reducer.levels.jaxpr.emit`, public jax.numpy / jax.lax calls)
+4. Write it back as a standalone script (`reducer.levels.jaxpr.as_script`, public jax.numpy / jax.lax calls)
    and verify that script in a fresh interpreter through the normal sandbox and oracle; when the
    public spelling loses the failure, bind the primitives directly instead (`write_back`).
 
@@ -27,8 +27,8 @@ from reducer.engine import Engine, Problem
 from reducer.established import Established
 from reducer.levels.base import LevelContext, LevelResult
 from reducer.levels.jaxpr import crash_site
-from reducer.levels.jaxpr import emit as jaxpr_emit
-from reducer.levels.jaxpr import numeric
+from reducer.levels.jaxpr import as_script
+from reducer.levels.jaxpr import value_checks
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.fit import out_of_reach
 from reducer.levels.jaxpr.passes import jaxpr_passes
@@ -86,13 +86,13 @@ MAX_TRIED = 6
 
 class Judge:
     """Whether a traced candidate shows the wanted failure: through the oracle, or for a numeric
-    failure through the replay's own check (`reducer.levels.jaxpr.numeric`)."""
+    failure through the replay's own check (`reducer.levels.jaxpr.value_checks`)."""
 
     def __init__(self, oracle: Oracle, wanted: Signature, sites: crash_site.Sites | None = None,
                  verdict=None):
         self.oracle, self.wanted, self.sites = oracle, wanted, sites
         self.verdict = verdict or plain_judge  # the job's `Job.judge`: an oracle's exception is a tool bug
-        self.check = numeric.check_of(wanted)
+        self.check = value_checks.check_of(wanted)
         self.ahead = bool(self.check) or (wanted.family == "crash" and wanted.get("how") in ("signal", "hang"))
 
     def candidates(self, found: dict) -> list[str]:
@@ -101,11 +101,11 @@ class Judge:
             return found["specs"]
         specs = found.get("ahead", []) + [s for s in found["specs"] if s not in found.get("ahead", [])]
         if self.check:
-            specs = [s for s in specs if numeric.fits(jp.loads(s), self.check)]
+            specs = [s for s in specs if value_checks.fits(jp.loads(s), self.check)]
         return specs
 
     def request(self, spec: str, explain: bool = False) -> str:
-        return numeric.with_check(spec, self.check, explain) if self.check else spec
+        return value_checks.with_check(spec, self.check, explain) if self.check else spec
 
     def __call__(self, run, spec: str | None = None) -> tuple[bool, Signature | None]:
         """The verdict on `run` of the candidate `spec` (whose crash is located when the wanted
@@ -118,13 +118,13 @@ class Judge:
 
 
 class Replayed:
-    """The oracle as a replay's own numeric check judges it (`numeric.same`), under its name."""
+    """The oracle as a replay's own numeric check judges it (`value_checks.same`), under its name."""
 
     def __init__(self, oracle: Oracle):
         self.oracle, self.name = oracle, oracle.name
 
     def judge(self, wanted: Signature, run) -> tuple[bool, Signature | None]:
-        return numeric.same(self.oracle, wanted, run)
+        return value_checks.same(self.oracle, wanted, run)
 
 
 def first_reproducing(found: dict, judge: Judge, sandbox: Sandbox, limits: Limits, log):
@@ -176,7 +176,7 @@ def traced(source: str, est: Established, ctx: LevelContext, budget: float,
     log(f"jaxpr level: captured {' ∘ '.join(t['t'] for t in jp.loads(spec)['transforms']) or 'a call'} of "
         f"{before} equations (first run {first.seconds:.2f} s; candidate timeout {timeout:.0f} s"
         f"{'; judged by the ' + judge.check + ' check' if judge.check else ''})")
-    fault = numeric.fault_line(first)
+    fault = value_checks.fault_line(first)
     if fault:
         log(f"jaxpr level: {fault}")
     clock = None if hang else AdaptiveTimeout(timeout)
@@ -284,7 +284,7 @@ class JaxprLevel:
         size = self.rep.size(program)
         if self.chosen is None:
             # a wrong value is compared on both sides: the source level cannot shrink one side alone
-            want = size > AUTO_MIN_TOKENS or _has_classes(program) or bool(numeric.check_of(est.signature))
+            want = size > AUTO_MIN_TOKENS or _has_classes(program) or bool(value_checks.check_of(est.signature))
             why = f"a flat script of {size} tokens, at most {AUTO_MIN_TOKENS}" if not want else ""
         else:
             want, why = "jaxpr" in self.chosen, "not asked for"
@@ -321,8 +321,8 @@ class JaxprLevel:
 
             holder = ctx.scratch / "jaxpr"
             holder.mkdir(parents=True, exist_ok=True)
-            np.savez(holder / jaxpr_emit.NPZ, **result.arrays)
-            files, data = {jaxpr_emit.NPZ: (holder / jaxpr_emit.NPZ).read_bytes()}, (holder / jaxpr_emit.NPZ,)
+            np.savez(holder / as_script.NPZ, **result.arrays)
+            files, data = {as_script.NPZ: (holder / as_script.NPZ).read_bytes()}, (holder / as_script.NPZ,)
         written = self.rep.normalize(result.script)
         ctx.log(f"jaxpr level: written back as a script of {self.rep.size(written)} tokens "
                 f"(from {size}); verified: {result.verified}")

@@ -7,7 +7,7 @@ cancellation and crash isolation as scripts, and no Python source written per ca
 `run_traced` re-runs the spec's transformations on its jaxpr (`reducer.levels.jaxpr.program.run`):
 exit status 0 when the transformed program ran, 1 and the traceback when it raised; a crash ends
 only the worker's child. A spec with a `check` is judged numerically instead
-(`reducer.levels.jaxpr.numeric`).
+(`reducer.levels.jaxpr.value_checks`).
 
 `CapturedScript` is the other request kind of this level: a script run under the traced level's
 capture (`reducer.levels.jaxpr.capture`), with each transformed call recorded ahead when `ahead`
@@ -62,7 +62,7 @@ def run_traced(request: TracedProgram) -> None:
     """Run a `TracedProgram` request in this interpreter; raises what the program raises."""
     import jax
 
-    from reducer.levels.jaxpr import numeric
+    from reducer.levels.jaxpr import value_checks
     from reducer.levels.jaxpr import program as jaxpr_program
     from reducer.levels.jaxpr.codec import registry
 
@@ -70,7 +70,7 @@ def run_traced(request: TracedProgram) -> None:
     jax.config.update("jax_cpu_enable_async_dispatch", False)  # a crash on the thread that ran it, as in the harness
     spec = jaxpr_program.loads(request.spec)
     if spec.get("check"):
-        numeric.run_check(spec)
+        value_checks.run_check(spec)
     else:
         jaxpr_program.run(request.spec)
 

@@ -1,6 +1,6 @@
 """Writing a reduced traced program back as a script, and checking that the script reproduces.
 
-The script spells the program in public `jax.numpy` / `jax.lax` calls (`reducer.levels.jaxpr.emit`);
+The script spells the program in public `jax.numpy` / `jax.lax` calls (`reducer.levels.jaxpr.as_script`);
 when that form loses the failure, the primitives are bound directly instead. Each form runs in fresh
 interpreters through a sandbox of its own (with the arrays it reads in `inputs.npz`) and is judged
 through the job's judge.
@@ -11,8 +11,8 @@ from pathlib import Path
 
 from oracles.base import Oracle, Signature
 from reducer.levels.jaxpr import crash_site
-from reducer.levels.jaxpr import emit as jaxpr_emit
-from reducer.levels.jaxpr import numeric
+from reducer.levels.jaxpr import as_script
+from reducer.levels.jaxpr import value_checks
 from reducer.levels.jaxpr import program as jp
 from reducer.workers.sandbox import Limits, Sandbox
 
@@ -38,11 +38,11 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
     """The script for `spec` that reproduces the failure in fresh interpreters, its arrays and verdict.
     Each form that does not is logged with what its run showed instead and where it stopped; when
     none does, the log says "write-back failed" (a bug of the emitter, not an outcome)."""
-    users = numeric.as_users_write(jp.loads(spec))
+    users = value_checks.as_users_write(jp.loads(spec))
     for bind_all, short, long in FORMS:
-        text, arrays = jaxpr_emit.emit(users, bind_all=bind_all)
-        if numeric.check_of(wanted):  # the script computes both values and stops as the program did
-            text = numeric.finish_script(text, users, wanted)
+        text, arrays = as_script.emit(users, bind_all=bind_all)
+        if value_checks.check_of(wanted):  # the script computes both values and stops as the program did
+            text = value_checks.finish_script(text, users, wanted)
         try:
             compile(text, "repro.py", "exec")
         except SyntaxError as exc:
@@ -67,8 +67,8 @@ def _verify(text: str, arrays: dict, bind_all: bool, sandbox: Sandbox, limits: L
     if arrays:
         holder = Path(sandbox.root) / f"jaxpr-inputs-{int(bind_all)}"
         holder.mkdir(parents=True, exist_ok=True)
-        np.savez(holder / jaxpr_emit.NPZ, **arrays)
-        extra = (holder / jaxpr_emit.NPZ,)
+        np.savez(holder / as_script.NPZ, **arrays)
+        extra = (holder / as_script.NPZ,)
     checker = Sandbox(Path(sandbox.root) / "jaxpr-verify", script_name=sandbox.script_name,
                       data_files=tuple(sandbox.data_files) + extra, platform=sandbox.platform,
                       check_gradients=sandbox.check_gradients, extra_env=dict(sandbox.extra_env))

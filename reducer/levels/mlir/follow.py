@@ -21,7 +21,8 @@ from pathlib import Path
 from oracles.outcome import Signature
 from reducer.established import Established
 from reducer.levels.base import LevelContext, LevelResult
-from reducer.levels.mlir.numeric import differentiates
+from reducer.levels.mlir.wrong_gradient import differentiates
+from reducer.levels.mlir.pipeline import opt_command
 from reducer.workers.sandbox import Limits, Sandbox
 
 #: the IR level's budget in seconds at most after a script, and the least worth starting it with
@@ -136,6 +137,7 @@ class IrLevel:
         if done is None:
             return None
         report = {"mlir": done["module"], "pipeline": done["pipeline"], "mlir_runner": done["runner"],
+                  "opt_line": opt_command(done["pipeline"]) if done["pipeline"] else "",
                   "mlir_failure": done["signature"].get("title") or ""}
         return LevelResult(done["module"], done["tested"], done["accepted"], files=done["files"], levels=("IR",),
                            report=report)

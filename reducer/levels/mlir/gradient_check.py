@@ -7,7 +7,7 @@ compiled in float64 (float32 when the module cannot be read in float64): element
 small input, else a few random directional derivatives, so that the cost does not grow with the
 number of inputs. It prints one line
 `reducer-ir-gradient: {JSON}` (the numbers, the reference used, the module's operations) and raises
-`WrongGradient` when they disagree beyond the stated tolerances.
+`GradientDisagrees` when they disagree beyond the stated tolerances.
 
 This file imports nothing of reducer: the numeric reproducer (`repro.py` of `reducer reduce
 FILE.mlir`, `repro_mlir.py` next to a script's) carries it verbatim.
@@ -35,7 +35,7 @@ SMALL = 8
 SEED = 0
 
 
-class WrongGradient(Exception):
+class GradientDisagrees(Exception):
     """Enzyme-JAX's gradient disagrees with finite differences of the same function."""
 
 
@@ -197,7 +197,7 @@ def directional(grads, primal, x, seeds, active, active_results, precision, v) -
 
 
 def disagreement(entry: str, reference: str, found: list[dict], x: list, active: list[int]) -> str:
-    """The sentence `WrongGradient` says: the whole gradient for a small input, else the worst
+    """The sentence `GradientDisagrees` says: the whole gradient for a small input, else the worst
     direction."""
     if sum(x[i].size for i in active) <= SMALL:
         point = ", ".join(np.array2string(x[i], precision=4) for i in active)
@@ -211,7 +211,7 @@ def disagreement(entry: str, reference: str, found: list[dict], x: list, active:
 
 def check(module_text: str, pipeline: str) -> dict:
     """Compare the pipeline's gradient with finite differences; print the verdict line and
-    raise `WrongGradient` when they disagree (see the module docstring)."""
+    raise `GradientDisagrees` when they disagree (see the module docstring)."""
     options = wrap_options(pipeline)
     entry = options.get("infn") or "main"
     arg_types, result_types, ops = function_types(module_text, entry)
@@ -239,5 +239,5 @@ def check(module_text: str, pipeline: str) -> dict:
               "ops": sorted(set(ops) - {"builtin.module", "func.func", "func.return", "stablehlo.return"})}
     print(MARKER + json.dumps(report), flush=True)
     if mismatch:
-        raise WrongGradient(disagreement(entry, report["reference"], found, x, active))
+        raise GradientDisagrees(disagreement(entry, report["reference"], found, x, active))
     return report

@@ -33,8 +33,8 @@ import oracles
 from reducer.inputs import read_text
 from oracles.base import Oracle, Signature
 from reducer.job import Established, Job, Options, Verdict, last_words, no_backend
-from reducer.levels.mlir import emit as mlir_emit, module as mm, run as mlir_run
-from reducer.levels.mlir import crashing, ir_worker, labels, numeric, pipeline as pl
+from reducer.levels.mlir import module_report, module as mm, run as mlir_run
+from reducer.levels.mlir import crashing, ir_worker, labels, wrong_gradient, pipeline as pl
 from reducer.engine import Engine, Problem, Stats
 from reducer.errors import BAD_MLIR, NO_BACKEND, NO_FAILURE, NO_RESUME, OTHER_FAILURE, ReducerError
 from reducer.levels.mlir.run import ENZYME, GRADIENT, PIPELINE_KINDS, XLA
@@ -69,7 +69,7 @@ def culprit_of(sig: Signature) -> tuple[str, str] | None:
     """The operation a signature names, for the pass that keeps only it."""
     if sig.family == "adjoint-missing" and sig.get("source") == "enzyme" and sig.get("op"):
         return sig.get("op"), sig.get("target")
-    if sig.family == numeric.FAMILY and sig.get("kind") == "numeric" and sig.get("op") not in ("", "function"):
+    if sig.family == wrong_gradient.FAMILY and sig.get("kind") == "numeric" and sig.get("op") not in ("", "function"):
         return sig.get("op"), ""
     return None
 
@@ -105,7 +105,7 @@ class MlirReduction(Job):
         self.header = pipeline
         self.isolation = "subprocess"
         self.kind = ENZYME
-        self.numeric = numeric.WrongGradient()  # the oracle of the gradient kind's runs
+        self.numeric = wrong_gradient.WrongGradient()  # the oracle of the gradient kind's runs
         self.previous: dict = {}  # the interrupted run's state, when resuming
         self.counts0 = (0, 0)  # operations and pipeline passes of the original
         self.problem: Problem | None = None  # made by `shrink`: one per run, its cache and counts for every round
@@ -134,7 +134,7 @@ class MlirReduction(Job):
 
     # -- running candidates -----------------------------------------------------------------
     def _classify(self, run: RunResult) -> tuple[Oracle, Signature] | None:
-        if self.kind == GRADIENT and (self.requested is None or self.requested.name == numeric.FAMILY):
+        if self.kind == GRADIENT and (self.requested is None or self.requested.name == wrong_gradient.FAMILY):
             sig = self.numeric.classify(run)
             if sig:
                 return self.numeric, sig
@@ -169,7 +169,7 @@ class MlirReduction(Job):
         else:  # a module XLA cannot compile fails before any differentiation
             attempts = [(XLA, None)] + [(ENZYME, p) for p in [self.rep.default_pipeline(module_text)] if p]
         # a pipeline that runs may still differentiate wrongly
-        attempts += [(GRADIENT, p) for kind, p in attempts[-1:] if kind == ENZYME and numeric.differentiates(p)]
+        attempts += [(GRADIENT, p) for kind, p in attempts[-1:] if kind == ENZYME and wrong_gradient.differentiates(p)]
         if importlib.util.find_spec("enzyme_ad") is None:
             if self.header:
                 raise ReducerError(f"{self.source_name}: running its Enzyme-JAX pipeline needs enzyme-ad "
@@ -198,7 +198,7 @@ class MlirReduction(Job):
         if self.requested is not None and self.requested.runs_candidates:
             raise ReducerError(f"{self.source_name}: the --oracle command rejects the original module "
                                f"({last_words(run)})", OTHER_FAILURE)
-        if kind == GRADIENT and run.returncode != 0 and run.signal is None and numeric.verdict(run.output) is None:
+        if kind == GRADIENT and run.returncode != 0 and run.signal is None and wrong_gradient.verdict(run.output) is None:
             raise ReducerError(f"{self.source_name}: does not fail in Enzyme-JAX's pipeline, and its gradient could "
                                f"not be checked: {last_words(run)}", NO_FAILURE)
         if all(r.returncode == 0 for _, r in seen):
@@ -250,7 +250,7 @@ class MlirReduction(Job):
         def wrong(program: str) -> bool:
             return self.numeric.classify(self.run_candidate(program, fresh=fresh)) is not None
 
-        self.numeric.op = numeric.locate(self.rep, self.original, wrong, self.log)
+        self.numeric.op = wrong_gradient.locate(self.rep, self.original, wrong, self.log)
         sig = oracle.classify(run) or sig
         self.rep.keep = labels.named_ops(sig)
         return sig
@@ -371,7 +371,7 @@ class MlirReduction(Job):
         sig, stats, previous = est.signature, self.stats, self.previous
         pipeline, module_text = mm.split(best)
         ops1, passes1 = self.rep.size(best), pl.PipelineText().size(pipeline) if pipeline else 0
-        summary = mlir_emit.ModuleSummary(
+        summary = module_report.ModuleSummary(
             source_name=self.source_name, kind=self.kind, original_ops=self.counts0[0], final_ops=ops1,
             original_passes=self.counts0[1], final_passes=passes1,
             seconds=time.monotonic() - self.started + previous.get("seconds", 0.0),
@@ -379,11 +379,11 @@ class MlirReduction(Job):
             cache_hits=stats.cache_hits, verified=verdict.text, interrupted=stopped,
             isolation={"worker": ", in process in a warm worker", "here": ", in process",
                        "subprocess": ", each in a fresh subprocess"}.get(self.isolation, ""))
-        runner_text = mlir_emit.runner(module_text, pipeline, sig, info, summary, self.options.runner_name)
+        runner_text = module_report.runner(module_text, pipeline, sig, info, summary, self.options.runner_name)
         files = {"repro.mlir": best, **({"pipeline.txt": pipeline + "\n"} if pipeline else {}),
                  self.options.runner_name: runner_text}
         if self.full_outputs:
-            files["report.md"] = mlir_emit.report(module_text, pipeline, runner_text, sig, self.excerpt(est, verdict),
+            files["report.md"] = module_report.report(module_text, pipeline, runner_text, sig, self.excerpt(est, verdict),
                                                   info, summary, private_paths=(str(self.scratch),),
                                                   runner_name=self.options.runner_name)
         seconds = self.reduce_seconds

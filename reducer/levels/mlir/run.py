@@ -162,7 +162,7 @@ def runner_source(kind: str, module_text: str, pipeline: str | None, header: str
         body = (gradient_check_source() + "\n\n"
                 f"PIPELINE = {pipeline!r}\n"
                 f"MODULE = {python_literal(module_text)}\n\n"
-                "# Raises WrongGradient when the pipeline's gradient disagrees with finite differences.\n"
+                "# Raises GradientDisagrees when the pipeline's gradient disagrees with finite differences.\n"
                 "check(MODULE, PIPELINE)\n"
                 'print("the gradient agrees with finite differences")\n')
     else:

@@ -170,10 +170,11 @@ def _expected(sig: Signature) -> str:
 def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: ReductionSummary,
            mlir: str | None = None, private_paths: tuple[str, ...] = (), pipeline: str | None = None,
            mlir_runner: str | None = None, versions: str = "", known: str = "", mlir_failure: str = "",
-           traced: str = "") -> str:
+           traced: str = "", opt_line: str = "") -> str:
     """The bug report; `versions` is the "Versions" section `reducer bisect` wrote (reducer.versions.record);
     `known` the corpus case with the same signature (reducer.corpus.known_line), so no duplicate is filed;
-    `traced` what the traced level's reduced program still needed (`TracedResult.story`)."""
+    `traced` what the traced level's reduced program still needed (`TracedResult.story`); `opt_line` the
+    command that runs `pipeline` with Enzyme-JAX's opt tool (`reducer.levels.mlir.pipeline.opt_command`)."""
     out = [f"# {sig.title or sig}", ""]
     if known:
         out += [f"> Already known to reducer's regression corpus ({known}): look for the existing report before "
@@ -188,10 +189,9 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
             out += [f"Enzyme-JAX's pipeline on this module: {mlir_failure}.", ""]
         out += ["```mlir", mlir.rstrip(), "```", ""]
         if pipeline:
-            from reducer.levels.mlir.pipeline import opt_command
-
             out += ["The shortest Enzyme-JAX pipeline that still fails on it (`repro.mlir`, `pipeline.txt`):", "",
-                    "```", pipeline, "```", "", "With Enzyme-JAX's opt tool:", "", "```", opt_command(pipeline), "```", ""]
+                    "```", pipeline, "```", ""]
+            out += ["With Enzyme-JAX's opt tool:", "", "```", opt_line, "```", ""] if opt_line else []
         if mlir_runner:
             out += [f"Or from Python: `python {mlir_runner}`.", ""]
     if versions:

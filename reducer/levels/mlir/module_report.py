@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oracles.base import Signature
-from reducer import emit, env as envmod
+from reducer import bug_report, env as envmod
 from reducer.files import scrub
 from reducer.levels.mlir.run import ENZYME, GRADIENT, PIPELINE_KINDS, runner_source
 from reducer.levels.mlir.pipeline import opt_command
@@ -81,11 +81,11 @@ def what_happens(sig: Signature, kind: str) -> str:
     if f == "activity-mismatch":
         return f"{tool} fails on the module with a {sig.get('kind').replace('-', ' ')} error."
     if f == "crash":
-        said = emit.crash_sentence(sig, {"signal": f"The process running {tool} on the module", "xla-status": tool,
+        said = bug_report.crash_sentence(sig, {"signal": f"The process running {tool} on the module", "xla-status": tool,
                                          "hang": f"{tool} on the module", "internal": f"{tool} on the module"})
         return said + (f" It dies while the pass `{sig.get('pass')}` runs (the shortest prefix of the pipeline "
                        f"that dies ends with it)." if sig.get("pass") else "")
-    return emit._what_happens(sig)
+    return bug_report._what_happens(sig)
 
 
 def expected(sig: Signature, kind: str) -> str:
@@ -119,7 +119,7 @@ def report(module_text: str, pipeline: str | None, runner_text: str, sig: Signat
         return "\n".join(out + made) + "\n"
     passes = (f", pipeline {summary.original_passes} → {summary.final_passes} passes"
               if summary.kind in PIPELINE_KINDS else "")
-    out += emit.how_made(
+    out += bug_report.how_made(
         f"Reduced automatically by `reducer` (IR level) from `{summary.source_name}`: {summary.original_ops} → "
         f"{summary.final_ops} operations{passes} in {summary.seconds:.0f} s, {summary.tested} candidates tested "
         f"({summary.rate:.0f} per second{summary.isolation}), {summary.accepted} accepted, {summary.cache_hits} cache "
