@@ -1,8 +1,11 @@
 """Shared fixtures: paths to the project's own failing programs and their recorded outputs."""
 import importlib.util
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -27,3 +30,38 @@ def reducer_cli(*args, cwd=None, timeout=600, **kw) -> subprocess.CompletedProce
     """Run the `reducer` command as a user would (a real subprocess)."""
     return subprocess.run([sys.executable, "-m", "reducer.cli", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, timeout=timeout, stdin=subprocess.DEVNULL, **kw)
+
+
+def candidates_running(name: str, reducer_pid: int) -> list[int]:
+    """The processes other than the reducer itself whose command line names `name` (its candidates)."""
+    found = subprocess.run(["pgrep", "-f", name], capture_output=True, text=True).stdout.split()
+    return [int(pid) for pid in found if int(pid) != reducer_pid]
+
+
+def wait_for_a_candidate(name: str, reducer_pid: int, timeout: float = 300) -> None:
+    """Wait until a candidate of the reduction is seen running (so a later pgrep can see one)."""
+    deadline = time.monotonic() + timeout
+    while not candidates_running(name, reducer_pid):
+        assert time.monotonic() < deadline, f"no candidate of {name} was ever seen running"
+        time.sleep(0.1)
+
+
+def gone(pid: int) -> bool:
+    """Whether process `pid` has ended (a zombie no one has reaped yet counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def assert_gone_soon(pid: int, what: str, within: float = 30) -> None:
+    """Assert that process `pid` ends within `within` seconds; kill it if it does not."""
+    deadline = time.monotonic() + within
+    while not gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    try:
+        assert gone(pid), what
+    finally:
+        if not gone(pid):
+            os.kill(pid, signal.SIGKILL)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import PROGRAMS, needs_enzyme, reducer_cli
+from conftest import PROGRAMS, candidates_running, needs_enzyme, reducer_cli, wait_for_a_candidate
 from reducer import errors
 
 
@@ -170,20 +170,6 @@ def test_reduce_numeric_mismatch_keeps_both_gradients(tmp_path):
     assert "finite differences" in report  # the verification's run says which derivative is wrong
     rerun = subprocess.run([sys.executable, str(tmp_path / "out" / "repro.py")], capture_output=True, text=True)
     assert rerun.returncode != 0 and "gradient mismatch" in rerun.stderr
-
-
-def candidates_running(name: str, reducer_pid: int) -> list[int]:
-    """The processes other than the reducer itself whose command line names `name` (its candidates)."""
-    found = subprocess.run(["pgrep", "-f", name], capture_output=True, text=True).stdout.split()
-    return [int(pid) for pid in found if int(pid) != reducer_pid]
-
-
-def wait_for_a_candidate(name: str, reducer_pid: int, timeout: float = 300) -> None:
-    """Wait until a candidate of the reduction is seen running (so a later pgrep can see one)."""
-    deadline = time.monotonic() + timeout
-    while not candidates_running(name, reducer_pid):
-        assert time.monotonic() < deadline, f"no candidate of {name} was ever seen running"
-        time.sleep(0.1)
 
 
 @pytest.mark.slow

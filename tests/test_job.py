@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PROGRAMS, TESTS, needs_enzyme, reducer_cli
+from conftest import PROGRAMS, TESTS, candidates_running, needs_enzyme, reducer_cli, wait_for_a_candidate
 from oracles.adjoint_missing import AdjointMissing
 from oracles.generic import Script
 from reducer import errors
@@ -338,20 +338,6 @@ def test_other_failures_are_kept_aside(tmp_path):
     assert aside, (tmp_path / "o" / "reduce.log").read_text()
     assert all(a.startswith("# Also fails, differently: ") and "op=while_loop" not in a.split("\n", 1)[0]
                for a in aside)
-
-
-def candidates_running(name: str, reducer_pid: int) -> list[int]:
-    """The processes other than the reducer itself whose command line names `name` (its candidates)."""
-    found = subprocess.run(["pgrep", "-f", name], capture_output=True, text=True).stdout.split()
-    return [int(pid) for pid in found if int(pid) != reducer_pid]
-
-
-def wait_for_a_candidate(name: str, reducer_pid: int, timeout: float = 300) -> None:
-    """Wait until a candidate of the reduction is seen running (so a later pgrep can see one)."""
-    deadline = time.monotonic() + timeout
-    while not candidates_running(name, reducer_pid):
-        assert time.monotonic() < deadline, f"no candidate of {name} was ever seen running"
-        time.sleep(0.1)
 
 
 @pytest.mark.slow

@@ -1,7 +1,6 @@
 """The long-lived runner: candidates one after another in one warm interpreter, each seeing a clean
 state, with crashes, hangs and stray processes handled as for a child per candidate."""
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -10,7 +9,7 @@ import warnings
 
 import pytest
 
-from conftest import PROGRAMS
+from conftest import PROGRAMS, assert_gone_soon
 from reducer.workers import runner
 from reducer.reduce import Options, Reduction
 from reducer.workers.sandbox import Limits, Sandbox
@@ -20,15 +19,6 @@ PID = "import os\nprint('pid', os.getpid())\n"
 
 def warm_box(tmp_path, **kw):
     return Sandbox(tmp_path / "runs", script_name="prog.py", warm=True, warm_modules=("jax", "jax.numpy"), **kw)
-
-
-def gone(pid: int) -> bool:
-    """Whether process `pid` has ended (a zombie no one has reaped yet counts as ended)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(")")[-1].split()[0] in ("Z", "X")
-    except OSError:
-        return True
 
 
 def pid_of(run) -> int:
@@ -91,14 +81,7 @@ def test_processes_a_candidate_leaves_behind_are_killed(box, tmp_path):
                   f"    time.sleep(0.05)\n", Limits(timeout=120))
     assert run.returncode == 0, run.stderr
     stray_pid = int(started.read_text())  # it ran: the candidate waited for its pid
-    deadline = time.monotonic() + 30
-    while not gone(stray_pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    try:
-        assert gone(stray_pid), "a process started by a candidate outlived it in the runner"
-    finally:
-        if not gone(stray_pid):
-            os.kill(stray_pid, signal.SIGKILL)
+    assert_gone_soon(stray_pid, "a process started by a candidate outlived it in the runner")
     assert box.run("print('next')\n").stdout == "next\n"
 
 

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from conftest import assert_gone_soon, gone
 from reducer.workers.sandbox import Limits, Sandbox
 
 
@@ -49,14 +50,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path, box):
     assert time.monotonic() - start < 120  # not the 600 s the candidate asked for
     assert "child started" in run.stdout and started.read_text(), "the child never started: nothing was checked"
     child_pid = int(started.read_text())
-    deadline = time.monotonic() + 30
-    while not _gone(child_pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    try:
-        assert _gone(child_pid), "a child outlived its candidate"
-    finally:
-        if not _gone(child_pid):
-            os.kill(child_pid, signal.SIGKILL)
+    assert_gone_soon(child_pid, "a child outlived its candidate")
 
 
 def test_signal_death_is_reported(tmp_path, box):
@@ -101,14 +95,6 @@ def test_home_and_tmpdir_are_private(tmp_path, box):
     assert os.environ.get("HOME") != str(tmp_path / "runs")
 
 
-def _gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(")")[-1].split()[0] in ("Z", "X")
-    except OSError:
-        return True
-
-
 def test_no_warm_candidate_outlives_a_killed_reduction(tmp_path):
     """A reduction killed with SIGKILL leaves neither its fork server nor an endless candidate."""
     import subprocess
@@ -127,9 +113,9 @@ def test_no_warm_candidate_outlives_a_killed_reduction(tmp_path):
     proc.kill()
     proc.wait()
     deadline = time.monotonic() + 10
-    while not _gone(candidate) and time.monotonic() < deadline:
+    while not gone(candidate) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _gone(candidate), "an endless candidate kept running after its reduction was killed"
+    assert gone(candidate), "an endless candidate kept running after its reduction was killed"
 
 
 def test_scratch_folders_of_dead_processes_are_swept_and_no_others(tmp_path):
