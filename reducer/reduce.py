@@ -209,6 +209,8 @@ class Reduction(Job):
         if self.options.timeout is None and not self.options.hangs and not oracle.runs_candidates:
             self.timeout = AdaptiveTimeout(self.limits.timeout)
         fix = counterfactual.check_for(self, program, wanted) if program and not oracle.runs_candidates else None
+        ran = program if self.resume else self.source  # the program est.run is a run of
+        guard = computed_check.guard_for(wanted, ran, est.run, self.file_name, self.log)
 
         def test(source: str, cancel: threading.Event) -> bool:
             for _ in range(est.votes):
@@ -221,7 +223,7 @@ class Reduction(Job):
                     run, (ok, seen) = self._confirm(source, oracle, wanted, cancel)
                 if ok and fix and not counterfactual.runs_clean(self, source, fix, cancel):
                     return False  # it stops whether or not the value is wrong
-                if ok and not computed_check.holds(wanted, source, run.output, self.file_name):
+                if ok and guard and not computed_check.holds(wanted, source, run.output, self.file_name):
                     return False  # its own check reads constants now, not what the program computes
                 if ok:
                     if self.timeout is not None:

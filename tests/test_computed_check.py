@@ -19,11 +19,23 @@ IMPORTS = "import sys\nimport numpy as np\nimport jax\nimport jax.numpy as jnp\n
     ("loss = 3.0\nif loss > 0:\n    raise ValueError('diverged')", False),
     ("raise ValueError(f'{jnp.sqrt(2.0)}')", False),
     ("loss = jnp.ones(())\nwhile loss > 0:\n    sys.exit('diverged')", True),
-    ("def f(a):\n    assert a > 0\nf(-1.0)", True),
+    ("def f(a):\n    assert a > 0\nf(-1.0)", False),
+    ("def f(a):\n    assert a > 0\nf(jnp.ones(()) - 2.0)", True),
+    ("def fit(lr):\n    lr\n    return losses\nlosses = [1.0]\nassert fit(lr=0.9)[0] < 0", False),
+    ("def fit(lr):\n    np.log(lr)\n    return losses\nlosses = [1.0]\nassert fit(lr=0.9)[0] < 0", False),
+    ("def fit(lr):\n    return [float(np.log(lr))]\nassert fit(lr=0.9)[0] < 0", True),
+    ("def fit():\n    def step():\n        return np.log(2.0)\n    return losses\nlosses = [1.0]\n"
+     "assert fit()[0] < 0", False),
+    # one name in two scopes: `losses` returned by the function that fills it with computed values
+    ("def fit(lr):\n    losses = []\n    losses.append(float(np.log(lr)))\n    return losses\n"
+     "losses = fit(0.9)\nassert losses[-1] < losses[0]", True),
+    # a function of the script counts only when it computes; a list counts by what is put in it
+    ("losses = []\nlosses.append(1.0)\nfit = lambda: losses\nassert fit()[0] < 0", False),
+    ("losses = []\nlosses.append(float(jnp.ones(())))\nassert losses[-1] < losses[0]", True),
 ])
 def test_a_check_reads_a_computed_value(body, computed):
     source = IMPORTS + body + "\n"
-    line = len(source.splitlines()) - (1 if body.endswith("f(-1.0)") else 0)
+    line = len(source.splitlines()) - (1 if "\nf(" in body else 0)
     assert reads_computed_value(source, line) is computed
 
 

@@ -6,7 +6,7 @@ constants it produced (`last = 1.0; assert last < 0.5`), which fails the same wa
 nothing. A candidate of the own-check family therefore counts only while the failing check (the
 statement at the line its traceback names, with the `if` around a `raise` or an exit) reads a value
 computed by a call into a library or into a function of the script that makes one, followed through
-the script's assignments; a `raise` or an exit must stand under an `if` (or `while`) whose test
+the script's assignments, the lists it fills and what its functions' calls pass them; a `raise` or an exit must stand under an `if` (or `while`) whose test
 does, since one that stops unconditionally checks nothing. A check on a NaN or an Inf must still
 ask whether the value is finite, not drift to another question the same values fail. Predicates the check applies (`isfinite`, `all`, `allclose` …) are not
 computations of their own. Where a name is bound in a way this reading does not follow (a
@@ -21,6 +21,8 @@ from oracles.outcome import Signature
 from reducer.levels.source.passes._ast_tools import imported
 from reducer.levels.source.passes._failure_site import frames
 
+#: names read at most, before a check whose reading goes on longer is taken to read a computed value
+MAX_STEPS = 20_000
 #: what a check applies to the values it reads: never the computation it checks
 PREDICATES = {"isfinite", "isnan", "isinf", "all", "any", "allclose", "isclose", "array_equal", "abs", "max", "min",
               "item", "float", "int", "bool", "len", "sum", "tolist", "format", "str", "repr", "print", "exit",
@@ -48,10 +50,6 @@ class _Reader:
                 self.modules |= imported(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.bindings.setdefault(node.name, []).append(node)
-                if not isinstance(node, ast.ClassDef):
-                    args = node.args
-                    self.opaque |= {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
-                    self.opaque |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
             elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor,
                                    ast.withitem, ast.NamedExpr, ast.comprehension)):
                 targets = (node.targets if isinstance(node, ast.Assign) else
@@ -63,19 +61,56 @@ class _Reader:
                             self.bindings.setdefault(name.id, []).append(value)
             elif isinstance(node, (ast.Global, ast.Nonlocal)):
                 self.opaque |= set(node.names)
-        self.seen: dict[str, bool] = {}
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and isinstance(node.func.value, ast.Name)):  # `losses.append(loss)` fills `losses`
+                self.bindings.setdefault(node.func.value.id, []).extend([*node.args, *(k.value for k in node.keywords)])
+        self._parameters(tree)
+        self.computed: set[str] = set()
+        self.reading: set[str] = set()
+        self.steps = 0
+
+    def _parameters(self, tree: ast.Module) -> None:
+        """A function's parameters take what its calls in the script pass (any argument, any call)."""
+        calls: dict[str, list[ast.expr]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                calls.setdefault(node.func.id, []).extend([*node.args, *(k.value for k in node.keywords)])
+        for node in ast.walk(tree):
+            named = {target.id: node.value for target in getattr(node, "targets", [])
+                     if isinstance(target, ast.Name) and isinstance(node.value, ast.Lambda)}
+            functions = [(node.name, node)] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else \
+                [(name, value) for name, value in named.items()]
+            for name, function in functions:
+                args = function.args
+                for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+                    if a is not None:
+                        self.bindings.setdefault(a.arg, []).extend(calls.get(name, []))
 
     def name(self, name: str) -> bool:
-        """Whether a name's value comes from a computation."""
-        if name in self.seen:
-            return self.seen[name]
-        self.seen[name] = False  # a cycle proves nothing
-        if name in self.opaque:
-            found = True
-        else:
-            found = any(self.node(v) for v in self.bindings.get(name, []) if v is not None)
-        self.seen[name] = found
+        """Whether a name's value comes from a computation. Only a yes is remembered: a no met while
+        the same name is being read (a cycle through a function that returns it) may turn yes."""
+        if name in self.computed:
+            return True
+        self.steps += 1
+        if name in self.reading or self.steps > MAX_STEPS:
+            return self.steps > MAX_STEPS  # past the budget, take it as computed
+        self.reading.add(name)
+        try:
+            found = name in self.opaque or any(self.value(v) for v in self.bindings.get(name, []) if v is not None)
+        finally:
+            self.reading.discard(name)
+        if found:
+            self.computed.add(name)
         return found
+
+    def value(self, bound: ast.AST) -> bool:
+        """Whether what a name is bound to computes: a function by what it returns, a lambda by its
+        body, a class always (its instances are the program's objects), anything else by itself."""
+        if isinstance(bound, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return any(self.node(r.value) for r in _own_returns(bound))
+        if isinstance(bound, ast.Lambda):
+            return self.node(bound.body)
+        return isinstance(bound, ast.ClassDef) or self.node(bound)
 
     def node(self, node: ast.AST) -> bool:
         """Whether evaluating `node` computes something (a call into a library or the script's code)."""
@@ -83,12 +118,24 @@ class _Reader:
             if isinstance(sub, ast.Call):
                 root, last = _callee(sub)
                 predicate = last in PREDICATES or last.startswith("assert")
-                if not predicate and (root in self.modules or root in self.bindings):
-                    return True
+                if not predicate and (root in self.modules or root in self.bindings and self.name(root)):
+                    return True  # a library's call, or one of the script's functions that computes
             elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
                 if sub.id not in self.modules and not hasattr(builtins, sub.id) and self.name(sub.id):
                     return True
         return False
+
+
+def _own_returns(function: ast.AST) -> list[ast.Return]:
+    """The `return`s of `function` with a value, not those of the functions defined inside it."""
+    found, todo = [], list(ast.iter_child_nodes(function))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append(node)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _check_at(tree: ast.Module, line: int) -> list[ast.AST] | None:
@@ -151,3 +198,16 @@ def holds(wanted: Signature, source: str, output: str, script_name: str) -> bool
         return True
     finite = wanted.family == "nonfinite" or wanted.get("reads") == "nonfinite"
     return reads_computed_value(source, where[-1][0], finite)
+
+
+def guard_for(wanted: Signature, program: str | None, run, script_name: str, log) -> bool:
+    """Whether candidates are held to `holds`: only when the starting `program`, failing as `run` did,
+    is (a script whose check reads computed values; the log says why not otherwise)."""
+    if wanted.family not in ("own-check", "nonfinite") or not program or run is None:
+        return False
+    if holds(wanted, program, run.output, script_name):
+        log("each candidate's failing check must still read what the program computes (not constants)")
+        return True
+    log("the program's failing check reads no value this reading follows to a computation: candidates are "
+        "judged on the check's failure alone")
+    return False
