@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from oracles.base import Oracle, Signature, library_path, normalize_message
+from oracles.base import TOOL_FRAME, Oracle, Signature, library_path, normalize_message
 from oracles.outcome import RunResult
 
 _FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)$')
@@ -75,9 +75,10 @@ def own_frames(text: str) -> list[Frame]:
 
 
 def _own(path: str) -> bool:
-    """Whether a frame's file is the program's (not an installed package or the standard library)."""
+    """Whether a frame's file is the program's (not an installed package, the standard library or
+    reducer's own harness around a candidate)."""
     return not (library_path(path) or "-packages/" in path or re.search(r"/python3\.\d+/", path)
-                or path.startswith("<"))
+                or path.startswith("<") or TOOL_FRAME.search(path))
 
 
 def masked(message: str) -> str:
