@@ -130,7 +130,10 @@ def _what_happens(sig: Signature) -> str:
                                    + f": {sig.get('message')}"),
         "regex": lambda: f"The program fails with a diagnostic matching `{sig.get('pattern')}` (shown below).",
         "nonfinite": lambda: (f"The program's own check (`{sig.get('check')}`) fails on a non-finite value. "
-                              + nonfinite_evidence({k: sig.get(k) for k in ("op", "from", "in")})),
+                              + nonfinite_evidence({k: sig.get(k) for k in ("op", "from", "in")})
+                              + " This is most often the program's own code (JAX documents the derivative of "
+                                "`where` this way), not a bug of JAX: file it with JAX only if the operation's "
+                                "value or derivative should be finite there."),
         "own-check": lambda: (f"A check of the program's own (`{sig.get('check')}`) fails with `{sig.get('type')}`"
                               + (f": {sig.get('message')}" if sig.get("message") else "") + ". No library raised "
                               "it: whether JAX computed a wrong value or the check expects too much is what the "

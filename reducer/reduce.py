@@ -22,7 +22,7 @@ from typing import Callable
 
 import oracles
 from oracles.base import Oracle, Signature
-from reducer import counterfactual, bug_report, located
+from reducer import bug_report, counterfactual, located
 from reducer.engine import Engine, Event, Problem
 from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
 from reducer.inputs import data_files, read_input
