@@ -34,7 +34,8 @@ PACKAGES = ("reducer", "oracles")
 LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("oracles", "failure families, signatures, run results: know nothing of the reducer", ("oracles",)),
     ("base", "errors, files, TOML, environment, inputs (readers), test-case extraction, timeouts, the generic engine",
-     ("reducer", "reducer.errors", "reducer.files", "reducer.env", "reducer.inputs", "reducer.testcase",
+     ("reducer", "reducer.errors", "reducer.files", "reducer.env", "reducer.inputs", "reducer.notebook",
+      "reducer.testcase", "reducer.testtarget", "reducer.testfixtures", "reducer.testparams",
       "reducer.testclass", "reducer.timeouts", "reducer.tomlfile", "reducer.engine")),
     ("candidate", "what runs inside a candidate's process: the harness and its watches",
      ("reducer.harness", "reducer.watches")),
@@ -49,11 +50,12 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
      ("reducer.versions",)),
     ("levels", "the levels of representation: source, jaxpr, mlir", ("reducer.levels",)),
     ("job", "the script's job: establish, chain the levels, verify, write outputs and the report",
-     ("reducer.reduce", "reducer.counterfactual", "reducer.located")),
+     ("reducer.reduce", "reducer.counterfactual", "reducer.located", "reducer.data_literals", "reducer.entry")),
     ("corpus", "the regression corpus: add, check, report", ("reducer.corpus",)),
     ("hunt", "the hunt for new bugs over a table of operations", ("reducer.hunt",)),
     ("cli", "the commands: talk to the job, the readers and the corpus / versions / hunt commands",
-     ("reducer.cli", "reducer.cli_corpus", "reducer.cli_hunt", "reducer.versions.cli")),
+     ("reducer.cli", "reducer.cli_corpus", "reducer.cli_hunt", "reducer.versions.cli", "reducer.settings",
+      "reducer.pytest_plugin")),
 ]
 #: what a layer may not import although it lies below: the CLI talks to the job, not to a level
 FORBIDDEN: dict[str, tuple[str, ...]] = {"cli": ("reducer.levels",)}

@@ -2,7 +2,8 @@
 # The checks of `--platform gpu` that need an NVIDIA GPU, in one go (a few minutes): run it from the
 # repository root on a machine with a GPU, `bash benchmarks/gpu_check.sh`. It installs nothing unless
 # wheels were carried into .whl/ (then they go to /tmp/site first); it runs `reducer check --platform gpu`
-# on four small programs and prints each one's signature next to what it should be. With $OUT set,
+# on four small programs and prints each one's signature next to what it should be, then reduces a
+# module that fails in XLA on the GPU at the IR level. With $OUT set,
 # the outputs are kept there too.
 #
 # jax: the project pins jax and jaxlib 0.10.2, whose CUDA backend is the plugin pair of the same version,
@@ -88,3 +89,29 @@ check gpu_only_result wrong-result
 check tf32_matmul wrong-result
 check oom auto
 check jit_miscompare auto
+
+# 5. the IR level on a module that fails in XLA on the GPU: a 160 GB intermediate between a few other
+#    operations, lowered on the GPU machine itself, then `reducer reduce --platform gpu`:
+#    expected: crash, how=xla-status, RESOURCE_EXHAUSTED, phase=execute, reduced to the allocation alone
+$PY - "$work/oom_module.mlir" <<'EOF2'
+import sys
+
+import jax
+import jax.numpy as jnp
+
+
+def f(x, scale):
+    big = jnp.broadcast_to(x[:, None], (200_000, 200_000)) * scale  # returned: it must be allocated
+    return big, jnp.tanh(jnp.sum(big, axis=1)) + jnp.mean(x)
+
+
+open(sys.argv[1], "w").write(jax.jit(f).lower(jnp.ones(200_000), jnp.float32(2.0)).as_text())
+EOF2
+echo "== reducer reduce --platform gpu oom_module.mlir"
+started=$SECONDS
+timeout 300 $PY -m reducer.cli reduce "$work/oom_module.mlir" --platform gpu --out "$work/oom_module" --json \
+    --quiet --max-time 150 >"$work/oom_module.json" 2>"$work/oom_module.err"
+echo "exit $? in $((SECONDS - started)) s"
+cat "$work/oom_module.json"; tail -3 "$work/oom_module.err"; cat "$work/oom_module/repro.mlir" 2>/dev/null
+[ -n "$OUT" ] && cp -r "$work/oom_module" "$work/oom_module.json" "$OUT/" 2>/dev/null
+exit 0

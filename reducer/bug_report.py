@@ -54,6 +54,8 @@ def reproducer(code: str, sig: Signature, info: dict, summary: ReductionSummary)
         f"# Signature: {sig}",
         f"# Run: {run_command(sig)}" + ("  (JAX_PLATFORMS=cuda, on a GPU)" if sig.get("platform") == "gpu" else ""),
         f"# Versions: {envmod.versions_line(info)}",
+    ] + ([f"# Environment: {' '.join(f'{k}={v}' for k, v in info['environment_variables'].items())}"]
+         if info.get("environment_variables") else []) + [
         f"# Reduced by reducer from {summary.script_name}: {summary.original_tokens} -> {summary.final_tokens} tokens"
         f" in {summary.seconds:.0f} s ({summary.tested} candidates tested).",
     ]

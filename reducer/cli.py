@@ -19,6 +19,7 @@ from rich.text import Text
 from reducer import env as envmod
 from reducer.engine import Event
 from reducer.errors import USAGE, ReducerError
+from reducer.settings import project_defaults  # [tool.reducer] in pyproject.toml: the options' defaults
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Shrink failing JAX / Enzyme-JAX programs to minimal reproducers with bug reports.")
@@ -81,24 +82,6 @@ class Display:
             err.print(f"[dim]{line}[/]", highlight=False, soft_wrap=True)
 
 
-#: options that do not apply to a .mlir module, with why (given there, they are refused)
-NOT_FOR_MLIR = {
-    "--runner": "a module's candidates run in the IR level's workers, not in a script runner",
-    "--levels": "a module is reduced at the IR level (and its pipeline) only",
-    "--runs": "the IR level establishes a module's failure from one run",
-}
-
-
-def mlir_job(path: Path, out: Optional[Path], options, given: dict, resume: bool):
-    """The job for `reducer reduce FILE.mlir`; an option that cannot apply there is refused."""
-    from reducer.reduce import module_job
-
-    for name, why in NOT_FOR_MLIR.items():
-        if given.get(name) is not None:
-            fail(f"{name} does not apply to a .mlir module: {why}", USAGE)
-    return module_job(path, out, options, resume=resume)
-
-
 def run_job(job, quiet: bool, json_out: bool, bisect: str | None = None) -> int:
     """Run a reduction job with progress and signals; print its summary; return its exit status.
     With `bisect` (a package name), a verified result is then bisected over that package's releases."""
@@ -155,8 +138,11 @@ def check_choices(jobs: int, runs: Optional[int], stall: float, max_time: Option
 
 @app.command()
 def reduce(
-    script: Path = typer.Argument(..., help="the failing script (.py), a test's node id (FILE.py::test) or an "
-                                  "MLIR module (.mlir)"),
+    script: Path = typer.Argument(..., help="the failing script (.py), a test's node id (FILE.py::test), a Jupyter "
+                                  "notebook (.ipynb) or an MLIR module (.mlir)", callback=project_defaults),
+    args: Optional[list[str]] = typer.Argument(None, metavar="-- ARGS", help="the script's command-line "
+                                               "arguments, after `--`: every run gets them, the reproducer has them "
+                                               "baked in"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="output folder (default reduced-<script name>/)"),
     oracle: str = typer.Option("auto", "--oracle", help=ORACLE_HELP),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="seconds per candidate (default: 4x the first run, at least 20)"),
@@ -190,7 +176,8 @@ def reduce(
 ):
     """Shrink SCRIPT (or FILE.mlir) to the smallest program that fails in the same way, and write a bug report."""
     from reducer.corpus import known_line
-    from reducer.reduce import Options, Reduction
+    from reducer.entry import job_for
+    from reducer.reduce import Options
 
     check_choices(jobs, runs, stall, max_time, pass_order, runner, levels)
     if resume is not None and out is not None and out != resume:
@@ -199,11 +186,8 @@ def reduce(
                       max_time=max_time, stall=stall or None, memory_mb=memory_mb, hangs=hangs, warm=not cold,
                       runner=runner or "trust", reorder=pass_order == "yield", levels=levels or "auto")
     try:
-        if script.suffix == ".mlir":
-            given = {"--runner": runner, "--levels": levels, "--runs": runs}
-            job = mlir_job(script, resume or out, options, given, resume is not None)
-        else:
-            job = Reduction(script, resume or out, options, resume=resume is not None, known=known_line)
+        job = job_for(script, resume or out, options, resume is not None, args=tuple(args or ()), known=known_line,
+                      given={"--runner": runner, "--levels": levels, "--runs": runs})
     except ReducerError as exc:
         fail(str(exc), exc.status)
     except ValueError as exc:
@@ -213,7 +197,10 @@ def reduce(
 
 @app.command()
 def check(
-    script: Path = typer.Argument(..., help="the script (.py), a test's node id or an MLIR module (.mlir) to run once"),
+    script: Path = typer.Argument(..., help="the script (.py), a test's node id or an MLIR module (.mlir) to run once",
+                                  callback=project_defaults),
+    args: Optional[list[str]] = typer.Argument(None, metavar="-- ARGS", help="the script's command-line "
+                                               "arguments, after `--`"),
     oracle: str = typer.Option("auto", "--oracle", help=ORACLE_HELP),
     platform: Platform = typer.Option(Platform.cpu, "--platform", help="JAX backend the program runs on "
                                       "(gpu: with the CPU beside it, a second reference for wrong results)"),
@@ -222,15 +209,13 @@ def check(
 ):
     """Run SCRIPT once and print its failure signature (exit 0), or say it does not fail (exit 1)."""
     from reducer.corpus import known_line
+    from reducer.entry import job_for
     from reducer.errors import NO_BACKEND, NO_FAILURE
-    from reducer.reduce import Options, Reduction
+    from reducer.reduce import Options
 
     options = Options(oracle=oracle, platform=platform.value, timeout=timeout, jobs=1, runs=1)
     try:
-        if script.suffix == ".mlir":
-            job = mlir_job(script, None, options, {}, False)
-        else:
-            job = Reduction(script, None, options)
+        job = job_for(script, None, options, args=tuple(args or ()))
     except (ReducerError, ValueError) as exc:
         fail(str(exc), 2)
     try:

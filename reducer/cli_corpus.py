@@ -107,13 +107,37 @@ def check(
     else:
         outcomes = corpusmod.check_all(loaded, jobs=jobs, timeout=timeout, on_done=progress)
     print(corpusmod.summary_table(outcomes))
-    report = corpusmod.junit_xml(outcomes)
+    report = junit_report(outcomes)
     if versions is not None:
         report = other_releases(loaded, package, spec, jobs, timeout, report)
     if junit:
         write_atomic(junit, report)
     if any(not o.as_expected for o in outcomes):
         raise typer.Exit(DIFFERS)
+
+
+def junit_report(outcomes: list) -> str:
+    """The corpus's JUnit XML (`corpus.junit_xml`: a testcase per case, named by its folder), each case
+    also carrying its signature and the path of its report.md: as properties, in its system-out, and
+    in its failure's message, so that a CI page says what failed and which report to open."""
+    import xml.etree.ElementTree as ET
+
+    suite = ET.fromstring(corpusmod.junit_xml(outcomes).split("?>", 1)[-1].strip())
+    for tc, o in zip(suite.iter("testcase"), outcomes, strict=True):
+        report = str(o.case.folder / "report.md")
+        props = ET.Element("properties")
+        for name, value in (("case", o.case.id), ("signature", str(o.case.signature)), ("report", report)):
+            ET.SubElement(props, "property", name=name, value=value)
+        tc.insert(0, props)
+        failure = tc.find("failure")
+        if failure is not None:
+            failure.set("message", f"{failure.get('message')} [signature: {o.case.signature}; report: {report}]")
+            failure.text = f"{failure.text or ''}\nreport: {report}"
+        out = tc.find("system-out")
+        if out is not None:
+            out.text = f"{out.text or ''}\nsignature: {o.case.signature}\nreport: {report}"
+    ET.indent(suite)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
 
 
 def other_releases(loaded: list, package: str, spec: str, jobs: int, timeout: float, report: str) -> str:

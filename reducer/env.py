@@ -7,6 +7,7 @@ The report is gathered in a fresh interpreter, the one candidates run in, so it 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -56,6 +57,18 @@ print(json.dumps(info))
 '''
 
 
+#: environment variables that change what JAX and XLA do: kept for every run, recorded in the report
+JAX_VARIABLES = re.compile(r"^(JAX_\w+|XLA_\w+|TF_CPP_\w+|CUDA_VISIBLE_DEVICES|NVIDIA_TF32_OVERRIDE|ENABLE_PJRT_\w+)$")
+
+
+def jax_variables(environ=None) -> dict:
+    """The variables of `environ` (default: this process's) that change JAX, as the user set them."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    return {k: environ[k] for k in sorted(environ) if JAX_VARIABLES.match(k)}
+
+
 def collect(python: str = sys.executable, platform: str = "cpu", timeout: float = 120.0) -> dict:
     """Gather the environment report by running a probe in `python` with the given JAX platform."""
     import os
@@ -68,6 +81,7 @@ def collect(python: str = sys.executable, platform: str = "cpu", timeout: float 
     except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
         info = {"error": f"environment probe failed: {exc}"}
     info["platform_requested"] = platform
+    info["environment_variables"] = jax_variables()
     return info
 
 
@@ -103,4 +117,6 @@ def render(info: dict) -> str:
             lines.append(f"{key.replace('_', ' ')}: {info[key]}")
     if info.get("reducer"):
         lines.append(f"reducer: {info['reducer']}")
+    if info.get("environment_variables"):
+        lines.append("environment: " + " ".join(f"{k}={v}" for k, v in info["environment_variables"].items()))
     return "\n".join(lines)

@@ -3,6 +3,8 @@ failing run only wanted input the script was not given."""
 from __future__ import annotations
 
 import ast
+import os
+import shutil
 from pathlib import Path
 
 from oracles.base import final_exception
@@ -65,20 +67,128 @@ def data_files(script: Path, source: str, limit_bytes: int = 200 * 1024 * 1024) 
 
 
 def read_input(path: Path) -> tuple[Path, str]:
-    """The script to reduce and its text: a .py file, or a test's node id (FILE.py::Class::test) made standalone.
+    """The script to reduce and its text: a .py file, a test's node id (FILE.py::Class::test) made
+    standalone, or a Jupyter notebook (.ipynb) made a script (`reducer.notebook`).
 
-    For a node id the script's path is a name next to the test file (it is never written there), so
-    that files the test reads from its folder are still found.
+    For a node id or a notebook the script's path is a name next to the test file or the notebook
+    (it is never written there), so that files the program reads from its folder are still found.
     """
     text = str(path)
+    if "::" not in text and Path(path).suffix == ".ipynb":
+        from reducer.notebook import script_from_notebook
+
+        return Path(path).with_suffix(".py"), script_from_notebook(Path(path))
     if "::" not in text:
         return Path(path), read_script(Path(path))
+    import re
+
     from reducer.testcase import standalone_source
 
     file, *names = text.split("::")
     source = read_script(Path(file))
-    script = Path(file).with_name(f"{Path(file).stem}__{'__'.join(names)}.py".replace("[", "_").replace("]", ""))
+    # a case's id may hold any character (`test_x[a b/c]`): the name keeps letters, digits, `_`, `.`, `-`
+    name = re.sub(r"[^\w.\-]+", "_", "__".join(names).replace("]", ""))
+    script = Path(file).with_name(f"{Path(file).stem}__{name}.py")
     return script, standalone_source(text, source)
+
+
+def _top(tree: ast.Module) -> int:
+    """The index of the first statement after the module's docstring and `from __future__` imports."""
+    index = 0
+    body = tree.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
+            isinstance(body[0].value.value, str):
+        index = 1
+    while index < len(body) and isinstance(body[index], ast.ImportFrom) and body[index].module == "__future__":
+        index += 1
+    return index
+
+
+def with_arguments(source: str, script_name: str, args: list[str] | tuple[str, ...]) -> str:
+    """`source` with its command-line arguments baked in: `sys.argv = [...]` before the program's
+    own code (after its docstring and `from __future__` imports), so that every run (candidates,
+    the traced level's capture, the final checks, the reproducer run alone) sees them."""
+    if not args:
+        return source
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    index = _top(tree)
+    at = tree.body[index].lineno - 1 if index < len(tree.body) else len(lines)
+    if index and index < len(tree.body) and tree.body[index - 1].end_lineno > at:  # `"""doc"""; import x`
+        at = tree.body[index - 1].end_lineno
+    argv = [script_name, *map(str, args)]
+    baked = f"import sys\nsys.argv = {argv!r}\n"
+    if lines and at == len(lines) and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    return "".join(lines[:at]) + baked + "".join(lines[at:])
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    except OSError:
+        return 0
+
+
+def _stage(source: Path, target: Path) -> None:
+    """A copy of `source` (a file or folder) at `target`: hard links where the file system allows."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if source.is_dir():
+        shutil.copytree(source, target, copy_function=_link_or_copy, dirs_exist_ok=True)
+    else:
+        _link_or_copy(source, target)
+
+
+def _link_or_copy(source, target) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def argument_files(args, cwd: Path | None = None, stage: Path | None = None,
+                   limit_bytes: int = 200 * 1024 * 1024) -> tuple[list[str], tuple[Path, ...]]:
+    """The arguments given after `--`, and the files they name, to copy next to every candidate.
+
+    Candidates run in a scratch folder of their own, so a relative path in the arguments must
+    resolve there: a file or folder named by a bare name (`cfg.yaml`, `--data=train.npz`) is copied
+    next to the candidate; one inside folders (`data/train.npz`) is staged under `stage` at the same
+    relative path, and that top folder (holding only what the arguments name) goes next to the
+    candidate. A path that leaves the folder (`../x`), or what would pass `limit_bytes`, becomes the
+    file's absolute path."""
+    cwd = Path(cwd or Path.cwd())
+    out, files, total = [], [], 0
+    for arg in map(str, args):
+        prefix, value = ("", arg)
+        if arg.startswith("-") and "=" in arg:
+            flag, _, value = arg.partition("=")
+            prefix = flag + "="
+        parts = Path(value).parts if value and not value.startswith("-") and "\0" not in value else ()
+        try:
+            exists = bool(parts) and not Path(value).is_absolute() and (cwd / value).exists()
+        except (OSError, ValueError):
+            exists = False
+        if not exists:
+            out.append(arg)
+            continue
+        size = _size(cwd / value)
+        if ".." in parts or total + size > limit_bytes or (len(parts) > 1 and stage is None):
+            out.append(prefix + str((cwd / value).resolve()))
+            continue
+        total += size
+        out.append(arg)
+        if len(parts) == 1:
+            if cwd / value not in files:
+                files.append(cwd / value)
+            continue
+        try:
+            _stage(cwd / value, Path(stage) / value)
+        except OSError:
+            out[-1] = prefix + str((cwd / value).resolve())
+            continue
+        if Path(stage) / parts[0] not in files:
+            files.append(Path(stage) / parts[0])
+    return out, tuple(files)
 
 
 def needs_input(run: RunResult) -> str | None:
@@ -87,8 +197,13 @@ def needs_input(run: RunResult) -> str | None:
     text = run.output
     if "EOF when reading a line" in text or (ended and ended[0] == "EOFError"):
         return "the script reads standard input; give it its input inside the script"
+    if "error: unrecognized arguments" in text or ("usage:" in text and "error: argument" in text):
+        line = next((ln.strip() for ln in text.splitlines() if "error:" in ln), "")
+        return f"the script rejects its command-line arguments ({line[:200]})"
     if "error: the following arguments are required" in text or (run.returncode == 2 and "usage:" in text):
-        return "the script needs command-line arguments; give them defaults or set sys.argv inside the script"
+        return ("the script needs command-line arguments; give them after `--` (reducer reduce SCRIPT -- ARGS…), "
+                "or give them defaults")
     if ended and ended[0] == "IndexError" and "sys.argv" in text:
-        return "the script reads sys.argv; give it its arguments inside the script"
+        return ("the script reads sys.argv; give its arguments after `--` (reducer reduce SCRIPT -- ARGS…), "
+                "or inside the script")
     return None

@@ -23,9 +23,10 @@ from typing import Callable
 import oracles
 from oracles.base import Oracle, Signature
 from reducer import bug_report, counterfactual, located
+from reducer.data_literals import standalone
 from reducer.engine import Engine, Event, Problem
 from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
-from reducer.inputs import data_files, read_input
+from reducer.inputs import argument_files, data_files, read_input, with_arguments
 from reducer.job import Established, Job, Options, Verdict, last_words, no_backend
 from reducer.levels.base import LevelResult
 from reducer.levels.jaxpr.level import JaxprLevel, parse_levels
@@ -39,7 +40,7 @@ from reducer.verdict import not_failing
 from reducer.workers.imports import preload_modules
 from reducer.workers.sandbox import Limits, RunResult, Sandbox
 
-__all__ = ["Options", "Established", "Reduction", "RUNNER_MODES", "parse_levels", "module_job"]
+__all__ = ["Options", "Established", "Reduction", "RUNNER_MODES", "parse_levels"]
 
 
 def default_memory_mb(jobs: int) -> int:
@@ -63,9 +64,14 @@ class Reduction(Job):
     """The job for a Python script (or a test's node id made standalone)."""
 
     def __init__(self, script: Path, out: Path | None, options: Options, on_event=None, log=None,
-                 resume: bool = False, known: Callable[[Signature], str] | None = None):
-        path, source = read_input(Path(script))  # a .py file or a test's node id
+                 resume: bool = False, known: Callable[[Signature], str] | None = None, args: tuple = ()):
+        path, source = read_input(Path(script))  # a .py file, a test's node id or a notebook
+        self.notebook = Path(str(script)).suffix == ".ipynb"
+        self.data = None  # the reproducer made standalone (reducer.data_literals.standalone), once shrunk
         super().__init__(Path(out) if out else Path.cwd() / f"reduced-{path.stem}", options, on_event, log, resume)
+        # the arguments given after `--`, baked in as `sys.argv = [...]`; the files they name go next to candidates
+        args, arg_files = argument_files(args, stage=self.scratch / "arguments")
+        source = with_arguments(source, path.name, args)
         self.known = known or (lambda sig: "")  # the corpus case with this signature (the CLI's corpus.known_line)
         self.script, self.source = path, source
         self.file_name = path.name
@@ -74,7 +80,8 @@ class Reduction(Job):
         self.chosen = parse_levels(options.levels)  # None: auto
         self.needs_gradients = self.requested is None or self.requested.needs_gradient_checks
         self.sandbox = Sandbox(self.scratch / "runs", script_name=path.name,
-                               data_files=data_files(path, source), platform=options.platform,
+                               data_files=tuple(dict.fromkeys(data_files(path, source) + arg_files)),
+                               platform=options.platform,
                                check_gradients=self.needs_gradients, warm=options.warm,
                                warm_modules=preload_modules(source), reuse=options.runner != "off")
         # CUDA reserves far more address space than memory: an address-space limit would stop it starting
@@ -314,7 +321,7 @@ class Reduction(Job):
         self.problem = Problem(self.rep, self.make_test(est, program), on_event=self.on_engine_event,
                                on_accept=lambda best: self.save_best(best, self._state(est)), level="source")
         engine = Engine(self.problem, source_passes() if "source" in self.levels_run else [], jobs=self.options.jobs,
-                        stop=self.stop, deadline=self.shrink_deadline(est.seconds, est.rate),
+                        stop=self.stop, deadline=standalone.deadline(self, est),
                         stall=self.stall, reorder=self.options.reorder)
         self.save_best(program, self._state(est))
         self.rep.note_failure(program, est.run.output, self.file_name, ran=None if self.resume else self.source)
@@ -332,7 +339,7 @@ class Reduction(Job):
         if self.stop.is_set():
             self.save_best(best, self._state(est))
         self.log_counts(best)
-        return best
+        return standalone.after_shrinking(self, best, est)  # its data written in, before the final checks
 
     def log_counts(self, best: str) -> None:
         stats = self.problem.stats
@@ -362,18 +369,24 @@ class Reduction(Job):
         accepted = (stats.accepted if stats else 0) + previous.get("accepted", 0) + sum(r.accepted for r in self.chain)
         hits = stats.cache_hits if stats else 0
         summary = bug_report.ReductionSummary(
-            script_name=self.script.name, original_tokens=self.rep.size(self.source), final_tokens=self.rep.size(best),
+            script_name=self.script.with_suffix(".ipynb").name if self.notebook else self.script.name,
+            original_tokens=self.rep.size(self.source), final_tokens=self.rep.size(best),
             seconds=time.monotonic() - self.started + previous.get("seconds", 0.0), tested=tested, accepted=accepted,
             cache_hits=hits, verified=verdict.text, interrupted=stopped,
             levels=list(self.levels_run or ["source"]) + list(follow.levels if follow else ()),
             failure_rate=(f"{est.rate:.0%} of {self.options.runs} runs of the original; candidates accepted on "
                           f"any of {est.votes} runs" if est.rate < 1.0 else ""))
         private = (str(self.scratch), str(self.script.resolve().parent))
-        story = " ".join(r.story for r in self.chain if r.story)
+        story = " ".join([r.story for r in self.chain if r.story] + standalone.notes(self.data))
         files = {"repro.py": bug_report.reproducer(best, est.signature, info, summary),
                  "report.md": bug_report.report(best, est.signature, self.excerpt(est, verdict), info, summary,
                                           private_paths=private, known=self.known(est.signature), traced=story,
                                           **(follow.report if follow else {}))}
+        if self.notebook:  # a notebook's reproducer is a script, and a one-cell notebook beside it
+            from reducer.notebook import notebook_of
+
+            files["repro.ipynb"] = notebook_of(files["repro.py"])
+        standalone.write(self.data, self.out)  # repro_data.npz and the data files the reproducer still reads
         if est.rate < 1.0:  # a flaky failure: `reducer bisect` runs each version as often as it was needed here
             from reducer.versions.record import note_runs
 
@@ -382,13 +395,3 @@ class Reduction(Job):
                 "final_tokens": summary.final_tokens, "seconds": round(summary.seconds, 1),
                 "tested": summary.tested, "accepted": summary.accepted, "cache_hits": hits, "levels": summary.levels,
                 "files": files}
-
-
-def module_job(path: Path, out: Path | None, options: Options, resume: bool = False) -> Job:
-    """The job for an MLIR module given on the command line: the chain started at the IR level
-    (`reducer.levels.mlir.level.MlirReduction`); the options that apply to scripts only are left out."""
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
-
-    kept = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)
-            if f.name not in ("runner", "levels", "runs", "verify_runs")}
-    return MlirReduction.from_file(path, out, MlirOptions(**kept), resume=resume)

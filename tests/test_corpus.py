@@ -56,7 +56,11 @@ def test_corpus_holds_at_least_20_distinct_real_bugs():
     for case in CASES:
         assert case.folder.name == case.id == corpus.case_id(case.signature)
         assert case.versions.get("jax") and case.versions.get("jaxlib") and case.date
-        assert case.origin.get("script") and case.origin.get("original_tokens", 0) > case.origin["reduced_tokens"]
+        assert case.origin.get("script")
+        if corpus.module_only(case.folder):  # reduced from a module: sizes in operations
+            assert case.origin["original_ops"] > case.origin["reduced_ops"]
+        else:
+            assert case.origin.get("original_tokens", 0) > case.origin["reduced_tokens"]
         if case.origin.get("original"):
             assert (case.folder / case.origin["original"]).is_file()
 
@@ -66,13 +70,20 @@ def test_report_is_ready_for_the_tracker(case):
     report = (case.folder / "report.md").read_text()
     code = corpus.strip_header(case.repro.read_text()).strip()
     assert report.startswith(f"# {case.title}\n")
-    assert f"```python\n{code}\n```" in report, "the report's reproducer is not the case's repro.py"
+    if corpus.module_only(case.folder):  # the runner, with the header that says how to run it
+        assert f"{code}\n```" in report, "the report's runner is not the case's repro.py"
+    else:
+        assert f"```python\n{code}\n```" in report, "the report's reproducer is not the case's repro.py"
     happens = report.split("## What happens", 1)[1].split("## What was expected", 1)[0]
     assert len(happens.strip().strip("`").strip()) > 20 and "(no output)" not in happens
     env = report.split("## Environment", 1)[1]
     assert "jax:    " in env and "jaxlib: " in env and "python: " in env  # jax.print_environment_info()
     assert str(case.signature) in report
-    if (case.folder / "repro.mlir").is_file():  # what Enzyme-JAX's maintainers ask for
+    if corpus.module_only(case.folder):  # reduced from a module: the module itself, as its maintainers run it
+        assert "```mlir" in report and (case.folder / "repro.mlir").read_text().strip() in report
+        if not (case.folder / "pipeline.txt").is_file():  # XLA alone: sent to XLA, not to Enzyme-JAX
+            assert "openxla/xla" in report and "enzymexlamlir-opt" not in report
+    elif (case.folder / "repro.mlir").is_file():  # what Enzyme-JAX's maintainers ask for
         assert "## Module before AD" in report and (case.folder / "pipeline.txt").read_text().strip() in report
     assert "/tmp/" not in report and str(Path.home()) + "/" not in report
 
@@ -121,7 +132,8 @@ def test_check_reports_fixed_and_changed(tmp_path):
     suite = ET.parse(junit).getroot()
     assert suite.get("tests") == "3" and suite.get("failures") == "2"
     failures = {tc.get("name"): tc.find("failure") for tc in suite.iter("testcase")}
-    assert failures["a-fixed"].get("message") == "expected still reproduces, got fixed: runs cleanly"
+    assert failures["a-fixed"].get("message").startswith("expected still reproduces, got fixed: runs cleanly [signature: ")
+    assert failures["a-fixed"].get("message").endswith(f"report: {root / 'a-fixed' / 'report.md'}]")
     assert failures["b-changed"].get("message").startswith("expected still reproduces, got changed: fails differently")
     assert failures["c-expected-fixed"] is None
 
@@ -141,6 +153,30 @@ def test_a_reproducer_that_fails_without_the_bug_is_flagged(tmp_path):
     assert "1 cases: 0 still reproduce, 0 fixed, 0 changed, 1 fail without the bug" in done.stdout
     failure = next(ET.parse(junit).getroot().iter("failure"))
     assert failure.get("message").startswith("expected still reproduces, got fails without the bug")
+
+
+def test_junit_names_each_case_with_its_signature_and_report():
+    """`corpus check --junit`: a testcase per case, named by it; a failing one's message carries the
+    signature and its report.md's path, which every case also has as properties and in system-out."""
+    from reducer.cli_corpus import junit_report
+
+    first, second = CASES[0], CASES[1]
+    outcomes = [corpus.Outcome(first, corpus.FIXED, "runs cleanly", 2.0),
+                corpus.Outcome(second, corpus.REPRODUCES, str(second.signature), 1.0, second.signature)]
+    suite = ET.fromstring(junit_report(outcomes))
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    cases = {tc.get("name"): tc for tc in suite.iter("testcase")}
+    assert list(cases) == [first.folder.name, second.folder.name]
+    report = str(first.folder / "report.md")
+    failure = cases[first.folder.name].find("failure")
+    assert failure.get("message") == (f"expected still reproduces, got fixed: runs cleanly "
+                                      f"[signature: {first.signature}; report: {report}]")
+    assert cases[second.folder.name].find("failure") is None
+    for tc, case in zip(cases.values(), (first, second)):
+        props = {p.get("name"): p.get("value") for p in tc.find("properties")}
+        assert props == {"case": case.id, "signature": str(case.signature), "report": str(case.folder / "report.md")}
+        assert tc[0].tag == "properties"
+        assert f"signature: {case.signature}\nreport: {case.folder / 'report.md'}" in tc.find("system-out").text
 
 
 @pytest.mark.slow

@@ -150,7 +150,7 @@ def test_autouse_named_marked_and_builtin_fixtures(tmp_path):
     ("::Nope::test_a", errors.NOT_FOUND, "has no class Nope"),
     ("::test_a[1]", errors.USAGE, "parametrized test ids"),
     ("::", errors.USAGE, "FILE.py::test or FILE.py::Class::test"),
-    ("::test_b", errors.USAGE, "fixture 'monkeypatch' is not defined"),
+    ("::test_b", errors.USAGE, "fixture 'capfd' is not defined"),  # monkeypatch, capsys … have stand-ins
     ("::test_c", errors.USAGE, "cycle: one -> two -> one"),
 ])
 def test_bad_node_ids_are_one_line_errors(tmp_path, node, status, words):
@@ -168,7 +168,7 @@ def test_bad_node_ids_are_one_line_errors(tmp_path, node, status, words):
         def test_a():
             pass
 
-        def test_b(monkeypatch):
+        def test_b(capfd):
             pass
 
         def test_c(one):

@@ -17,6 +17,10 @@ from reducer.levels.source.representation import tokens
 _MADE = re.compile(r"\((?P<levels>[\w, -]+) level\) from `(?P<script>[^`]+)`: (?P<orig>\d+) → (?P<final>\d+) Python "
                    r"tokens in (?P<secs>\d+) s, (?P<tested>\d+) candidates tested, (?P<acc>\d+) accepted, "
                    r"(?P<hits>\d+) cache hits")
+#: the same line for a module (`reducer reduce FILE.mlir`): sizes in operations
+_MADE_MODULE = re.compile(r"\(IR level\) from `(?P<script>[^`]+)`: (?P<orig>\d+) → (?P<final>\d+) operations.*? in "
+                          r"(?P<secs>\d+) s, (?P<tested>\d+) candidates tested \([^)]*\), (?P<acc>\d+) accepted, "
+                          r"(?P<hits>\d+) cache hits")
 _VERIFIED = re.compile(r"^Verified in a fresh interpreter: (?P<v>.*?)\.?$", re.M)
 _REDUCING = re.compile(r"\] reducing (?P<path>.+?) \(\d+ tokens\), output in ")
 
@@ -34,17 +38,26 @@ def reduction_facts(out: Path, code: str) -> dict:
     """How the reproducer was made, read from the report `reducer reduce` wrote."""
     report = (out / "report.md").read_text() if (out / "report.md").is_file() else ""
     facts: dict = {}
-    m = _MADE.search(report)
+    m, module = _MADE.search(report), _MADE_MODULE.search(report)
     if m:
         facts = {"script": m["script"], "original_tokens": int(m["orig"]), "reduced_tokens": int(m["final"]),
                  "seconds": int(m["secs"]), "tested": int(m["tested"]), "accepted": int(m["acc"]),
                  "cache_hits": int(m["hits"]), "levels": [w.strip() for w in m["levels"].split(",")]}
+    elif module:
+        facts = {"script": module["script"], "original_ops": int(module["orig"]), "reduced_ops": int(module["final"]),
+                 "seconds": int(module["secs"]), "tested": int(module["tested"]), "accepted": int(module["acc"]),
+                 "cache_hits": int(module["hits"]), "levels": ["IR"]}
     else:
         facts = {"reduced_tokens": tokens(code)}
     v = _VERIFIED.search(report)
     if v:
         facts["verified"] = v["v"]
     return facts
+
+
+def kept_name(source: Path) -> str:
+    """The name an original keeps in its case: `original.py`, or `original.mlir` for a module."""
+    return "original" + (Path(source).suffix or ".py")
 
 
 def find_original(out: Path) -> Path | None:
@@ -127,8 +140,9 @@ def _origin(out: Path, repro_text: str, original: Path | None, info: dict) -> tu
     if source is not None:
         text = source.read_text()
         keep_original = len(text) <= MAX_ORIGINAL_CHARS and text.count("\n") <= MAX_ORIGINAL_LINES
-        origin["original"] = "original.py" if keep_original else ""
-        origin.setdefault("original_tokens", tokens(text))
+        origin["original"] = kept_name(source) if keep_original else ""
+        if "original_ops" not in origin:
+            origin.setdefault("original_tokens", tokens(text))
     origin["reducer"] = info.get("reducer", "")
     return {k: v for k, v in origin.items() if v is not None}, source, keep_original
 
@@ -154,7 +168,7 @@ def _stage(case: Case, out: Path, repro_text: str, title: str | None, source: Pa
                     text = _retitled(text, title, head, "# Reproducer for: {title}")
                 (staging / name).write_text(text)
         if keep:
-            shutil.copyfile(source, staging / "original.py")
+            shutil.copyfile(source, staging / kept_name(source))
         case.folder = staging
         case.save()
         staging.rename(root / ident)

@@ -28,7 +28,7 @@ LABELS = {REPRODUCES: "still reproduces", FIXED: "fixed", CHANGED: "changed", SK
 MAX_ORIGINAL_LINES = 300
 MAX_ORIGINAL_CHARS = 20_000
 #: files of a `reducer reduce` output folder that belong in a case, beyond repro.py and report.md
-EXTRA_FILES = ("repro.mlir", "pipeline.txt", "repro_mlir.py")
+EXTRA_FILES = ("repro.mlir", "pipeline.txt", "repro_mlir.py", "repro.hlo")
 
 
 def case_id(sig: Signature) -> str:

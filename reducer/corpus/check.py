@@ -72,8 +72,56 @@ def run_once(repro: Path, spec: str, wanted: Signature, platform: str = "cpu",
     return CHANGED, f"fails differently: {seen}", seen, excerpt, private
 
 
+def module_only(folder: Path) -> bool:
+    """Whether a case (or output folder) was reduced from a module (`reducer reduce FILE.mlir`): its
+    repro.py runs repro.mlir, and the module is what is re-run."""
+    return (folder / "repro.mlir").is_file() and not (folder / "repro_mlir.py").is_file()
+
+
+@dataclass
+class ModuleRun:
+    """What re-running a module case once as the IR level does showed."""
+
+    status: str
+    detail: str
+    seen: Signature | None
+    excerpt: str
+    module: str  # the module as run (its pipeline on the first line, where it has one)
+    kind: str
+    private: list[str]
+
+
+def run_module_once(module: Path, wanted: Signature, timeout: float | None = None) -> ModuleRun:
+    """Run a module once as `reducer check FILE.mlir` does, against the signature it was reduced to."""
+    from oracles import oracle_spec
+    from reducer.entry import module_job
+    from reducer.errors import OTHER_FAILURE
+    from reducer.reduce import Options
+
+    job = module_job(module, None, Options(oracle=oracle_spec(wanted), platform=wanted.get("platform") or "cpu",
+                                           timeout=timeout))
+    try:
+        est = job.check()
+        same, seen = est.oracle.judge(wanted, est.run)
+        seen = seen or est.signature
+        status, detail = (REPRODUCES, str(wanted)) if same else (CHANGED, f"fails differently: {est.signature}")
+        excerpt = est.signature.excerpt
+    except ReducerError as exc:
+        if exc.status not in (NO_FAILURE, OTHER_FAILURE, NO_BACKEND):
+            raise
+        status = {NO_FAILURE: FIXED, NO_BACKEND: SKIPPED}.get(exc.status, CHANGED)
+        detail, seen = str(exc).split(": ", 1)[-1], None
+        excerpt = f"(the module no longer shows this failure: {LABELS[status]}: {detail})"
+    finally:
+        job.close()
+    return ModuleRun(status, detail, seen, excerpt, job.original, job.kind, [str(job.scratch)])
+
+
 def check_case(case: Case, timeout: float | None = None) -> Outcome:
     start = time.monotonic()
+    if module_only(case.folder):
+        done = run_module_once(case.folder / "repro.mlir", case.signature, timeout)
+        return Outcome(case, done.status, done.detail, time.monotonic() - start, done.seen, done.excerpt)
     status, detail, seen, excerpt, _ = run_once(case.repro, case.oracle, case.signature, case.platform, timeout)
     return Outcome(case, status, detail, time.monotonic() - start, seen, excerpt)
 

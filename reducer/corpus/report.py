@@ -10,9 +10,9 @@ from pathlib import Path
 from oracles.base import Signature
 from reducer import bug_report, env as envmod
 from reducer.corpus.add import reduction_facts, strip_header
-from reducer.corpus.cases import CASE_FILE, CHANGED, FIXED, LABELS, REPRODUCES, bad_case, load_case, oracle_spec
-from reducer.corpus.check import run_once
-from reducer.errors import BAD_CASE, NO_FAILURE, OTHER_FAILURE, ReducerError
+from reducer.corpus.cases import CASE_FILE, LABELS, REPRODUCES, bad_case, load_case, oracle_spec
+from reducer.corpus.check import run_module_once, run_once
+from reducer.errors import BAD_CASE, ReducerError
 from reducer.files import write_atomic
 from reducer.levels.mlir.pipeline import opt_command
 from reducer.levels.source.representation import tokens
@@ -78,29 +78,16 @@ def refresh_module_report(folder: Path, timeout: float | None = None) -> tuple[P
     """`reducer report` on the output of `reducer reduce FILE.mlir` (or a case made from one): run
     repro.mlir once as the IR level does and rewrite report.md, keeping how it was made."""
     from reducer.levels.mlir import module_report, module as mm
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
 
     try:
-        wanted = Signature.from_dict(json.loads((folder / "signature.json").read_text()))
+        wanted = (load_case(folder).signature if (folder / CASE_FILE).is_file()
+                  else Signature.from_dict(json.loads((folder / "signature.json").read_text())))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ReducerError(f"{folder}/signature.json: unreadable signature ({type(exc).__name__})", BAD_CASE) from None
     platform = wanted.get("platform") or "cpu"
-    job = MlirReduction.from_file(folder / "repro.mlir", folder, MlirOptions(
-        oracle=oracle_spec(wanted), platform=platform, timeout=timeout))
-    try:
-        est = job.check()
-        same = est.oracle.judge(wanted, est.run)[0]
-        status, detail = (REPRODUCES, "") if same else (CHANGED, f"fails differently: {est.signature}")
-        excerpt = est.signature.excerpt
-    except ReducerError as exc:
-        if exc.status not in (NO_FAILURE, OTHER_FAILURE):
-            raise
-        status = FIXED if exc.status == NO_FAILURE else CHANGED
-        detail = str(exc).split(": ", 1)[-1]
-        excerpt = f"(the module no longer shows this failure: {LABELS[status]}: {detail})"
-    finally:
-        job.close()
-    pipeline, module_text = mm.split(job.original)
+    done = run_module_once(folder / "repro.mlir", wanted, timeout)
+    status, detail, excerpt = done.status, "" if done.status == REPRODUCES else done.detail, done.excerpt
+    pipeline, module_text = mm.split(done.module)
     old = (folder / "report.md").read_text() if (folder / "report.md").is_file() else ""
     made = old[old.find("## How this reproducer was made"):].rstrip().splitlines() if "## How this" in old else []
     while made and (not made[-1].strip() or made[-1].startswith("Re-run by `reducer report`")):
@@ -108,9 +95,9 @@ def refresh_module_report(folder: Path, timeout: float | None = None) -> tuple[P
     made += ["", f"Re-run by `reducer report` on {datetime.date.today().isoformat()}: {LABELS[status]}"
              + (f" ({detail})." if detail else ".")]
     runner = folder / "repro.py"
-    summary = module_report.ModuleSummary(folder.name, job.kind, 0, 0, 0, 0, 0.0, 0, 0, 0, "")
+    summary = module_report.ModuleSummary(folder.name, done.kind, 0, 0, 0, 0, 0.0, 0, 0, 0, "")
     runner_text = runner.read_text() if runner.is_file() else module_report.runner(module_text, pipeline, wanted, {}, summary)
     text = module_report.report(module_text, pipeline, runner_text, wanted, excerpt, envmod.collect(platform=platform),
-                            summary, private_paths=(str(job.scratch),), made=made)
+                            summary, private_paths=tuple(done.private), made=made)
     write_atomic(folder / "report.md", text)
     return folder / "report.md", status, detail

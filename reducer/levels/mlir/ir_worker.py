@@ -28,7 +28,7 @@ import threading
 import time
 from collections import OrderedDict
 
-from reducer.levels.mlir import pipeline as pl
+from reducer.levels.mlir import pipeline as pl, xla_dump
 
 #: a request that takes longer than this is a hung worker: it is killed and started again
 REQUEST_TIMEOUT = 300.0
@@ -137,6 +137,8 @@ def handle(request: dict, items: Items) -> dict:
         "registered": lambda: {"registered": [registered_here(name) for name in request["names"]]},
         "diagnose": lambda: {"diagnostic": pipeline_diagnostic(request["module"], request["pipeline"])},
         "default_pipeline": lambda: {"pipeline": mm.default_pipeline_here(request["module"])},
+        "from_hlo": lambda: xla_dump.converted(request["text"]),
+        "to_hlo": lambda: {"text": xla_dump.stablehlo_to_hlo(request["module"])},
     }
     if do not in answers:
         raise ValueError(f"unknown request {do!r}")

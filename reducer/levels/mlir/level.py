@@ -1,52 +1,48 @@
-"""One IR-level reduction: an MLIR module (an Enzyme-JAX dump or a plain module) down to the
-smallest module and the shortest pipeline that still fail in the same way.
+"""One IR-level reduction: an MLIR module (an Enzyme-JAX dump, a plain module, HLO text or an XLA
+dump folder: `inputs`) down to the smallest module and the shortest pipeline that still fail in
+the same way.
 
-The input is either an Enzyme-JAX dump (`// PIPELINE` on the first line, then the module) or a
-plain module (say from `jax.jit(f).lower(...).as_text()`): then XLA's compiler is the oracle when
-it cannot compile the module, and otherwise the pipeline is the single `enzyme-wrap` pass that
-`enzyme_jax_ir` would run (reverse mode of the entry function). A pipeline that runs without error
-and differentiates in reverse mode is then checked for a wrong gradient (`numeric`,
-`gradient_check`: the operation at fault goes into the signature); a pipeline that kills the
-process is a crash whose signature names the pass it died in (`crashing`).
-The first run is a subprocess (the runner script, as a user would run it): a crash there means
-every candidate runs in a fresh forked child; an error means candidates run in process, in a warm
-worker that runs one candidate after another (a crash kills only that worker's forked child). The
-pipeline passes and the module passes then alternate until neither shrinks.
+How the module fails comes from first runs (`first_run`): its Enzyme-JAX pipeline (then the
+gradient check, `wrong_gradient`), or XLA compiling and running it (then XLA's results against
+its unoptimised compilation, `xla_results`, held to the HLO pass that makes them differ,
+`xla_passes`). A crash's signature names the pass it died in (`crashing`) or the phase of XLA.
+Candidates then run in a warm worker (a crash kills only its forked child) or, where the worker's
+run differs, each in a fresh subprocess; the pipeline passes and the module passes alternate
+until neither shrinks.
 
-`MlirReduction` is this level's `reducer.job.Job`: the job verifies the result in fresh interpreters
-(re-running the original when it does not fail), keeps other failures in `also-interesting/`,
-keeps `best.mlir` and `state.json` for --resume, and writes `signature.json`, `env.json` and
-`reduce.log`; `finish` returns `repro.mlir`, `pipeline.txt`, the runner `repro.py` and `report.md`
-for the job to write (or, after a script, to hand back to `reducer.levels.mlir.follow.IrLevel`).
+`MlirReduction` is this level's `reducer.job.Job`: the job verifies the result in fresh interpreters,
+keeps other failures in `also-interesting/`, keeps `best.mlir` and `state.json` for --resume, and
+writes `signature.json`, `env.json` and `reduce.log`; `finish` returns `repro.mlir`, `pipeline.txt`
+(or `repro.hlo` for XLA), the runner `repro.py` and `report.md` for the job to write (or, after a
+script, to hand back to `reducer.levels.mlir.follow.IrLevel`).
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.util
+import json
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import oracles
-from reducer.inputs import read_text
 from oracles.base import Oracle, Signature
-from reducer.job import Established, Job, Options, Verdict, last_words, no_backend
+from reducer.job import Established, Job, Options, Verdict
 from reducer.levels.mlir import module_report, module as mm, run as mlir_run
 from reducer.levels.mlir import crashing, ir_worker, labels, wrong_gradient, pipeline as pl
 from reducer.engine import Engine, Problem, Stats
-from reducer.errors import BAD_MLIR, NO_BACKEND, NO_FAILURE, NO_RESUME, OTHER_FAILURE, ReducerError
-from reducer.levels.mlir.run import ENZYME, GRADIENT, PIPELINE_KINDS, XLA
+from reducer.errors import BAD_MLIR, NO_RESUME, ReducerError
+from reducer.levels.mlir.run import ENZYME, GRADIENT, XLA, XLA_KINDS, XLA_RESULTS
+from reducer.levels.mlir import first_run, inputs, xla_passes, xla_results
 from reducer.levels.mlir.passes import mlir_passes
 from reducer.levels.mlir.pipeline_passes import pipeline_passes
 from reducer.levels.mlir.worker import IrModule
 from reducer.workers.sandbox import Limits, RunResult, Sandbox
 
-#: what each kind of run is, in the log and in errors
-TRIED = {ENZYME: "Enzyme-JAX's pipeline", XLA: "XLA's compiler",
-         GRADIENT: "the gradient check against finite differences"}
-WHERE = {ENZYME: "Enzyme-JAX's pass pipeline", XLA: "XLA's compiler",
+#: what each kind of run is, in the log
+WHERE = {ENZYME: "Enzyme-JAX's pass pipeline", XLA: "XLA, compiling and running the module",
+         XLA_RESULTS: "XLA's results, against XLA with its optimisations off",
          GRADIENT: "the gradient of Enzyme-JAX's pipeline, against finite differences"}
 
 
@@ -70,6 +66,8 @@ def culprit_of(sig: Signature) -> tuple[str, str] | None:
     if sig.family == "adjoint-missing" and sig.get("source") == "enzyme" and sig.get("op"):
         return sig.get("op"), sig.get("target")
     if sig.family == wrong_gradient.FAMILY and sig.get("kind") == "numeric" and sig.get("op") not in ("", "function"):
+        return sig.get("op"), ""
+    if sig.family == xla_results.FAMILY and sig.get("source") == "xla" and sig.get("op") not in ("", "function"):
         return sig.get("op"), ""
     return None
 
@@ -106,6 +104,15 @@ class MlirReduction(Job):
         self.isolation = "subprocess"
         self.kind = ENZYME
         self.numeric = wrong_gradient.WrongGradient()  # the oracle of the gradient kind's runs
+        self.results = xla_results.XlaResults()  # the oracle of the xla-results kind's runs
+        #: XLA's options for the XLA kinds' runs: `options` for the compilation, the results kind's `reference`
+        self.xla: dict = {}
+        #: what the search for XLA's culprit pass found (`xla_passes.culprit`), once the reduction is verified
+        self.xla_pass: dict | None = None
+        #: the other modules of an XLA dump folder, (name, StableHLO), tried in turn when this one does not fail
+        self.dumped: list[tuple[str, str]] = []
+        #: the input came from XLA (HLO text or a dump folder): XLA alone runs it, never Enzyme-JAX
+        self.from_xla = False
         self.previous: dict = {}  # the interrupted run's state, when resuming
         self.counts0 = (0, 0)  # operations and pipeline passes of the original
         self.problem: Problem | None = None  # made by `shrink`: one per run, its cache and counts for every round
@@ -113,9 +120,12 @@ class MlirReduction(Job):
 
     @classmethod
     def from_file(cls, path: Path, out: Path | None, options: MlirOptions, **kw) -> "MlirReduction":
+        """The job for an MLIR module, a file of HLO text, or an XLA dump folder (`mlir.inputs`)."""
         path = Path(path)
-        text = read_text(path, "an MLIR module in text form")  # one clear line for each kind of bad input
-        return cls(text, path.name, out or Path.cwd() / f"reduced-{path.stem}", options, **kw)
+        given = inputs.read(path)
+        job = cls(given.modules[0][1], given.modules[0][0], out or Path.cwd() / f"reduced-{path.stem}", options, **kw)
+        job.dumped, job.from_xla = given.modules[1:], given.from_xla
+        return job
 
     def warm_up(self) -> threading.Thread | None:
         """Start the sandbox's warm worker now, while the IR worker imports the bindings (each takes
@@ -138,6 +148,9 @@ class MlirReduction(Job):
             sig = self.numeric.classify(run)
             if sig:
                 return self.numeric, sig
+        if self.kind == XLA_RESULTS and (self.requested is None or self.requested.name == xla_results.FAMILY):
+            sig = self.results.classify(run)
+            return (self.results, sig) if sig else None
         if self.requested is None:
             hit = oracles.detect(run, self.options.platform, self.options.hangs, own_checks=False)
         else:
@@ -152,64 +165,20 @@ class MlirReduction(Job):
         pipeline, module_text = mm.split(program)
         if self.requested is not None and self.requested.runs_candidates:
             return self.requested.run_candidate(program, self.file_name, self.bounded(self.limits.timeout))
+        xla = self.xla if self.kind in XLA_KINDS else {}
         if self.isolation == "worker" and not fresh:
-            return self.sandbox.run(IrModule(module_text, pipeline, self.kind), self.limits, cancel)
+            return self.sandbox.run(IrModule(module_text, pipeline, self.kind, json.dumps(xla) if xla else ""),
+                                    self.limits, cancel)
         if self.isolation == "here" and not fresh:
-            return mlir_run.run_here(self.kind, module_text, pipeline)
-        return self.sandbox.run(mlir_run.runner_source(self.kind, module_text, pipeline, native_frames=True),
+            return mlir_run.run_here(self.kind, module_text, pipeline, xla)
+        return self.sandbox.run(mlir_run.runner_source(self.kind, module_text, pipeline, native_frames=True, xla=xla),
                                 self.limits, cancel, fresh=fresh)
 
     def first_failure(self) -> tuple[Oracle, Signature, RunResult]:
-        """How the module fails, from a first run in a subprocess (`reducer check` stops here)."""
+        """How the module fails, from a first run in a subprocess (`reducer check` stops here): `first_run`."""
         if self.warming is not None:
             self.warming.join()  # one worker for the first run, not two starting side by side
-        pipeline, module_text = mm.split(self.original)
-        if pipeline:
-            attempts = [(ENZYME, pipeline)]
-        else:  # a module XLA cannot compile fails before any differentiation
-            attempts = [(XLA, None)] + [(ENZYME, p) for p in [self.rep.default_pipeline(module_text)] if p]
-        # a pipeline that runs may still differentiate wrongly
-        attempts += [(GRADIENT, p) for kind, p in attempts[-1:] if kind == ENZYME and wrong_gradient.differentiates(p)]
-        if importlib.util.find_spec("enzyme_ad") is None:
-            if self.header:
-                raise ReducerError(f"{self.source_name}: running its Enzyme-JAX pipeline needs enzyme-ad "
-                                   f"(pip install enzyme-ad)", OTHER_FAILURE)
-            attempts = [a for a in attempts if a[0] not in PIPELINE_KINDS]
-        seen = []
-        for kind, pipeline in attempts:
-            self.kind = kind
-            program = mm.join(pipeline if kind in PIPELINE_KINDS else None, module_text)
-            run = self.run_candidate(program, fresh=True)
-            reason = no_backend(run)
-            if reason:
-                raise ReducerError(f"{self.source_name}: {reason}", NO_BACKEND)
-            hit = self._classify(run)
-            seen.append((kind, run))
-            if hit:
-                self.original = program
-                break
-        else:
-            self.no_failure(seen)
-        return (*hit, run)
-
-    def no_failure(self, seen: list[tuple[str, RunResult]]) -> None:
-        """Raise the one-line error for a module on which no run showed the failure wanted."""
-        kind, run = seen[-1]
-        if self.requested is not None and self.requested.runs_candidates:
-            raise ReducerError(f"{self.source_name}: the --oracle command rejects the original module "
-                               f"({last_words(run)})", OTHER_FAILURE)
-        if kind == GRADIENT and run.returncode != 0 and run.signal is None and wrong_gradient.verdict(run.output) is None:
-            raise ReducerError(f"{self.source_name}: does not fail in Enzyme-JAX's pipeline, and its gradient could "
-                               f"not be checked: {last_words(run)}", NO_FAILURE)
-        if all(r.returncode == 0 for _, r in seen):
-            tried = [TRIED[k] for k, _ in seen]
-            who = (f"{tried[0]} does not fail" if len(tried) == 1
-                   else "neither " + ", ".join(tried[:-1]) + f" nor {tried[-1]} fails")
-            raise ReducerError(f"{self.source_name}: does not fail ({who} on it): nothing to reduce", NO_FAILURE)
-        other = oracles.detect(run, self.options.platform, own_checks=False)
-        what = str(other[1]) if other else last_words(run)
-        raise ReducerError(f"{self.source_name}: fails, but not as --oracle {self.options.oracle} expects; "
-                           f"saw: {what}", OTHER_FAILURE)
+        return first_run.first_failure(self)
 
     def check(self) -> Established:
         """`reducer check`: one run and its signature (naming the pass a crash dies in, or the operation
@@ -218,6 +187,8 @@ class MlirReduction(Job):
         sig = crashing.named(self.rep, sig, self.original)
         if self.kind == GRADIENT:
             sig = self.name_operation_at_fault(oracle, sig, run, fresh=False)
+        if self.kind == XLA_RESULTS:
+            sig, run = self.name_xla_operation_at_fault(oracle, sig, run, fresh=False)
         return Established(oracle, sig, run, 1.0, run.seconds, limits=self.first_limits)
 
     def establish(self) -> Established:
@@ -227,7 +198,7 @@ class MlirReduction(Job):
         self.rep.keep = labels.named_ops(sig)
         if oracle.runs_candidates:
             self.isolation = "script"
-        elif run.signal is not None or run.timed_out or not self.options.warm:
+        elif (run.signal is not None and self.kind not in XLA_KINDS) or run.timed_out or not self.options.warm:
             self.isolation = "subprocess"
         else:
             self.isolation = self.options.isolation or "worker"
@@ -240,6 +211,8 @@ class MlirReduction(Job):
         sig = crashing.named(self.rep, self.rep.name_failing_pass(sig, self.original), self.original)
         if self.kind == GRADIENT:
             sig = self.name_operation_at_fault(oracle, sig, run, fresh)
+        if self.kind == XLA_RESULTS:
+            sig, run = self.name_xla_operation_at_fault(oracle, sig, run, fresh)
         limits = (self.first_limits if self.options.timeout is not None
                   else Limits(timeout=max(20.0, 4 * run.seconds), memory_mb=self.options.memory_mb))
         self.est = Established(oracle, sig, run, 1.0, run.seconds, limits=limits)
@@ -254,6 +227,28 @@ class MlirReduction(Job):
         sig = oracle.classify(run) or sig
         self.rep.keep = labels.named_ops(sig)
         return sig
+
+    def name_xla_operation_at_fault(self, oracle: Oracle, sig: Signature, run: RunResult, fresh: bool):
+        """A wrong result of XLA, held to its culprit pass (`xla_passes.hold_to_culprit`), naming the
+        operation whose result alone differs: (signature, the run against the reference kept)."""
+        sig, run = xla_passes.hold_to_culprit(self, sig, run, fresh)
+
+        def wrong(program: str) -> bool:
+            return self.results.classify(self.run_candidate(program, fresh=fresh)) is not None
+
+        self.results.op = xla_results.locate(self.rep, self.original, wrong, self.log)
+        sig = self.results.classify(run) or sig
+        self.rep.keep = labels.named_ops(sig)
+        return sig, run
+
+    def follow_up(self, best: str, est: Established):
+        """For a failure of XLA alone: which of XLA's HLO passes it needs (`xla_passes`)."""
+        if self.kind in XLA_KINDS and not est.oracle.runs_candidates and not (self.xla_pass or {}).get("pass"):
+            try:
+                self.xla_pass = xla_passes.culprit(self, best, self.log)
+            except Exception as exc:  # an addition to the report: the reduction stands without it
+                self.log(f"could not search for XLA's culprit pass: {type(exc).__name__}: {exc}")
+        return None
 
     def make_test(self, oracle: Oracle, wanted: Signature):
         def test(program: str, cancel: threading.Event) -> bool:
@@ -378,16 +373,22 @@ class MlirReduction(Job):
             tested=stats.tested + previous.get("tested", 0), accepted=stats.accepted + previous.get("accepted", 0),
             cache_hits=stats.cache_hits, verified=verdict.text, interrupted=stopped,
             isolation={"worker": ", in process in a warm worker", "here": ", in process",
-                       "subprocess": ", each in a fresh subprocess"}.get(self.isolation, ""))
+                       "subprocess": ", each in a fresh subprocess"}.get(self.isolation, ""),
+            xla=self.xla if self.kind in XLA_KINDS else None, xla_pass=self.xla_pass)
+        if self.xla_pass and self.xla_pass.get("pass") and not sig.get("xla-pass"):
+            sig = Signature(sig.family, sig.fields + (("xla-pass", self.xla_pass["pass"]),),
+                            f"{sig.title} (XLA pass `{self.xla_pass['pass']}`)", sig.excerpt)
+        hlo_text = inputs.as_hlo(self.rep.worker, module_text, self.log) if self.kind in XLA_KINDS else None
         runner_text = module_report.runner(module_text, pipeline, sig, info, summary, self.options.runner_name)
         files = {"repro.mlir": best, **({"pipeline.txt": pipeline + "\n"} if pipeline else {}),
-                 self.options.runner_name: runner_text}
+                 **({"repro.hlo": hlo_text} if hlo_text else {}), self.options.runner_name: runner_text}
         if self.full_outputs:
             files["report.md"] = module_report.report(module_text, pipeline, runner_text, sig, self.excerpt(est, verdict),
                                                   info, summary, private_paths=(str(self.scratch),),
-                                                  runner_name=self.options.runner_name)
+                                                  runner_name=self.options.runner_name, hlo_text=hlo_text)
+            files["signature.json"] = sig.to_json() + "\n"
         seconds = self.reduce_seconds
-        return {"out": str(self.out), "signature": sig.to_dict(), "kind": self.kind,
+        return {"out": str(self.out), "signature": sig.to_dict(), "kind": self.kind, "xla_pass": self.xla_pass,
                 "original_ops": self.counts0[0], "final_ops": ops1, "original_passes": self.counts0[1],
                 "final_passes": passes1, "ops": self.rep.ops(best), "module": module_text,
                 "pipeline": pipeline, "opt_command": pl.opt_command(pipeline) if pipeline else None,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from oracles.base import Signature
 from reducer import bug_report, env as envmod
 from reducer.files import scrub
-from reducer.levels.mlir.run import ENZYME, GRADIENT, PIPELINE_KINDS, runner_source
+from reducer.levels.mlir.run import ENZYME, GRADIENT, PIPELINE_KINDS, XLA_KINDS, XLA_RESULTS, runner_source
 from reducer.levels.mlir.pipeline import opt_command
 
 
@@ -27,6 +27,10 @@ class ModuleSummary:
     verified: str
     interrupted: bool = False
     isolation: str = ""
+    #: XLA's options the runner compiles with (`options`) and the results kind's `reference`
+    xla: dict | None = None
+    #: what the search for XLA's culprit pass found (`xla_passes.culprit`)
+    xla_pass: dict | None = None
 
     @property
     def rate(self) -> float:
@@ -37,7 +41,10 @@ def runner(module_text: str, pipeline: str | None, sig: Signature, info: dict, s
            name: str = "repro.py") -> str:
     what = {ENZYME: "runs Enzyme-JAX's pass pipeline on the module",
             GRADIENT: "differentiates the module with Enzyme-JAX's pass pipeline, runs the gradient with XLA and "
-                      "compares it with finite differences"}.get(summary.kind, "compiles the module with XLA")
+                      "compares it with finite differences",
+            XLA_RESULTS: "compiles the module with XLA twice, by default and with its optimisations off, runs both "
+                         "on the same inputs and compares the results"}.get(
+        summary.kind, "compiles the module with XLA for this machine's default platform and runs it on fixed inputs")
     header = [f"# Reproducer for: {sig.title or sig}",
               f"# Signature: {sig}",
               f"# Run: python {name}   (it {what})",
@@ -46,13 +53,19 @@ def runner(module_text: str, pipeline: str | None, sig: Signature, info: dict, s
               f"operations" + (f", pipeline {summary.original_passes} -> {summary.final_passes} passes"
                                if summary.kind in PIPELINE_KINDS else "")
               + f", in {summary.seconds:.0f} s ({summary.tested} candidates tested)."]
-    return runner_source(summary.kind, module_text, pipeline, "\n".join(h for h in header if h))
+    return runner_source(summary.kind, module_text, pipeline, "\n".join(h for h in header if h), xla=summary.xla)
 
 
 def reproduce_section(module_text: str, pipeline: str | None, runner_text: str, kind: str,
-                      module_file: str = "repro.mlir", runner_name: str = "repro.py") -> list[str]:
-    """Markdown lines: the module, the pipeline, the opt command and the Python runner."""
+                      module_file: str = "repro.mlir", runner_name: str = "repro.py", hlo_text: str | None = None,
+                      platform: str = "cpu") -> list[str]:
+    """Markdown lines: the module, the pipeline, the opt command (or the module as HLO text, for XLA's
+    own tools) and the Python runner."""
     out = [f"The module (`{module_file}`):", "", "```mlir", module_text.rstrip(), "```", ""]
+    if kind in XLA_KINDS and hlo_text:
+        out += ["The same module as HLO text (`repro.hlo`), for XLA's own tools, say "
+                f"`run_hlo_module --input_format=hlo --platform={platform} repro.hlo` (from `xla/tools`):", "",
+                "```", hlo_text.rstrip(), "```", ""]
     if kind in PIPELINE_KINDS and pipeline:
         out += ["The shortest pipeline that still fails (`pipeline.txt`):", "", "```", pipeline, "```", "",
                 "With Enzyme-JAX's opt tool" + (" (the differentiated module it prints is the one whose gradient is "
@@ -63,13 +76,58 @@ def reproduce_section(module_text: str, pipeline: str | None, runner_text: str, 
 
 
 def _tool(kind: str) -> str:
-    return "Enzyme-JAX's pass pipeline" if kind in PIPELINE_KINDS else "XLA's compiler"
+    return "Enzyme-JAX's pass pipeline" if kind in PIPELINE_KINDS else "XLA"
+
+
+def xla_happens(sig: Signature) -> str | None:
+    """What goes wrong in XLA, said with the phase it happened in."""
+    phase, platform, f = sig.get("phase"), sig.get("platform"), sig.family
+    if f == "wrong-result" and sig.get("source") == "xla":
+        op = (f"; the operation whose result alone already differs: `{sig.get('op')}`" if sig.get("op") != "function"
+              else "; no operation's result differs on its own: the fault lies in how XLA compiles them together")
+        return ("The module's results as XLA compiles it by default differ from those of the same module compiled "
+                "with XLA's optimisations off (backend optimisation level 0, and the HLO passes that change the "
+                f"module disabled), on the same inputs{op}.")
+    if f != "crash":
+        return None
+    if sig.get("how") == "signal":
+        if phase == "compile":
+            return f"XLA's compiler is killed by a signal on {platform} while compiling the module: {sig.get('detail')}."
+        return (f"XLA compiles the module for {platform}; running the compiled module kills the process: "
+                f"{sig.get('detail')}.")
+    if sig.get("how") == "xla-status":
+        doing = {"compile": "compiling", "execute": "running"}.get(phase, "processing")
+        return f"XLA returns an error status on {platform} while {doing} the module: `{sig.get('detail')}`."
+    return None
+
+
+def culprit_sentence(found: dict | None) -> str | None:
+    """What the search for XLA's culprit pass found, for the report."""
+    if not found:
+        return None
+    if found.get("pass"):
+        name = found["pass"]
+        return (f"Disabling XLA's HLO pass `{name}` makes the failure go away "
+                f"(`XLA_FLAGS=--xla_disable_hlo_passes={name} python repro.py` runs cleanly): the fault is in that "
+                f"pass, or in what it hands the backend.")
+    return found.get("why", "") + "."
+
+
+def tracker(sig: Signature, kind: str) -> str | None:
+    """Where a failure of XLA alone is to be filed."""
+    if kind not in XLA_KINDS:
+        return None
+    return ("No Enzyme-JAX pass runs here: this is a bug of XLA. File it with XLA "
+            "(https://github.com/openxla/xla/issues), or with JAX (https://github.com/jax-ml/jax/issues) when the "
+            "module came from a JAX program, with the module, the platform and the XLA flags above.")
 
 
 def what_happens(sig: Signature, kind: str) -> str:
     """What goes wrong, said of the module and the tool that processes it (a module may come from
     anywhere, say Reactant.jl, so neither JAX nor `enzyme_jax_ir` is named)."""
     f, tool = sig.family, _tool(kind)
+    if kind in XLA_KINDS and xla_happens(sig):
+        return xla_happens(sig)
     if f == "adjoint-missing" and sig.get("source") == "enzyme":
         target = f" (custom call target `{sig.get('target')}`)" if sig.get("target") else ""
         return (f"Running Enzyme-JAX's pass pipeline on the module fails: Enzyme reports `could not compute the "
@@ -96,6 +154,12 @@ def expected(sig: Signature, kind: str) -> str:
     if sig.family == "activity-mismatch" and sig.get("kind") == "numeric":
         return (f"The gradient agrees with finite differences of the same function (within the tolerances the "
                 f"reproducer states): `{sig.get('op')}` needs a correct derivative rule in Enzyme-JAX.")
+    if kind in XLA_KINDS and sig.family == "wrong-result":
+        return ("The results agree within the tolerances the reproducer states: an optimisation must not change what "
+                "the module computes.")
+    if kind in XLA_KINDS and sig.family == "crash":
+        return ("XLA compiles and runs the module, or rejects it with an error that says what is wrong; it must not "
+                "crash the process.")
     if sig.family == "crash":
         return (f"{tool} processes the module, or rejects it with a diagnostic that explains what is wrong; it must "
                 "not crash the process.")
@@ -104,11 +168,15 @@ def expected(sig: Signature, kind: str) -> str:
 
 def report(module_text: str, pipeline: str | None, runner_text: str, sig: Signature, run_excerpt: str,
            info: dict, summary: ModuleSummary, private_paths: tuple[str, ...] = (),
-           runner_name: str = "repro.py", made: list[str] | None = None) -> str:
+           runner_name: str = "repro.py", made: list[str] | None = None, hlo_text: str | None = None) -> str:
     """The bug report; `made` replaces the section on how the reproducer was made (`reducer report`
     keeps the one the reduction wrote)."""
-    out = [f"# {sig.title or sig}", "", what_happens(sig, summary.kind), "", "## Reproducer", ""]
-    out += reproduce_section(module_text, pipeline, runner_text, summary.kind, runner_name=runner_name)
+    out = [f"# {sig.title or sig}", "", what_happens(sig, summary.kind), ""]
+    for said in (culprit_sentence(summary.xla_pass), tracker(sig, summary.kind)):
+        out += [said, ""] if said else []
+    out += ["## Reproducer", ""]
+    out += reproduce_section(module_text, pipeline, runner_text, summary.kind, runner_name=runner_name,
+                             hlo_text=hlo_text, platform=sig.get("platform") or "cpu")
     out += ["## What happens", "", "```", scrub(run_excerpt.strip(), *private_paths) or "(no output)", "```", ""]
     if sig.family == "crash" and sig.get("native"):
         out += ["The native frames (shared object + offset, innermost first) come from a signal handler reducer "

@@ -26,7 +26,12 @@ from oracles.outcome import RunResult
 from reducer.levels.mlir import labels
 
 ENZYME = "enzyme"
+#: XLA compiles the module for the platform and runs it on fixed inputs (`xla_check.run`)
 XLA = "xla"
+#: XLA's compiled results against a reference compilation of the same module (`xla_check.compare`)
+XLA_RESULTS = "xla-results"
+#: the kinds that run the module with XLA alone (no Enzyme-JAX pass)
+XLA_KINDS = (XLA, XLA_RESULTS)
 #: the pipeline's gradient, run and checked against finite differences (`gradient_check`)
 GRADIENT = "gradient"
 #: the kinds that run an Enzyme-JAX pass pipeline
@@ -52,17 +57,10 @@ def captured_stderr():
             box["text"] = tmp.read().decode("utf-8", "replace")
 
 
-def compile_with_xla(module_text: str):
-    """Compile a StableHLO module with XLA for the default backend (raises on an XLA error)."""
-    import jax.extend.backend
-    from jax._src.lib import xla_client
-
-    backend = jax.extend.backend.get_backend()
-    return backend.compile_and_load(module_text, executable_devices=xla_client.DeviceList(tuple(backend.devices()[:1])),
-                                    compile_options=xla_client.CompileOptions())
-
-
-def execute(kind: str, module_text: str, pipeline: str | None) -> None:
+def execute(kind: str, module_text: str, pipeline: str | None, xla: dict | None = None) -> None:
+    """Run the candidate; `xla` holds XLA's `options` for the compilation and, for the results
+    kind, the `reference` options to compare with."""
+    xla = xla or {}
     if kind == ENZYME:
         from enzyme_ad.jax import enzyme_call
 
@@ -71,18 +69,24 @@ def execute(kind: str, module_text: str, pipeline: str | None) -> None:
         from reducer.levels.mlir import gradient_check
 
         gradient_check.check(module_text, pipeline or "")
+    elif kind == XLA_RESULTS:
+        from reducer.levels.mlir import xla_check
+
+        xla_check.compare(module_text, xla.get("reference"), xla.get("options"))
     else:
-        compile_with_xla(module_text)
+        from reducer.levels.mlir import xla_check
+
+        xla_check.run(module_text, xla.get("options"))
 
 
-def run_here(kind: str, module_text: str, pipeline: str | None) -> RunResult:
+def run_here(kind: str, module_text: str, pipeline: str | None, xla: dict | None = None) -> RunResult:
     """Run the candidate in this process; an exception becomes exit status 1 and its traceback."""
     with _here_lock:
         start = time.monotonic()
         tb = ""
         with captured_stderr() as err:
             try:
-                execute(kind, module_text, pipeline)
+                execute(kind, module_text, pipeline, xla)
                 code = 0
             except Exception:
                 code, tb = 1, traceback.format_exc()
@@ -115,6 +119,13 @@ def _report_native_frames():
     libc.signal.argtypes = [ctypes.c_int, ctypes.c_void_p]
 
     def on_fault(signum):
+        try:
+            report(signum)
+        finally:  # never return into the faulting instruction
+            libc.signal(signum, 0)
+            os.kill(os.getpid(), signum)
+
+    def report(signum):
         frames = (ctypes.c_void_p * 64)()
         names = []
         for address in frames[:libc.backtrace(frames, 64)]:
@@ -125,14 +136,12 @@ def _report_native_frames():
         what = {signal.SIGSEGV: "Segmentation fault", signal.SIGBUS: "Bus error", signal.SIGABRT: "Aborted",
                 signal.SIGILL: "Illegal instruction", signal.SIGFPE: "Floating-point exception"}.get(signum, "")
         lines = [f"Fatal Python error: {what}", "", "Current thread (most recent call first):"]
-        frame = sys._getframe(1)
+        frame = sys._getframe(0).f_back.f_back  # outside this handler (None on a thread of XLA's own)
         while frame is not None:
             lines.append(f'  File "{frame.f_code.co_filename}", line {frame.f_lineno} in {frame.f_code.co_name}')
             frame = frame.f_back
         lines += [f"native frame: {n}" for n in names[handler + 2:handler + 10]]
         os.write(2, ("\n".join(lines) + "\n").encode())
-        libc.signal(signum, 0)
-        os.kill(os.getpid(), signum)
 
     _report_native_frames.handler = ctypes.CFUNCTYPE(None, ctypes.c_int)(on_fault)
     for s in (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT):
@@ -148,7 +157,7 @@ NATIVE_FRAME = re.compile(r"^native frame: (?P<frame>\S+)$", re.M)
 
 
 def runner_source(kind: str, module_text: str, pipeline: str | None, header: str = "",
-                  native_frames: bool = False) -> str:
+                  native_frames: bool = False, xla: dict | None = None) -> str:
     """A standalone Python script that runs the candidate as `run_here` does; `native_frames` adds
     a handler that prints where a crash happened in native code."""
     if kind == ENZYME:
@@ -165,18 +174,33 @@ def runner_source(kind: str, module_text: str, pipeline: str | None, header: str
                 "# Raises GradientDisagrees when the pipeline's gradient disagrees with finite differences.\n"
                 "check(MODULE, PIPELINE)\n"
                 'print("the gradient agrees with finite differences")\n')
+    elif kind == XLA_RESULTS:
+        body = (xla_check_source() + "\n\n"
+                f"MODULE = {python_literal(module_text)}\n"
+                f"OPTIONS = {(xla or {}).get('options') or {}!r}\n"
+                f"REFERENCE = {(xla or {}).get('reference') or None!r}  # None: XLA with its optimisations off\n\n"
+                "# Raises ResultsDiffer when XLA's results with OPTIONS differ from those with REFERENCE.\n"
+                "compare(MODULE, REFERENCE, OPTIONS)\n"
+                'print("the results agree")\n')
     else:
-        body = ("import jax.extend.backend\n"
-                "from jax._src.lib import xla_client\n\n"
-                f"MODULE = {python_literal(module_text)}\n\n"
-                "backend = jax.extend.backend.get_backend()\n"
-                "# Raises JaxRuntimeError when XLA cannot compile the module.\n"
-                "backend.compile_and_load(MODULE, executable_devices=xla_client.DeviceList(tuple(backend.devices()[:1])),\n"
-                "                         compile_options=xla_client.CompileOptions())\n"
-                'print("XLA compiled the module")\n')
+        body = (xla_check_source() + "\n\n"
+                f"MODULE = {python_literal(module_text)}\n"
+                f"OPTIONS = {(xla or {}).get('options') or {}!r}\n\n"
+                "# XLA compiles the module for this machine's default platform and runs it on fixed inputs;\n"
+                "# it raises (or the process dies) when XLA fails.\n"
+                "outputs = run(MODULE, OPTIONS)\n"
+                'print("XLA compiled and ran the module:", ", ".join(f"{o.dtype}{list(o.shape)}" for o in outputs))\n')
     if native_frames:
         body = NATIVE_FRAMES.lstrip("\n") + "\n" + body
     return (header.rstrip("\n") + "\n" if header else "") + body
+
+
+def xla_check_source() -> str:
+    """`xla_check`'s own code, which an XLA reproducer carries (it imports nothing of reducer)."""
+    from reducer.levels.mlir import xla_check
+
+    with open(xla_check.__file__, encoding="utf-8") as fh:
+        return fh.read().replace("from __future__ import annotations\n", "").rstrip("\n")
 
 
 def gradient_check_source() -> str:
@@ -202,6 +226,26 @@ def native_frames(text: str, n: int = 2) -> str | None:
     return " < ".join(found[:n]) if found else None
 
 
+PHASES = re.compile(r"^reducer-xla: phase=(?P<phase>\w+)$", re.M)
+#: what XLA was doing, by phase, for titles
+DOING = {"compile": "while XLA compiles the module", "execute": "while the compiled module runs"}
+
+
+def xla_phase(text: str) -> str | None:
+    """The phase XLA was in when the run ended (`xla_check.phase`): "compile" or "execute"."""
+    found = [m.group("phase") for m in PHASES.finditer(text)]
+    return found[-1] if found else None
+
+
+def with_phase(sig: Signature, output: str) -> Signature:
+    """A crash of a run of XLA, with the phase it died in (field `phase`, and the title)."""
+    phase = xla_phase(output)
+    if not phase or sig.get("phase"):
+        return sig
+    return Signature(sig.family, sig.fields + (("phase", phase),), f"{sig.title} {DOING.get(phase, '')}".strip(),
+                     sig.excerpt)
+
+
 class WithDiagnostic(Oracle):
     """A failure family whose signature also keeps what tells IR-level failures apart.
 
@@ -219,6 +263,7 @@ class WithDiagnostic(Oracle):
         sig = self.base.classify(run)
         if sig is None or sig.family != "crash":
             return sig
+        sig = with_phase(sig, run.output)
         if sig.get("how") == "signal":
             frames = native_frames(run.output)
             if not frames:
@@ -227,7 +272,9 @@ class WithDiagnostic(Oracle):
             # the runner's one Python line says nothing of where it died: the native frames do
             name = sig.get("detail").split(" in ")[0]
             fields = tuple((k, name if k == "detail" else v) for k, v in sig.fields) + (("native", frames),)
-            return Signature(sig.family, fields, f"{name} on {sig.get('platform')} at {frames.split(' < ')[0]}",
+            doing = DOING.get(sig.get("phase"), "")
+            return Signature(sig.family, fields, f"{name} on {sig.get('platform')} at {frames.split(' < ')[0]}"
+                             + (f" {doing}" if doing else ""),
                              (sig.excerpt + "\n" + shown).strip())
         diag = first_diagnostic(run.output)
         if not diag:
@@ -238,6 +285,6 @@ class WithDiagnostic(Oracle):
         seen = self.classify(run)
         if seen is None or (run.timed_out and not is_hang(seen)):  # a run counts only when it ended
             return False, None
-        if any(wanted.get(k) or seen.get(k) for k in ("diagnostic", "native")):
+        if any(wanted.get(k) or seen.get(k) for k in ("diagnostic", "native", "phase")):
             return labels.same_kind(labels.without_pass(wanted), seen), seen
         return self.base.judge(labels.as_seen(labels.without_pass(wanted), seen), run)

@@ -13,11 +13,12 @@ pipeline's gradient against finite differences with `--gradient`.
 """
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
 from typing import ClassVar
 
-from reducer.levels.mlir.run import ENZYME, GRADIENT, PIPELINE_KINDS, XLA, execute
+from reducer.levels.mlir.run import ENZYME, GRADIENT, NATIVE_FRAMES, PIPELINE_KINDS, XLA, XLA_KINDS, execute
 from reducer.workers import requests
 
 
@@ -25,20 +26,30 @@ from reducer.workers import requests
 @dataclass(frozen=True)
 class IrModule:
     """An MLIR module in text form; `pipeline` is the Enzyme-JAX pass pipeline run on it when
-    `compiler` is "enzyme", and XLA compiles it when `compiler` is "xla"."""
+    `compiler` is "enzyme", and XLA compiles and runs it when `compiler` is "xla" (or compares its
+    results with a reference, "xla-results"), with the options of `xla` (JSON: `run.execute`)."""
 
     kind: ClassVar[str] = "mlir"
     module: str
     pipeline: str | None = None
     compiler: str = "enzyme"
+    xla: str = ""
 
     def run(self) -> int:
         return requests.status_of(lambda: run_module(self))
 
 
+_HANDLER: list[dict] = []
+
+
 def run_module(request) -> None:
-    """Run an `IrModule` request; raises what Enzyme-JAX or XLA raise on the module."""
-    execute(request.compiler, request.module, request.pipeline)
+    """Run an `IrModule` request; raises what Enzyme-JAX or XLA raise on the module. A module XLA runs
+    gets the runner script's handler that prints the native frames of a crash (they tell one XLA
+    crash from another)."""
+    if request.compiler in XLA_KINDS and not _HANDLER:
+        _HANDLER.append({"__name__": "reducer_native_frames"})  # kept: the handler must outlive this call
+        exec(compile(NATIVE_FRAMES, "<reducer native frames>", "exec"), _HANDLER[0])
+    execute(request.compiler, request.module, request.pipeline, json.loads(request.xla) if request.xla else None)
 
 
 def run_file(path: str, kind: str) -> int:

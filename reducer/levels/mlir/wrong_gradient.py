@@ -11,12 +11,11 @@ verdict and on still holding that operation.
 """
 from __future__ import annotations
 
-import json
 import re
 
-from oracles.base import Oracle
-from oracles.outcome import RunResult, Signature
+from oracles.outcome import Signature
 from reducer.levels.mlir.gradient_check import MARKER
+from reducer.levels.mlir.verdicts import OnVerdict, read
 
 #: operations that have no derivative of their own to get wrong
 NOT_DIFFERENTIATED = {"stablehlo.constant", "chlo.constant", "stablehlo.return", "func.return", "func.func",
@@ -32,14 +31,7 @@ def differentiates(pipeline: str | None) -> bool:
 
 def verdict(output: str) -> dict | None:
     """The last verdict line a gradient run printed, or None."""
-    found = None
-    for line in output.splitlines():
-        if line.startswith(MARKER):
-            try:
-                found = json.loads(line[len(MARKER):])
-            except ValueError:
-                continue
-    return found
+    return read(output, MARKER)
 
 
 def magnitude(error: float) -> float:
@@ -57,30 +49,14 @@ def signature(op: str, report: dict, output: str) -> Signature:
                      f"Enzyme-JAX: gradient of `{op}` disagrees with finite differences", "\n".join([detail, *last]))
 
 
-class WrongGradient(Oracle):
-    """A gradient run whose verdict is a disagreement; `op` is the operation at fault (set by
-    `locate`), "function" until then. A run shows the wanted failure when it disagrees and its
-    module still holds the wanted operation (finding it again would cost a run per operation)."""
+class WrongGradient(OnVerdict):
+    """A gradient run whose verdict is a disagreement (`verdicts.OnVerdict`); `op` is set by `locate`."""
 
     name = FAMILY
+    marker = MARKER
 
-    def __init__(self, op: str = "function"):
-        self.op = op
-
-    def classify(self, run: RunResult) -> Signature | None:
-        report = verdict(run.output)
-        if report is None or not report.get("mismatch") or run.returncode in (0, None):
-            return None
-        return signature(self.op, report, run.output)
-
-    def judge(self, wanted: Signature, run: RunResult) -> tuple[bool, Signature | None]:
-        seen = self.classify(run)
-        if seen is None or run.timed_out:
-            return False, None
-        op = wanted.get("op")
-        holds = op == "function" or op in (verdict(run.output) or {}).get("ops", [])
-        others = [f for f in wanted.fields if f[0] != "op"] == [f for f in seen.fields if f[0] != "op"]
-        return holds and others, signature(op, verdict(run.output), run.output) if holds and others else seen
+    def signature(self, op: str, report: dict, output: str) -> Signature:
+        return signature(op, report, output)
 
 
 def candidates_for_culprit(ops: list[str]) -> list[str]:

@@ -1,0 +1,2 @@
+import jax
+jax.jit(bool)(1.0)

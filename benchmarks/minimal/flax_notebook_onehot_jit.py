@@ -1,0 +1,2 @@
+import jax
+jax.jit(int)(1.0)

@@ -1,0 +1,59 @@
+"""One way in: the job for whatever the user hands over.
+
+A script (`.py`), a notebook (`.ipynb`) or a test's node id is a program for the source level and
+the levels it chains (`reducer.reduce.Reduction`, which reads each form through `reducer.inputs`);
+an MLIR module, a file of HLO text or an XLA dump folder is a module for the IR level
+(`reducer.levels.mlir.level.MlirReduction`). The command line, the corpus and the pytest plugin
+ask `job_for` and talk to the job alone.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from reducer.errors import USAGE, ReducerError
+from reducer.job import Job, Options
+
+#: options that do not apply to a module, with why (given there, they are refused)
+NOT_FOR_MODULES = {
+    "--runner": "a module's candidates run in the IR level's workers, not in a script runner",
+    "--levels": "a module is reduced at the IR level (and its pipeline) only",
+    "--runs": "the IR level establishes a module's failure from one run",
+}
+
+
+def is_module(path: Path) -> bool:
+    """Whether the input is for the IR level: an MLIR module, HLO text, or an XLA dump folder."""
+    path = Path(path)
+    if path.suffix in (".mlir", ".hlo") or path.is_dir():
+        return True
+    if path.suffix == ".txt" and path.is_file():
+        with open(path, "rb") as fh:
+            return fh.read(4096).lstrip().startswith(b"HloModule")
+    return False
+
+
+def job_for(path: Path, out: Path | None, options: Options, resume: bool = False, given: dict | None = None,
+            args: tuple[str, ...] = (), known=None) -> Job:
+    """The job for `path`: `given` holds the command-line options the user set (those that do not
+    apply to a module are refused in one line), `args` the program's own arguments."""
+    if is_module(path):
+        for name, why in NOT_FOR_MODULES.items():
+            if (given or {}).get(name) is not None:
+                raise ReducerError(f"{name} does not apply to a module: {why}", USAGE)
+        if args:
+            raise ReducerError("arguments after `--` do not apply to a module: it has no command line", USAGE)
+        return module_job(path, out, options, resume=resume)
+    from reducer.reduce import Reduction
+
+    return Reduction(path, out, options, resume=resume, known=known, args=tuple(args))
+
+
+def module_job(path: Path, out: Path | None, options: Options, resume: bool = False) -> Job:
+    """The job for a module: the chain started at the IR level; the options that apply to scripts
+    only are left out."""
+    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+
+    kept = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)
+            if f.name not in ("runner", "levels", "runs", "verify_runs")}
+    return MlirReduction.from_file(path, out, MlirOptions(**kept), resume=resume)

@@ -1,0 +1,91 @@
+"""Which of XLA's HLO passes a failure of XLA needs.
+
+Like the shortest failing prefix of an Enzyme-JAX pipeline, but for XLA's own compiler: the passes
+that change the reduced module (`xla_check.changing_passes`, from XLA's per-pass dump) are each
+disabled in turn (`--xla_disable_hlo_passes`), and the first whose removal makes the failure go
+away (the module compiles and runs, or its results agree with the reference) is the culprit. When
+none does alone, turning every optional pass off and the backend's optimisation level to 0 says
+whether XLA's optimisations are involved at all.
+"""
+from __future__ import annotations
+
+import json
+
+from reducer.levels.mlir import module as mm, run as mlir_run
+from reducer.levels.mlir.xla_check import ESSENTIAL
+from reducer.workers.sandbox import Limits
+
+PASSES = "reducer-xla-passes: "
+
+
+def changing_passes(job, module_text: str) -> list[str]:
+    """The passes that change the module, from a dump written by a run in the job's sandbox (a
+    compilation that crashes still leaves the passes it ran before it died)."""
+    folder = job.scratch / "xla-pass-dump"
+    source = (mlir_run.xla_check_source() + "\n\n"
+              f"MODULE = {mlir_run.python_literal(module_text)}\n"
+              f"FOLDER = {str(folder)!r}\n"
+              "try:\n    dump_passes(MODULE, FOLDER)\nfinally:\n"
+              f"    print({PASSES!r} + json.dumps(passes_in_dump(FOLDER)), flush=True)\n")
+    folder.mkdir(parents=True, exist_ok=True)
+    run = job.sandbox.run(source, Limits(timeout=max(60.0, job.limits.timeout)))
+    for line in run.output.splitlines():
+        if line.startswith(PASSES):
+            return json.loads(line[len(PASSES):])
+    from reducer.levels.mlir.xla_check import passes_in_dump
+
+    return passes_in_dump(str(folder))  # the process died while compiling
+
+
+def culprit(job, program: str, log) -> dict:
+    """{"pass": NAME} when disabling that one pass makes the failure go away; else {"pass": None,
+    "why": …}, and "option" when only the backend's optimisation level 0 does."""
+    module_text = mm.split(program)[1]
+    passes = [p for p in changing_passes(job, module_text) if p not in ESSENTIAL]
+    saved = job.xla
+
+    def goes_away(options: dict) -> bool:
+        job.xla = {**saved, "options": options}
+        try:
+            run = job.run_candidate(program)
+        finally:
+            job.xla = saved
+        return run.returncode == 0 and not run.timed_out
+
+    log(f"XLA passes that change the module: {', '.join(passes) or 'none'}")
+    everything = {"xla_backend_optimization_level": 0, "xla_disable_hlo_passes": ",".join(passes)}
+    if not goes_away(everything):
+        log("the failure stays with every optional HLO pass off and backend optimisation level 0")
+        return {"pass": None, "why": "the failure stays with every optional HLO pass disabled and the backend's "
+                                     "optimisation level at 0: no optimisation pass is needed for it"}
+    for name in passes:
+        if goes_away({"xla_disable_hlo_passes": name}):
+            log(f"XLA's culprit pass: {name} (--xla_disable_hlo_passes={name} makes the failure go away)")
+            return {"pass": name}
+    if goes_away({"xla_backend_optimization_level": 0}):
+        log("no single HLO pass; --xla_backend_optimization_level=0 makes the failure go away")
+        return {"pass": None, "option": "xla_backend_optimization_level=0",
+                "why": "no single HLO pass makes it go away; the backend's optimisation level 0 does"}
+    log("no single HLO pass makes the failure go away; all of them off together does")
+    return {"pass": None, "why": "no single HLO pass makes it go away; disabling all of "
+                                 f"{', '.join(passes)} together does"}
+
+
+def hold_to_culprit(job, sig, run, fresh: bool):
+    """A wrong result of XLA is held to the pass that makes it: when disabling one HLO pass makes the
+    results agree with XLA's unoptimised ones, that compilation becomes the reference every
+    candidate is compared with, so that a candidate whose results differ for another reason (say a
+    reduction whose order of additions matters) is not taken for the same bug. (signature, run)."""
+    job.xla_pass = culprit(job, job.original, job.log)
+    name = (job.xla_pass or {}).get("pass")
+    if not name:
+        return sig, run
+    unoptimized = job.xla.get("reference")
+    job.xla = {"reference": {"xla_disable_hlo_passes": name}}
+    again = job.run_candidate(job.original, fresh=fresh)
+    seen = job.results.classify(again)
+    if seen is None:  # the pass alone does not account for the difference
+        job.log(f"with only {name} disabled the results still differ: the reference stays XLA unoptimised")
+        job.xla = {"reference": unoptimized}
+        return sig, run
+    return seen, again

@@ -1,0 +1,17 @@
+#loc1 = loc("x")
+module @jit_norm attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3x2xf32> loc("x")) -> (tensor<f32> {jax.result_info = "result"}) {
+    %0 = stablehlo.multiply %arg0, %arg0 : tensor<3x2xf32> loc(#loc4)
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32> loc(#loc5)
+    %1 = stablehlo.reduce(%0 init: %cst) applies stablehlo.add across dimensions = [0, 1] : (tensor<3x2xf32>, tensor<f32>) -> tensor<f32> loc(#loc5)
+    %2 = stablehlo.sqrt %1 : tensor<f32> loc(#loc6)
+    return %2 : tensor<f32> loc(#loc7)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("/work/main/tests/programs/xla/make_dump.py":30:47 to :68)
+#loc3 = loc("<module>"(#loc2))
+#loc4 = loc("jit(norm)/mul"(#loc3))
+#loc5 = loc("jit(norm)/reduce_sum"(#loc3))
+#loc6 = loc("jit(norm)/sqrt"(#loc3))
+#loc7 = loc("jit(norm)"(#loc3))
