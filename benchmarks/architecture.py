@@ -33,10 +33,12 @@ PACKAGES = ("reducer", "oracles")
 #: is placed in a layer here, not taken for the package's)
 LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("oracles", "failure families, signatures, run results: know nothing of the reducer", ("oracles",)),
-    ("base", "errors, files, TOML, environment, inputs (readers), test-case extraction, timeouts, the generic engine",
+    ("base", "errors, files, TOML, environment, inputs (readers, the user's own code made part of the program), "
+     "test-case extraction, timeouts, the generic engine",
      ("reducer", "reducer.errors", "reducer.files", "reducer.env", "reducer.inputs", "reducer.notebook",
       "reducer.testcase", "reducer.testtarget", "reducer.testfixtures", "reducer.testparams",
-      "reducer.testclass", "reducer.timeouts", "reducer.tomlfile", "reducer.engine")),
+      "reducer.testclass", "reducer.timeouts", "reducer.tomlfile", "reducer.engine", "reducer.user_code",
+      "reducer.user_modules", "reducer.global_names")),
     ("candidate", "what runs inside a candidate's process: the harness and its watches",
      ("reducer.harness", "reducer.watches")),
     ("workers", "where candidates run: sandbox, fork server, runner, request kinds, executors; know no level",

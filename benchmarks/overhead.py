@@ -18,7 +18,9 @@ benchmarks/minimal/) it measures the median wall time per run of:
   check that runs after the program;
 - forked: the same sandbox with `isolated=True`: a child forked from the fork server for that
   candidate alone (how an interesting candidate is confirmed);
-- fresh: the same sandbox with `fresh=True`: a new `python -m reducer.harness` per run (`--cold`).
+- fresh: the same sandbox with `fresh=True`: a new `python -m reducer.harness` per run (`--cold`);
+- warm and forked again with JAX's persistent compilation cache shared by the runs
+  (`Sandbox.compile_cache`, as a reduction's candidates have it), filled by the untimed first run.
 
 Prints a markdown table with warm/in-process (the overhead factor; target at most 1.3) and
 fresh/warm (the speed-up over fresh interpreters; target at least 3). A program that kills its
@@ -104,13 +106,16 @@ def watch_like_a_reduction(box: Sandbox, first: RunResult) -> None:
         box.extra_env[WANTED_ENV] = found[1].get("op") or ""
 
 
-def time_sandbox(path: Path, reps: int, scratch: Path) -> tuple[float, float, float]:
-    """Median seconds per run: (warm runner, forked child, fresh interpreter)."""
+def time_sandbox(path: Path, reps: int, scratch: Path, cache: bool = False) -> tuple[float, float, float]:
+    """Median seconds per run: (warm runner, forked child, fresh interpreter); with `cache`, the warm
+    and forked runs share JAX's persistent compilation cache (`Sandbox.compile_cache`), as a
+    reduction's candidates do."""
     source = path.read_text()
-    box = Sandbox(scratch / "runs", script_name=path.name, warm=True, warm_modules=preload_modules(source),
-                  check_gradients=True)
+    box = Sandbox(scratch / ("runs-cached" if cache else "runs"), script_name=path.name, warm=True,
+                  warm_modules=preload_modules(source), check_gradients=True,
+                  compile_cache=scratch / "jax-cache" if cache else None)
     try:
-        watch_like_a_reduction(box, box.run(source, LIMITS))  # also starts the fork server
+        watch_like_a_reduction(box, box.run(source, LIMITS))  # also starts the fork server (and fills the cache)
         times = []
         for way in ({}, {"isolated": True}, {"fresh": True}):
             runs = []
@@ -141,18 +146,20 @@ def main(argv: list[str]) -> None:
         sys.exit("overhead.py: --reps must be at least 1")
     ratios, speedups = [], []
     rows = ["| program | in-process s | warm s | forked s | fresh s | warm/in-process | forked/in-process "
-            "| fresh/warm |", "|---|---|---|---|---|---|---|---|"]
+            "| fresh/warm | warm, compile cache s | forked, compile cache s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for path in programs:
         with tempfile.TemporaryDirectory(prefix="overhead-") as tmp:
             inproc = time_in_process(path.resolve(), args.reps, args.keep_caches, Path(tmp))
             warm, forked, fresh = time_sandbox(path.resolve(), args.reps, Path(tmp))
+            warm_cached, forked_cached, _ = time_sandbox(path.resolve(), args.reps, Path(tmp), cache=True)
         name = path.stem if path.parent.name != "minimal" else f"minimal/{path.stem}"
         ratio = f"{warm / inproc:.2f}" if inproc else "n/a"
         ratios += [warm / inproc] if inproc else []
         speedups.append(fresh / warm)
         fork_ratio = f"{forked / inproc:.2f}" if inproc else "n/a"
         rows.append(f"| {name} | {f'{inproc:.3f}' if inproc else 'n/a (crashes)'} | {warm:.3f} | {forked:.3f} "
-                    f"| {fresh:.3f} | {ratio} | {fork_ratio} | {fresh / warm:.1f} |")
+                    f"| {fresh:.3f} | {ratio} | {fork_ratio} | {fresh / warm:.1f} | {warm_cached:.3f} "
+                    f"| {forked_cached:.3f} |")
         print(rows[-1], file=sys.stderr, flush=True)
     table = (f"reps: {args.reps} (medians); JAX caches {'kept' if args.keep_caches else 'cleared'} between "
              f"in-process runs; {os.cpu_count()} CPUs\n\n" + "\n".join(rows) + "\n\n"

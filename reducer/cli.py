@@ -27,6 +27,7 @@ err = Console(stderr=True)
 
 ORACLE_HELP = ("auto, adjoint-missing, activity-mismatch, pipeline-error, crash, wrong-result, jax-error, "
                "regex:PATTERN or script:COMMAND (exit 0 = interesting)")
+MODULE_HELP = "instead of SCRIPT, what `python -m MODULE` runs from here (its arguments after `--`)"
 
 
 class Platform(str, Enum):
@@ -117,6 +118,26 @@ def run_job(job, quiet: bool, json_out: bool, bisect: str | None = None) -> int:
     return result["status"]
 
 
+class ProgramCommand(typer.core.TyperCommand):
+    """Keeps the command line as given: with `-m MODULE`, the first argument after `--` is the module's."""
+
+    def parse_args(self, ctx, args):
+        ctx.meta["argv"] = list(args)
+        return super().parse_args(ctx, args)
+
+
+def program(ctx, script: Optional[Path], args, module: Optional[str]) -> tuple[Optional[Path], tuple[str, ...]]:
+    """SCRIPT or `-m MODULE` (one line and exit 2 unless exactly one), and the program's arguments."""
+    args, argv = tuple(args or ()), ctx.meta.get("argv", [])
+    if module is not None and script is not None:
+        if "--" in argv and not any(Path(a) == script for a in argv[:argv.index("--")]):
+            return None, (argv[argv.index("--") + 1], *args)
+        fail("give either SCRIPT or -m MODULE, not both", USAGE)
+    if module is None and script is None:
+        fail("give the SCRIPT to run (or -m MODULE)", USAGE)
+    return script, args
+
+
 def check_choices(jobs: int, runs: Optional[int], stall: float, max_time: Optional[float], pass_order: str,
                   runner: Optional[str], levels: Optional[str]) -> None:
     """One line and exit 2 for a value `reducer reduce` cannot take."""
@@ -136,10 +157,13 @@ def check_choices(jobs: int, runs: Optional[int], stall: float, max_time: Option
         fail(f"--levels: {exc}", USAGE)
 
 
-@app.command()
+@app.command(cls=ProgramCommand)
 def reduce(
-    script: Path = typer.Argument(..., help="the failing script (.py), a test's node id (FILE.py::test), a Jupyter "
-                                  "notebook (.ipynb) or an MLIR module (.mlir)", callback=project_defaults),
+    ctx: typer.Context,
+    script: Optional[Path] = typer.Argument(None, metavar="SCRIPT", callback=project_defaults, help="the failing "
+                                            "script (.py), a test's node id (FILE.py::test), a Jupyter notebook "
+                                            "(.ipynb) or an MLIR module (.mlir)"),
+    module: Optional[str] = typer.Option(None, "--module", "-m", help=MODULE_HELP, callback=project_defaults),
     args: Optional[list[str]] = typer.Argument(None, metavar="-- ARGS", help="the script's command-line "
                                                "arguments, after `--`: every run gets them, the reproducer has them "
                                                "baked in"),
@@ -180,14 +204,15 @@ def reduce(
     from reducer.reduce import Options
 
     check_choices(jobs, runs, stall, max_time, pass_order, runner, levels)
+    script, args = program(ctx, script, args, module)
     if resume is not None and out is not None and out != resume:
         fail("give either --out or --resume, not both", USAGE)
     options = Options(oracle=oracle, timeout=timeout, platform=platform.value, jobs=jobs, runs=runs or 3,
                       max_time=max_time, stall=stall or None, memory_mb=memory_mb, hangs=hangs, warm=not cold,
                       runner=runner or "trust", reorder=pass_order == "yield", levels=levels or "auto")
     try:
-        job = job_for(script, resume or out, options, resume is not None, args=tuple(args or ()), known=known_line,
-                      given={"--runner": runner, "--levels": levels, "--runs": runs})
+        job = job_for(script, resume or out, options, resume is not None, args=args, known=known_line,
+                      given={"--runner": runner, "--levels": levels, "--runs": runs}, module=module)
     except ReducerError as exc:
         fail(str(exc), exc.status)
     except ValueError as exc:
@@ -195,10 +220,12 @@ def reduce(
     raise typer.Exit(run_job(job, quiet, json_out, bisect))
 
 
-@app.command()
+@app.command(cls=ProgramCommand)
 def check(
-    script: Path = typer.Argument(..., help="the script (.py), a test's node id or an MLIR module (.mlir) to run once",
-                                  callback=project_defaults),
+    ctx: typer.Context,
+    script: Optional[Path] = typer.Argument(None, metavar="SCRIPT", callback=project_defaults, help="the script "
+                                            "(.py), a test's node id or an MLIR module (.mlir) to run once"),
+    module: Optional[str] = typer.Option(None, "--module", "-m", help=MODULE_HELP, callback=project_defaults),
     args: Optional[list[str]] = typer.Argument(None, metavar="-- ARGS", help="the script's command-line "
                                                "arguments, after `--`"),
     oracle: str = typer.Option("auto", "--oracle", help=ORACLE_HELP),
@@ -213,9 +240,10 @@ def check(
     from reducer.errors import NO_BACKEND, NO_FAILURE
     from reducer.reduce import Options
 
+    script, args = program(ctx, script, args, module)
     options = Options(oracle=oracle, platform=platform.value, timeout=timeout, jobs=1, runs=1)
     try:
-        job = job_for(script, None, options, args=tuple(args or ()))
+        job = job_for(script, None, options, args=args, module=module)
     except (ReducerError, ValueError) as exc:
         fail(str(exc), 2)
     try:
@@ -224,7 +252,7 @@ def check(
         fail(str(exc), 2)
     except ReducerError as exc:
         if exc.status == NO_FAILURE:
-            err.print(f"{script}: does not fail: nothing to reduce", highlight=False)
+            err.print(f"{script or f'-m {module}'}: does not fail: nothing to reduce", highlight=False)
             raise typer.Exit(1)
         fail(str(exc), NO_BACKEND if exc.status == NO_BACKEND else 1)
     finally:

@@ -12,6 +12,11 @@ ends cleanly:
 - a wrong `jit` result: `jax_disable_jit`, so every compiled function runs op by op; one wrong against
   the CPU alone (`--platform gpu`, `reference=cpu`): op by op on the CPU (`jax_default_device`).
 
+A failure the program's own check decides (`own-check`, or a `regex:` / `script:` oracle) names no
+reference; each of those the program can be given (Enzyme-JAX's derivative by JAX's where it calls
+`enzyme_jax_ir`, op by op where it calls `jit`) is tried on the starting program, and the first that
+makes it run through is the one every interesting candidate must survive.
+
 The replacement is a prologue put before the program's first statement. When the starting program
 itself does not run through with it (it fails later for another reason, or it stops unconditionally),
 the check is left off for that reduction and the log says so.
@@ -35,6 +40,10 @@ WHAT = {"enzyme": "Enzyme-JAX's derivative replaced by JAX's AD", "jit": "`jit` 
         "cpu": "`jit` on the GPU replaced by op-by-op evaluation on the CPU"}
 
 
+#: families decided by a check in the program itself, whose reference is not in the signature
+OWN_CHECKS = ("own-check", "regex", "script")
+
+
 def mode(sig: Signature) -> str | None:
     """Which part the fix replaces for this failure; None when the program does not stop by itself."""
     if not sig.get("program-exit"):
@@ -44,6 +53,17 @@ def mode(sig: Signature) -> str | None:
     if sig.family == "wrong-result":
         return "cpu" if against_cpu_alone(sig) else "jit"
     return None
+
+
+def modes(sig: Signature, program: str) -> list[str]:
+    """The fixes worth trying for this failure: the signature's own, or, for a failure the program's
+    own check decides (an `assert` comparing Enzyme-JAX's gradient with JAX's, or `jit` with op by op),
+    each reference the program can be given: the one that makes the program run through is the bug."""
+    if mode(sig):
+        return [mode(sig)]
+    if sig.family not in OWN_CHECKS or sig.get("reads") == "nonfinite":
+        return []
+    return [how for how, needs in (("enzyme", "enzyme_jax_ir"), ("jit", "jit")) if needs in program]
 
 
 def fixed(source: str, how: str) -> str:
@@ -71,13 +91,16 @@ def runs_clean(job, source: str, how: str, cancel: threading.Event | None = None
 
 def check_for(job, program: str, sig: Signature) -> str | None:
     """The fix each interesting candidate must survive, when the starting `program` survives it."""
-    how = mode(sig)
-    if how is None:
-        return None
-    if runs_clean(job, program, how):
-        job.log(f"each interesting candidate must also run through with {WHAT[how]} "
-                "(so that it fails on its own check, not unconditionally)")
-        return how
-    job.log(f"the program does not run through with {WHAT[how]}: candidates are judged on the harness's "
-            "comparison and the program's exit message alone")
+    tried = modes(sig, program)
+    for how in tried:
+        if runs_clean(job, program, how):
+            job.log(f"each interesting candidate must also run through with {WHAT[how]} "
+                    "(so that it fails on its own check, not unconditionally)")
+            return how
+    if tried and mode(sig):
+        job.log(f"the program does not run through with {WHAT[tried[0]]}: candidates are judged on the "
+                "harness's comparison and the program's exit message alone")
+    elif tried:
+        job.log(f"the program's own check still fails with {' or '.join(WHAT[h] for h in tried)}: no reference "
+                "the check could be held to")
     return None

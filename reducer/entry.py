@@ -1,7 +1,8 @@
 """One way in: the job for whatever the user hands over.
 
-A script (`.py`), a notebook (`.ipynb`) or a test's node id is a program for the source level and
-the levels it chains (`reducer.reduce.Reduction`, which reads each form through `reducer.inputs`);
+A script (`.py`), a notebook (`.ipynb`), a test's node id or a module (`-m NAME`) is a program for
+the source level and the levels it chains (`reducer.reduce.Reduction`, which reads each form through
+`reducer.inputs`);
 an MLIR module, a file of HLO text or an XLA dump folder is a module for the IR level
 (`reducer.levels.mlir.level.MlirReduction`). The command line, the corpus and the pytest plugin
 ask `job_for` and talk to the job alone.
@@ -11,8 +12,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from reducer import user_code
 from reducer.errors import USAGE, ReducerError
-from reducer.job import Job, Options
+from reducer.established import Options
+from reducer.job import Job
 
 #: options that do not apply to a module, with why (given there, they are refused)
 NOT_FOR_MODULES = {
@@ -25,7 +28,11 @@ NOT_FOR_MODULES = {
 def is_module(path: Path) -> bool:
     """Whether the input is for the IR level: an MLIR module, HLO text, or an XLA dump folder."""
     path = Path(path)
-    if path.suffix in (".mlir", ".hlo") or path.is_dir():
+    if path.is_dir():
+        from reducer.levels.mlir.xla_dump import looks_like_dump
+
+        return looks_like_dump(path)
+    if path.suffix in (".mlir", ".hlo"):
         return True
     if path.suffix == ".txt" and path.is_file():
         with open(path, "rb") as fh:
@@ -33,10 +40,17 @@ def is_module(path: Path) -> bool:
     return False
 
 
-def job_for(path: Path, out: Path | None, options: Options, resume: bool = False, given: dict | None = None,
-            args: tuple[str, ...] = (), known=None) -> Job:
+def job_for(path: Path | None, out: Path | None, options: Options, resume: bool = False, given: dict | None = None,
+            args: tuple[str, ...] = (), known=None, module: str | None = None) -> Job:
     """The job for `path`: `given` holds the command-line options the user set (those that do not
-    apply to a module are refused in one line), `args` the program's own arguments."""
+    apply to a module are refused in one line), `args` the program's own arguments. With `module`
+    (and no `path`), the job for what `python -m MODULE` runs from the working directory, found
+    without running the package's code (a one-line error when there is none), reduced as a script."""
+    if module is not None:
+        from reducer.user_modules import module_source
+
+        module_source(module)  # not found: one line
+        return _script_job(Path(user_code.MODULE + module), out, options, resume, known, args)
     if is_module(path):
         for name, why in NOT_FOR_MODULES.items():
             if (given or {}).get(name) is not None:
@@ -44,9 +58,17 @@ def job_for(path: Path, out: Path | None, options: Options, resume: bool = False
         if args:
             raise ReducerError("arguments after `--` do not apply to a module: it has no command line", USAGE)
         return module_job(path, out, options, resume=resume)
+    return _script_job(path, out, options, resume, known, args)
+
+
+def _script_job(path: Path, out: Path | None, options: Options, resume: bool, known, args) -> Job:
+    """A script's job; what making the user's own code part of it did, or why not, goes to its log."""
     from reducer.reduce import Reduction
 
-    return Reduction(path, out, options, resume=resume, known=known, args=tuple(args))
+    job = Reduction(path, out, options, resume=resume, known=known, args=tuple(args))
+    for line in user_code.NOTES.pop(str(job.script), ()):
+        job.log(line)
+    return job
 
 
 def module_job(path: Path, out: Path | None, options: Options, resume: bool = False) -> Job:

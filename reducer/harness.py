@@ -38,6 +38,10 @@ def apply_limits() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
 
+#: compilations that take less than this are not worth a cache entry (JAX's default is 1 s)
+COMPILE_CACHE_MIN_SECONDS = 0.2
+
+
 def synchronous_dispatch(script: str) -> None:
     """Run CPU computations on the thread that launches them. JAX reads the option when it creates
     its CPU client, so jax is imported (as warm workers have it already) and set before the program;
@@ -50,6 +54,9 @@ def synchronous_dispatch(script: str) -> None:
         import jax
 
         jax.config.update("jax_cpu_enable_async_dispatch", False)
+        if os.environ.get("REDUCER_COMPILE_CACHE"):  # shared by the warm candidates (`Sandbox.compile_cache`)
+            jax.config.update("jax_compilation_cache_dir", os.environ["REDUCER_COMPILE_CACHE"])
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", COMPILE_CACHE_MIN_SECONDS)
     except Exception:  # no JAX, or one without the option
         pass
 

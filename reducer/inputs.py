@@ -9,7 +9,9 @@ from pathlib import Path
 
 from oracles.base import final_exception
 from oracles.outcome import RunResult
+from reducer import user_code
 from reducer.errors import NOT_FOUND, NOT_TEXT, SYNTAX, ReducerError
+from reducer.user_modules import module_source
 
 
 def read_text(path: Path, kind: str) -> str:
@@ -68,28 +70,36 @@ def data_files(script: Path, source: str, limit_bytes: int = 200 * 1024 * 1024) 
 
 def read_input(path: Path) -> tuple[Path, str]:
     """The script to reduce and its text: a .py file, a test's node id (FILE.py::Class::test) made
-    standalone, or a Jupyter notebook (.ipynb) made a script (`reducer.notebook`).
+    standalone, a Jupyter notebook (.ipynb) made a script (`reducer.notebook`), or the module that
+    `python -m NAME` runs (the path spelt `-m NAME`, `reducer.user_code.MODULE`).
 
     For a node id or a notebook the script's path is a name next to the test file or the notebook
-    (it is never written there), so that files the program reads from its folder are still found.
+    (it is never written there), so that files the program reads from its folder are still found;
+    for a module it is `NAME.py` in the working directory, where `python -m` runs it. The user's own
+    packages the program imports are made part of it (`reducer.user_code.standalone`).
     """
-    text = str(path)
-    if "::" not in text and Path(path).suffix == ".ipynb":
+    text, package = str(path), None
+    if text.startswith(user_code.MODULE):
+        name = text[len(user_code.MODULE):]
+        file, package = module_source(name)
+        script, source = Path.cwd() / f"{name}.py", read_script(file)
+    elif "::" not in text and Path(path).suffix == ".ipynb":
         from reducer.notebook import script_from_notebook
 
-        return Path(path).with_suffix(".py"), script_from_notebook(Path(path))
-    if "::" not in text:
-        return Path(path), read_script(Path(path))
-    import re
+        script, source = Path(path).with_suffix(".py"), script_from_notebook(Path(path))
+    elif "::" not in text:
+        script, source = Path(path), read_script(Path(path))
+    else:
+        import re
 
-    from reducer.testcase import standalone_source
+        from reducer.testcase import standalone_source
 
-    file, *names = text.split("::")
-    source = read_script(Path(file))
-    # a case's id may hold any character (`test_x[a b/c]`): the name keeps letters, digits, `_`, `.`, `-`
-    name = re.sub(r"[^\w.\-]+", "_", "__".join(names).replace("]", ""))
-    script = Path(file).with_name(f"{Path(file).stem}__{name}.py")
-    return script, standalone_source(text, source)
+        file, *names = text.split("::")
+        # a case's id may hold any character (`test_x[a b/c]`): the name keeps letters, digits, `_`, `.`, `-`
+        name = re.sub(r"[^\w.\-]+", "_", "__".join(names).replace("]", ""))
+        script = Path(file).with_name(f"{Path(file).stem}__{name}.py")
+        source = standalone_source(text, read_script(Path(file)))
+    return script, user_code.standalone(script, source, package)
 
 
 def _top(tree: ast.Module) -> int:

@@ -27,8 +27,8 @@ from reducer import env as envmod
 from reducer.engine import ToolBug
 from reducer.errors import INTERRUPTED, NO_RESUME, NOT_VERIFIED, TOOL_BUG, USAGE, ReducerError
 from reducer.files import write_atomic
-from reducer.established import Established, Options  # noqa: F401 (their home before)
-from reducer.verdict import Verdict, last_words, no_backend, own_output, verify_runs  # noqa: F401 (their home before)
+from reducer.established import Established, Options
+from reducer.verdict import Verdict, last_words, own_output, verify_runs
 from reducer.workers import scratch
 from reducer.workers.sandbox import Limits
 

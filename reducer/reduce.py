@@ -27,7 +27,9 @@ from reducer.data_literals import standalone
 from reducer.engine import Engine, Event, Problem
 from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
 from reducer.inputs import argument_files, data_files, read_input, with_arguments
-from reducer.job import Established, Job, Options, Verdict, last_words, no_backend
+from reducer.established import Established, Options
+from reducer.job import Job
+from reducer.verdict import Verdict, last_words, no_backend
 from reducer.levels.base import LevelResult
 from reducer.levels.jaxpr.level import JaxprLevel, parse_levels
 from reducer.levels.mlir.follow import IrLevel
@@ -83,7 +85,8 @@ class Reduction(Job):
                                data_files=tuple(dict.fromkeys(data_files(path, source) + arg_files)),
                                platform=options.platform,
                                check_gradients=self.needs_gradients, warm=options.warm,
-                               warm_modules=preload_modules(source), reuse=options.runner != "off")
+                               warm_modules=preload_modules(source), reuse=options.runner != "off",
+                               compile_cache=self.scratch / "jax-cache")
         # CUDA reserves far more address space than memory: an address-space limit would stop it starting
         self.memory_mb = options.memory_mb or (None if options.platform == "gpu" else default_memory_mb(options.jobs))
         self.first_limits = Limits(timeout=options.timeout or 300.0, memory_mb=self.memory_mb)

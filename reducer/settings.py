@@ -31,7 +31,7 @@ from reducer.errors import USAGE, ReducerError
 
 FILE = "pyproject.toml"
 #: options that name one run's files, never a project's default
-PER_RUN = frozenset({"out", "resume", "help"})
+PER_RUN = frozenset({"out", "resume", "help", "module"})
 #: the commands that take their defaults from [tool.reducer] (the callback of their SCRIPT argument)
 COMMANDS = ("reduce", "check")
 

@@ -1,6 +1,6 @@
-"""The bug, fixed: a numeric failure's reproducer must fail on its own check, not unconditionally
-(reducer/counterfactual.py). Real runs of real programs: Enzyme-JAX's wrong digamma derivative and
-a real `jit` miscompile."""
+"""The bug, fixed: the reproducer of a numeric failure, or of a failure the program's own check decides,
+must fail on that check, not unconditionally (reducer/counterfactual.py). Real runs of real programs:
+Enzyme-JAX's wrong digamma derivative and a real `jit` miscompile."""
 from __future__ import annotations
 
 import threading
@@ -63,5 +63,32 @@ def test_a_jit_miscompare_runs_through_op_by_op(tmp_path):
         assert not counterfactual.runs_clean(job, job.source + "raise SystemExit('jit and eager results differ')\n",
                                              "jit")
         assert counterfactual.runs_clean(job, job.source, "cpu")  # op by op on the CPU, as on a GPU
+    finally:
+        job.close()
+
+
+def test_a_program_s_own_check_is_held_to_the_reference_it_compares_with():
+    own = Signature("own-check", (("type", "AssertionError"), ("check", "assert"), ("reads", "close")))
+    program = "import jax\nfrom enzyme_ad.jax import enzyme_jax_ir\nf = jax.jit(g)\n"
+    assert counterfactual.modes(own, program) == ["enzyme", "jit"]  # each tried on the original, in turn
+    assert counterfactual.modes(own, "import numpy\n") == []
+    nan = Signature("own-check", (("type", "AssertionError"), ("reads", "nonfinite")))
+    assert counterfactual.modes(nan, program) == []  # no reference makes a NaN finite
+    regex = Signature("regex", (("pattern", "differ"),))
+    assert counterfactual.modes(regex, "y = jax.jit(f)(x)\n") == ["jit"]
+
+
+@pytest.mark.slow
+def test_a_regex_oracle_on_a_jit_comparison_is_held_to_op_by_op(tmp_path):
+    job = Reduction(PROGRAMS / "jit_miscompare.py", tmp_path / "out",
+                    Options(oracle="regex:jit and eager results differ", jobs=1))
+    try:
+        est = job.establish()
+        test = job.make_test(est, job.source)
+        assert "run through with `jit` replaced by op-by-op evaluation" in "\n".join(job.log_lines)
+        assert test(job.source, threading.Event())
+        hard_coded = "raise AssertionError('jit and eager results differ')\n"
+        assert job.judge(est.oracle, est.signature, job.execute(hard_coded, job.limits))[0]  # the pattern alone
+        assert not test(hard_coded, threading.Event())  # … but it fails with `jit` off too
     finally:
         job.close()

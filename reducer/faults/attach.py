@@ -3,8 +3,8 @@ the signature, and each candidate that shows the failure carries the fault found
 the oracle's verdict compares the two.
 
 `Attached.establish` locates the fault of the original's failing run once; `attach` gives a
-candidate's run the fault it arises at (a run whose failure is not the kind the fault belongs to is
-left as it is, and costs nothing). The fault travels in the run's harness record under `KEY`, where
+candidate's run the fault it arises at (a run whose failure is not the kind the fault belongs to, or
+whose check differs from the original's, is left as it is, and costs nothing). The fault travels in the run's harness record under `KEY`, where
 the oracle that names it reads it (`oracles.own_check` for non-finite values).
 """
 from __future__ import annotations
@@ -20,8 +20,8 @@ KEY = "fault"
 
 
 def carrying(run: RunResult, fault: Fault) -> RunResult:
-    return dataclasses.replace(run, harness={**run.harness, KEY: {"fields": [list(f) for f in fault.fields],
-                                                                   "evidence": fault.evidence}})
+    """`run` with the fields that name its fault, where the oracle reads them."""
+    return dataclasses.replace(run, harness={**run.harness, KEY: {"fields": [list(f) for f in fault.fields]}})
 
 
 class Attached:
@@ -31,6 +31,9 @@ class Attached:
         self.localiser, self.oracle, self.applies = localiser, oracle, applies
         self.fault: Fault | None = None
         self.finding = ""  # what `establish` found, in a sentence for the log
+        #: what a candidate's failure must already share with the original's before its fault is
+        #: looked for (the fields both the unlocated and the located signature have, such as the check)
+        self.shared: tuple[tuple[str, str], ...] = ()
 
     def establish(self, program: str, run: RunResult, sig: Signature) -> tuple[Signature, RunResult]:
         """The signature with the fault of the original's failure, when one is found."""
@@ -42,7 +45,9 @@ class Attached:
             return sig, run
         run = carrying(run, self.fault)
         self.finding = f"at fault: {' '.join(f'{k}={v}' for k, v in self.fault.fields)}. {self.fault.evidence}"
-        return self.oracle.classify(run) or sig, run
+        located = self.oracle.classify(run) or sig
+        self.shared = tuple((k, sig.get(k)) for k, _ in located.fields if sig.get(k) is not None)
+        return located, run
 
     def expect(self, sig: Signature) -> None:
         """Runs must show the fault `sig` names (a resumed reduction's)."""
@@ -54,7 +59,7 @@ class Attached:
         if self.fault is None or KEY in run.harness:
             return run
         seen = self.oracle.classify(run)
-        if seen is None or not self.applies(seen):
-            return run
+        if seen is None or not self.applies(seen) or any(seen.get(k) != v for k, v in self.shared):
+            return run  # another failure: no need to look for its fault (each look costs runs)
         found = self.localiser.locate(program, run, seen)
         return carrying(run, found) if found is not None else run

@@ -186,7 +186,9 @@ class Sandbox:
     `data_files` are copied next to every candidate (files the script reads by a relative path);
     `platform` selects the JAX backend (`gpu`: the GPU as the default, the CPU beside it);
     `check_gradients` asks the harness to compare the gradients of Enzyme-JAX-wrapped functions
-    against JAX's own AD.
+    against JAX's own AD; `compile_cache`, a folder, is JAX's persistent compilation cache for the
+    warm candidates (a jitted function a candidate leaves unchanged is not compiled again; a fresh
+    interpreter, as a user runs the result, never reads it).
     """
 
     root: Path
@@ -199,6 +201,7 @@ class Sandbox:
     warm: bool = False
     warm_modules: tuple[str, ...] = ()
     reuse: bool = True
+    compile_cache: Path | None = None
     _live: set = field(default_factory=set, init=False, repr=False)
     _idle: list = field(default_factory=list, init=False, repr=False)
     _closed: bool = field(default=False, init=False, repr=False)
@@ -269,6 +272,8 @@ class Sandbox:
         env = self.environment(scratch, limits)
         if mode == "fresh":
             env["REDUCER_EXPLAIN"] = "1"  # the watches may take their costlier explanations here
+        elif self.compile_cache is not None:
+            env["REDUCER_COMPILE_CACHE"] = str(self.compile_cache)
         try:
             process = self._launch(scratch, request, env, mode) if mode != "cold" else None
             start = time.monotonic()

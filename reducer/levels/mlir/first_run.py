@@ -14,7 +14,7 @@ import importlib.util
 import oracles
 from oracles.base import Oracle, Signature
 from reducer.errors import NO_BACKEND, NO_FAILURE, OTHER_FAILURE, ReducerError
-from reducer.job import last_words, no_backend
+from reducer.verdict import last_words, no_backend
 from reducer.levels.mlir import module as mm, wrong_gradient, xla_results
 from reducer.levels.mlir.run import ENZYME, GRADIENT, PIPELINE_KINDS, XLA, XLA_RESULTS
 from reducer.workers.sandbox import RunResult

@@ -4,7 +4,8 @@ pipeline`, `INTERNAL: Failed to parse pipeline … Pipeline failed:` for a pass 
 the crash oracle alone would call an XLA error; so would it a module XLA's own parser refuses.
 `relabel` says which it is, and `failing_pass` finds, once, the pass of the pipeline that fails
 (the shortest prefix that fails with the same diagnostic), so that the title names it;
-`named_ops` lists the operations a failure names, which dead-code removal must keep.
+`named_ops` lists the operations a failure names, which dead-code removal must keep, and `culprit_of`
+the one at fault.
 """
 from __future__ import annotations
 
@@ -95,3 +96,15 @@ def named(sig: Signature, name: str | None) -> Signature:
     what = sig.get("diagnostic") or sig.get("message")
     on = f" on `{sig.get('op')}`" if sig.get("op") else ""
     return Signature(sig.family, sig.fields, f"{PASS_TITLE.format(name=name)}{on}: {what}"[:200], sig.excerpt)
+
+
+def culprit_of(sig: Signature) -> tuple[str, str] | None:
+    """The operation a signature names as the one at fault, with its custom call target, for the
+    pass that keeps only it (`isolate-culprit`): a missing adjoint's, a wrong gradient's, a wrong
+    result's of XLA (not "function": no single operation)."""
+    op = sig.get("op")
+    if sig.family == "adjoint-missing" and sig.get("source") == "enzyme" and op:
+        return op, sig.get("target")
+    numeric = sig.family == "activity-mismatch" and sig.get("kind") == "numeric"
+    xla = sig.family == "wrong-result" and sig.get("source") == "xla"
+    return (op, "") if (numeric or xla) and op not in ("", "function") else None

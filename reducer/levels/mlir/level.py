@@ -28,7 +28,9 @@ from pathlib import Path
 
 import oracles
 from oracles.base import Oracle, Signature
-from reducer.job import Established, Job, Options, Verdict
+from reducer.established import Established, Options
+from reducer.job import Job
+from reducer.verdict import Verdict
 from reducer.levels.mlir import module_report, module as mm, run as mlir_run
 from reducer.levels.mlir import crashing, ir_worker, labels, wrong_gradient, pipeline as pl
 from reducer.engine import Engine, Problem, Stats
@@ -59,17 +61,6 @@ class MlirOptions(Options):
     runner_name: str = "repro.py"
     #: write report.md, signature.json and env.json too (not when the module comes with a script)
     full_outputs: bool = True
-
-
-def culprit_of(sig: Signature) -> tuple[str, str] | None:
-    """The operation a signature names, for the pass that keeps only it."""
-    if sig.family == "adjoint-missing" and sig.get("source") == "enzyme" and sig.get("op"):
-        return sig.get("op"), sig.get("target")
-    if sig.family == wrong_gradient.FAMILY and sig.get("kind") == "numeric" and sig.get("op") not in ("", "function"):
-        return sig.get("op"), ""
-    if sig.family == xla_results.FAMILY and sig.get("source") == "xla" and sig.get("op") not in ("", "function"):
-        return sig.get("op"), ""
-    return None
 
 
 class MlirReduction(Job):
@@ -346,7 +337,7 @@ class MlirReduction(Job):
         self.save_best(program, self._state())
         start = time.monotonic()
         deadline = self.shrink_deadline(max(est.seconds, 1.0))
-        best = self.reduce(program, self.problem, culprit_of(est.signature), deadline)
+        best = self.reduce(program, self.problem, labels.culprit_of(est.signature), deadline)
         self.reduce_seconds = seconds = time.monotonic() - start
         if self.stop.is_set():
             self.save_best(best, self._state())
@@ -374,7 +365,8 @@ class MlirReduction(Job):
             cache_hits=stats.cache_hits, verified=verdict.text, interrupted=stopped,
             isolation={"worker": ", in process in a warm worker", "here": ", in process",
                        "subprocess": ", each in a fresh subprocess"}.get(self.isolation, ""),
-            xla=self.xla if self.kind in XLA_KINDS else None, xla_pass=self.xla_pass)
+            xla=self.xla if self.kind in XLA_KINDS else None, xla_pass=self.xla_pass,
+            from_jax="jax.result_info" in self.text)
         if self.xla_pass and self.xla_pass.get("pass") and not sig.get("xla-pass"):
             sig = Signature(sig.family, sig.fields + (("xla-pass", self.xla_pass["pass"]),),
                             f"{sig.title} (XLA pass `{self.xla_pass['pass']}`)", sig.excerpt)

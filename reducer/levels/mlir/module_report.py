@@ -31,6 +31,8 @@ class ModuleSummary:
     xla: dict | None = None
     #: what the search for XLA's culprit pass found (`xla_passes.culprit`)
     xla_pass: dict | None = None
+    #: the module bears the marks of JAX's lowering (`jax.result_info`): JAX made it
+    from_jax: bool = False
 
     @property
     def rate(self) -> float:
@@ -113,13 +115,15 @@ def culprit_sentence(found: dict | None) -> str | None:
     return found.get("why", "") + "."
 
 
-def tracker(sig: Signature, kind: str) -> str | None:
-    """Where a failure of XLA alone is to be filed."""
+def tracker(kind: str, from_jax: bool) -> str | None:
+    """Where a failure of XLA alone is to be filed (JAX named only for a module JAX made: a module may
+    come from anywhere, say Reactant.jl)."""
     if kind not in XLA_KINDS:
         return None
-    return ("No Enzyme-JAX pass runs here: this is a bug of XLA. File it with XLA "
-            "(https://github.com/openxla/xla/issues), or with JAX (https://github.com/jax-ml/jax/issues) when the "
-            "module came from a JAX program, with the module, the platform and the XLA flags above.")
+    return ("No Enzyme pass runs here: this is a failure of XLA itself. File it with XLA "
+            "(https://github.com/openxla/xla/issues)"
+            + (", or with JAX (https://github.com/jax-ml/jax/issues), which made the module," if from_jax else "")
+            + " with the module, the platform and the XLA flags above.")
 
 
 def what_happens(sig: Signature, kind: str) -> str:
@@ -172,7 +176,7 @@ def report(module_text: str, pipeline: str | None, runner_text: str, sig: Signat
     """The bug report; `made` replaces the section on how the reproducer was made (`reducer report`
     keeps the one the reduction wrote)."""
     out = [f"# {sig.title or sig}", "", what_happens(sig, summary.kind), ""]
-    for said in (culprit_sentence(summary.xla_pass), tracker(sig, summary.kind)):
+    for said in (culprit_sentence(summary.xla_pass), tracker(summary.kind, summary.from_jax)):
         out += [said, ""] if said else []
     out += ["## Reproducer", ""]
     out += reproduce_section(module_text, pipeline, runner_text, summary.kind, runner_name=runner_name,

@@ -178,7 +178,22 @@ def reads_computed_value(source: str, line: int, finite: bool = False) -> bool:
     reader = _Reader(tree)
     if finite and not any(_asks_finite(part) for part in parts):
         return False
+    if any(_uncalled_method(part) for part in parts):
+        return False  # `x.any` without its call is a bound method: always true, whatever x holds
     return any(reader.node(part) for part in parts)
+
+
+#: array methods a check calls: read without the call, they are the method itself (always true)
+ARRAY_PREDICATES = {"any", "all", "item", "sum", "max", "min", "mean", "tolist"}
+
+
+def _uncalled_method(node: ast.AST) -> bool:
+    """Whether the check's truth is that of an array method not called (`not isnan(g).any`)."""
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node = node.operand
+    if isinstance(node, ast.BoolOp):
+        return any(_uncalled_method(v) for v in node.values)
+    return isinstance(node, ast.Attribute) and node.attr in ARRAY_PREDICATES
 
 
 def _asks_finite(node: ast.AST) -> bool:
