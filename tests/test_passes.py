@@ -312,6 +312,12 @@ def test_hoist_reaches_into_tuple_arguments():
     assert norm("z = chol(a)") in got
 
 
+def test_a_method_call_becomes_its_receiver_in_one_step():
+    got = proposals(HoistSubexpressions(), "import jax.numpy as jnp\nb = bool(err.max())\nc = jnp.sum(x)\n")
+    assert norm("import jax.numpy as jnp\nb = bool(err)\nc = jnp.sum(x)") in got  # not only through `err.max`
+    assert norm("import jax.numpy as jnp\nb = bool(err.max())\nc = jnp") not in got  # a module is no receiver
+
+
 def test_sizes_become_the_integer_one():
     got = proposals(ReplaceWithConstants(), "e = eye(x.shape[0])\n")
     assert norm("e = eye(1)") in got and norm("e = eye(1.0)") not in got

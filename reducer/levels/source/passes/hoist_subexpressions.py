@@ -10,15 +10,19 @@ from reducer.levels.source.passes import _ast_tools as t
 SKIP = (ast.Name, ast.Constant, ast.Starred, ast.FormattedValue, ast.JoinedStr, ast.Slice)
 
 
-def _children(node: ast.expr) -> list[ast.expr]:
+def _children(node: ast.expr, modules: set[str] = frozenset()) -> list[ast.expr]:
     """Direct sub-expressions; the elements of a tuple or list argument count as direct too, so
-    that `solve((chol, True), y)` can become `chol` in one step."""
+    that `solve((chol, True), y)` can become `chol` in one step, and so does a method's receiver
+    (`err.max()` becomes `err`: through `err.max`, a bound method, it would not fail on the way)."""
     if isinstance(node, ast.Lambda):
         return [node.body]
     kids = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr) and not isinstance(c, ast.Starred)]
     if isinstance(node, ast.Call):
         kids += [k.value for k in node.keywords]
         kids += [e for a in node.args if isinstance(a, ast.Tuple | ast.List) for e in a.elts]
+        if isinstance(node.func, ast.Attribute) and not (isinstance(_root(node.func), ast.Name)
+                                                         and _root(node.func).id in modules):
+            kids.append(node.func.value)
     kids = [k for k in kids if not isinstance(getattr(k, "ctx", None), ast.Store) and not isinstance(k, ast.Starred)]
     return sorted(kids, key=lambda k: len(ast.unparse(k)))  # the biggest cut first
 
@@ -49,10 +53,11 @@ class HoistSubexpressions(t.SourcePass):
     name = "hoist-subexpressions"
 
     def points(self, script):
-        return [(i, j) for i, node in enumerate(_targets(script.tree)) for j in range(len(_children(node)))]
+        modules = _module_names(script.tree)
+        return [(i, j) for i, node in enumerate(_targets(script.tree)) for j in range(len(_children(node, modules)))]
 
     def apply(self, script, point):
         i, j = point
         fresh = script.fresh()
         node = _targets(fresh)[i]
-        return t.dump(fresh) if t.replace_node(fresh, node, _children(node)[j]) else None
+        return t.dump(fresh) if t.replace_node(fresh, node, _children(node, _module_names(fresh))[j]) else None
