@@ -2,7 +2,7 @@
 
 A script (`.py`), a notebook (`.ipynb`), a test's node id or a module (`-m NAME`) is a program for
 the source level and the levels it chains (`reducer.reduce.Reduction`, which reads each form through
-`reducer.inputs`);
+`reducer.readers.inputs`);
 an MLIR module, a file of HLO text or an XLA dump folder is a module for the IR level
 (`reducer.levels.mlir.level.MlirReduction`). The command line, the corpus and the pytest plugin
 ask `job_for` and talk to the job alone.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from reducer import user_code
+from reducer.readers import user_code
 from reducer.errors import USAGE, ReducerError
 from reducer.established import Options
 from reducer.job import Job
@@ -47,7 +47,7 @@ def job_for(path: Path | None, out: Path | None, options: Options, resume: bool 
     (and no `path`), the job for what `python -m MODULE` runs from the working directory, found
     without running the package's code (a one-line error when there is none), reduced as a script."""
     if module is not None:
-        from reducer.user_modules import module_source
+        from reducer.readers.user_modules import module_source
 
         module_source(module)  # not found: one line
         return _script_job(Path(user_code.MODULE + module), out, options, resume, known, args)

@@ -26,7 +26,7 @@ from reducer import bug_report, counterfactual, located
 from reducer.data_literals import standalone
 from reducer.engine import Engine, Event, Problem
 from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
-from reducer.inputs import argument_files, data_files, read_input, with_arguments
+from reducer.readers.inputs import argument_files, data_files, read_input, with_arguments
 from reducer.established import Established, Options
 from reducer.job import Job
 from reducer.verdict import Verdict, last_words, no_backend
@@ -386,7 +386,7 @@ class Reduction(Job):
                                           private_paths=private, known=self.known(est.signature), traced=story,
                                           **(follow.report if follow else {}))}
         if self.notebook:  # a notebook's reproducer is a script, and a one-cell notebook beside it
-            from reducer.notebook import notebook_of
+            from reducer.readers.notebook import notebook_of
 
             files["repro.ipynb"] = notebook_of(files["repro.py"])
         standalone.write(self.data, self.out)  # repro_data.npz and the data files the reproducer still reads

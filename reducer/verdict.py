@@ -9,7 +9,7 @@ import oracles
 from oracles.base import final_exception, innermost_library_frame
 from oracles.outcome import RunResult
 from reducer.errors import NEEDS_INPUT, NO_FAILURE, OTHER_FAILURE, ReducerError
-from reducer.inputs import needs_input
+from reducer.readers.inputs import needs_input
 
 
 @dataclass

@@ -16,7 +16,7 @@ from reducer import env as envmod
 from reducer import errors
 from reducer.data_literals import DATA_NPZ, LITERAL_ELEMENTS
 from reducer.data_literals.writeback import rewrite
-from reducer.inputs import argument_files, needs_input, with_arguments
+from reducer.readers.inputs import argument_files, needs_input, with_arguments
 
 FORMS = PROGRAMS / "forms"
 REPO = Path(__file__).resolve().parent.parent

@@ -11,8 +11,8 @@ import pytest
 
 from conftest import PROGRAMS, reducer_cli
 from reducer import errors
-from reducer.inputs import read_input
-from reducer.notebook import cell_code, notebook_of, script_from_notebook
+from reducer.readers.inputs import read_input
+from reducer.readers.notebook import cell_code, notebook_of, script_from_notebook
 
 FORMS = PROGRAMS / "forms"
 

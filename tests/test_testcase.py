@@ -1,4 +1,4 @@
-"""A failing test as input: node ids made into standalone scripts (reducer.testcase), and reduced end to end."""
+"""A failing test as input: node ids made into standalone scripts (reducer.readers.testcase), and reduced end to end."""
 import ast
 import subprocess
 import sys
@@ -9,7 +9,7 @@ import pytest
 from conftest import PROGRAMS, reducer_cli
 from reducer import errors
 from reducer.errors import ReducerError
-from reducer.inputs import read_input
+from reducer.readers.inputs import read_input
 
 SUITES = PROGRAMS / "suites"
 PYTEST_SUITE = SUITES / "suite_model_pytest.py"

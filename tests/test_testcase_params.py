@@ -13,7 +13,7 @@ from conftest import HAS_ENZYME, PROGRAMS, reducer_cli
 from oracles.base import final_exception, normalize_message
 from reducer import errors
 from reducer.errors import ReducerError
-from reducer.inputs import read_input
+from reducer.readers.inputs import read_input
 
 PARAMS = PROGRAMS / "suites" / "params"
 PYTEST_SUITE = PARAMS / "suite_ops_pytest.py"

@@ -1,4 +1,4 @@
-"""The user's own packages made part of the program (reducer.user_code), and `-m MODULE`.
+"""The user's own packages made part of the program (reducer.readers.user_code), and `-m MODULE`.
 
 The editable install is simulated as pip writes it (a `*.dist-info` folder with `direct_url.json`
 saying `"dir_info": {"editable": true}`, the project folder put on the path as pip's `.pth` file
@@ -19,10 +19,10 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import PROGRAMS, reducer_cli
-from reducer import user_code
+from reducer.readers import user_code
 from reducer.errors import NOT_FOUND, ReducerError
-from reducer.inputs import read_input
-from reducer.user_modules import module_source
+from reducer.readers.inputs import read_input
+from reducer.readers.user_modules import module_source
 
 PROJECT = PROGRAMS / "project"
 

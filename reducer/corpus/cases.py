@@ -14,7 +14,7 @@ from oracles import oracle_spec
 from oracles.base import Signature
 from reducer.errors import BAD_CASE, NOT_FOUND, ReducerError
 from reducer.files import write_atomic
-from reducer.inputs import read_script
+from reducer.readers.inputs import read_script
 from reducer.tomlfile import dump_toml
 
 CASE_FILE = "case.toml"

@@ -104,7 +104,7 @@ def _numpy_alias(tree: ast.Module) -> tuple[str, ast.stmt | None]:
 
 
 def _insert_at(tree: ast.Module) -> int:
-    from reducer.inputs import _top
+    from reducer.readers.inputs import _top
 
     return _top(tree)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import oracles
 from oracles.base import Signature
 from reducer.errors import NOT_FOUND, USAGE, ReducerError
-from reducer.inputs import read_script
+from reducer.readers.inputs import read_script
 from reducer.versions import record
 from reducer.versions.envs import Environments
 from reducer.versions.index import LOCKSTEP, choose_versions, installed_version, release

@@ -17,7 +17,7 @@ import oracles
 from oracles.base import Oracle, Signature, final_exception
 from oracles.outcome import RunResult
 from reducer.files import scrub
-from reducer.inputs import data_files
+from reducer.readers.inputs import data_files
 from reducer.workers.sandbox import Limits, Sandbox
 from reducer.workers.scratch import folder as scratch_folder, remove as remove_scratch
 

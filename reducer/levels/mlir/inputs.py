@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reducer.errors import BAD_MLIR, NOT_FOUND, ReducerError
-from reducer.inputs import read_text
+from reducer.readers.inputs import read_text
 from reducer.levels.mlir import ir_worker, xla_dump
 
 

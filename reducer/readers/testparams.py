@@ -5,7 +5,7 @@ values of the case an id names, as expressions: the value as written, or `sorted
 list of values is computed. The ids come from the text where it holds them literally; otherwise pytest
 itself is asked (a `--collect-only` run in a subprocess) which case an id names. Also here: a case's
 values bound as plain variables at the top of the test's body (`bind_values`, for absltest's
-generated methods too: reducer.testclass finds their values).
+generated methods too: reducer.readers.testclass finds their values).
 """
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reducer.errors import NOT_FOUND, USAGE, ReducerError
-from reducer.testclass import dotted
-from reducer.testfixtures import Fixture, conftest_paths, fixture_closure
-from reducer.testtarget import Target, by_test_library
+from reducer.readers.testclass import dotted
+from reducer.readers.testfixtures import Fixture, conftest_paths, fixture_closure
+from reducer.readers.testtarget import Target, by_test_library
 
 PYTEST_PROBE = r'''
 import json, sys

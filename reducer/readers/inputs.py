@@ -9,9 +9,9 @@ from pathlib import Path
 
 from oracles.base import final_exception
 from oracles.outcome import RunResult
-from reducer import user_code
+from reducer.readers import user_code
 from reducer.errors import NOT_FOUND, NOT_TEXT, SYNTAX, ReducerError
-from reducer.user_modules import module_source
+from reducer.readers.user_modules import module_source
 
 
 def read_text(path: Path, kind: str) -> str:
@@ -70,13 +70,13 @@ def data_files(script: Path, source: str, limit_bytes: int = 200 * 1024 * 1024) 
 
 def read_input(path: Path) -> tuple[Path, str]:
     """The script to reduce and its text: a .py file, a test's node id (FILE.py::Class::test) made
-    standalone, a Jupyter notebook (.ipynb) made a script (`reducer.notebook`), or the module that
-    `python -m NAME` runs (the path spelt `-m NAME`, `reducer.user_code.MODULE`).
+    standalone, a Jupyter notebook (.ipynb) made a script (`reducer.readers.notebook`), or the module that
+    `python -m NAME` runs (the path spelt `-m NAME`, `reducer.readers.user_code.MODULE`).
 
     For a node id or a notebook the script's path is a name next to the test file or the notebook
     (it is never written there), so that files the program reads from its folder are still found;
     for a module it is `NAME.py` in the working directory, where `python -m` runs it. The user's own
-    packages the program imports are made part of it (`reducer.user_code.standalone`).
+    packages the program imports are made part of it (`reducer.readers.user_code.standalone`).
     """
     text, package = str(path), None
     if text.startswith(user_code.MODULE):
@@ -84,7 +84,7 @@ def read_input(path: Path) -> tuple[Path, str]:
         file, package = module_source(name)
         script, source = Path.cwd() / f"{name}.py", read_script(file)
     elif "::" not in text and Path(path).suffix == ".ipynb":
-        from reducer.notebook import script_from_notebook
+        from reducer.readers.notebook import script_from_notebook
 
         script, source = Path(path).with_suffix(".py"), script_from_notebook(Path(path))
     elif "::" not in text:
@@ -92,7 +92,7 @@ def read_input(path: Path) -> tuple[Path, str]:
     else:
         import re
 
-        from reducer.testcase import standalone_source
+        from reducer.readers.testcase import standalone_source
 
         file, *names = text.split("::")
         # a case's id may hold any character (`test_x[a b/c]`): the name keeps letters, digits, `_`, `.`, `-`

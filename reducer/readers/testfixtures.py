@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reducer.errors import NOT_FOUND, USAGE, ReducerError
-from reducer.testclass import dotted
-from reducer.testtarget import Target, by_test_library, is_docstring, is_test_import, test_imports
+from reducer.readers.testclass import dotted
+from reducer.readers.testtarget import Target, by_test_library, is_docstring, is_test_import, test_imports
 
 ROOT_MARKERS = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", ".git")
 BUILTIN_FIXTURES = {"tmp_path": "pathlib.Path(tempfile.mkdtemp())",

@@ -1,6 +1,6 @@
 """The user's own packages made part of the program, so that they are reduced as the script's own code.
 
-The user's modules the program imports (`reducer.user_modules` says which are the user's) are read,
+The user's modules the program imports (`reducer.readers.user_modules` says which are the user's) are read,
 never written: their top-level definitions the program needs, transitively, and their top-level
 statements that bind nothing (effects: a `jax.config.update`, a registration) are placed before the
 program's first import of them, in the order Python runs them; the imports of the user's modules go,
@@ -16,8 +16,8 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reducer.global_names import Globals, bound, identifiers
-from reducer.user_modules import Finder
+from reducer.readers.global_names import Globals, bound, identifiers
+from reducer.readers.user_modules import Finder
 
 MODULE = "-m "  # `-m NAME` spelt as the input's path (`reducer.entry.job_for` hands it to `read_input`)
 NOTES: dict[str, list[str]] = {}  # by the script's path: what was inlined, or why not (the job logs them)

@@ -1,5 +1,5 @@
 """Which names Python statements bind and read at module level, scopes followed (functions, lambdas,
-classes, comprehensions): for moving code between modules (`reducer.user_code`)."""
+classes, comprehensions): for moving code between modules (`reducer.readers.user_code`)."""
 from __future__ import annotations
 
 import ast

@@ -1,6 +1,6 @@
 """The test a node id names: `FILE.py::test_name` or `FILE.py::Class::test_name`, with the case in
-brackets of a parametrized pytest test (`[case]`, kept for reducer.testparams) or the name of a method
-that absltest's `parameterized` generates (its values, from reducer.testclass), found in its module's
+brackets of a parametrized pytest test (`[case]`, kept for reducer.readers.testparams) or the name of a method
+that absltest's `parameterized` generates (its values, from reducer.readers.testclass), found in its module's
 tree. Also here: the names the module binds to pytest / absl.testing, which tell the test library's
 imports, decorators and marks from the module's own code.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reducer.errors import NOT_FOUND, USAGE, ReducerError
-from reducer.testclass import ABSL_PROBE, absl_cases, absl_decorator, dotted
+from reducer.readers.testclass import ABSL_PROBE, absl_cases, absl_decorator, dotted
 
 TEST_ROOTS = ("pytest", "_pytest", "absl.testing")
 

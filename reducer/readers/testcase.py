@@ -4,31 +4,31 @@
 absltest methods). The script holds the test module's own code less its other tests, the fixtures
 the test asks for (from the module, its class and the conftest.py files above it) as plain functions
 called in dependency order, then the test's class set-up, set-up and body as module-level statements
-(reducer.testclass), or, when the test needs more of its class, the class itself with `setUpClass`,
+(reducer.readers.testclass), or, when the test needs more of its class, the class itself with `setUpClass`,
 `setUp` (or `setup_class`, `setup_method`) and the test method called directly. pytest and absl are
 not imported (an absltest class becomes a `unittest.TestCase` unless it uses absltest's own helpers),
 so the failure the reduction keeps is the one inside the test, not the runner's report of it.
 
 One case of a parametrized test, by the id the runner prints: `FILE.py::test_x[case]` for pytest
-(reducer.testparams), `FILE.py::Class::test_x_case` / `test_x0` for absltest's `parameterized`
-(reducer.testclass). The case's values are bound as plain variables at the top of the test's body,
+(reducer.readers.testparams), `FILE.py::Class::test_x_case` / `test_x0` for absltest's `parameterized`
+(reducer.readers.testclass). The case's values are bound as plain variables at the top of the test's body,
 a parametrized fixture's `request.param` becomes its value, and the other cases are dropped.
 
 `standalone_source` is the entry point; the node id is parsed and its test found by
-reducer.testtarget, its fixtures (and the stand-ins for pytest's `tmp_path`, `tmpdir`, `monkeypatch`
-and `capsys`) come from reducer.testfixtures.
+reducer.readers.testtarget, its fixtures (and the stand-ins for pytest's `tmp_path`, `tmpdir`, `monkeypatch`
+and `capsys`) come from reducer.readers.testfixtures.
 """
 from __future__ import annotations
 
 import ast
 
 from reducer.errors import USAGE, ReducerError
-from reducer.testclass import CASE, dotted, flatten, rebase_to_unittest, testcase_bases
-from reducer.testfixtures import (BUILTIN_IMPORTS, BUILTIN_FIXTURES, STAND_INS, Fixture, bind_fixture_param,
+from reducer.readers.testclass import CASE, dotted, flatten, rebase_to_unittest, testcase_bases
+from reducer.readers.testfixtures import (BUILTIN_IMPORTS, BUILTIN_FIXTURES, STAND_INS, Fixture, bind_fixture_param,
                                   conftest_fixtures, fixture_decorator, is_hook_or_fixture, local_fixtures,
                                   resolve)
-from reducer.testparams import bind_values, combined_ids, pytest_case, pytest_probe, pytest_sources
-from reducer.testtarget import Target, by_test_library, find_target, is_docstring, is_test_import
+from reducer.readers.testparams import bind_values, combined_ids, pytest_case, pytest_probe, pytest_sources
+from reducer.readers.testtarget import Target, by_test_library, find_target, is_docstring, is_test_import
 
 
 def _strip(func: ast.AST, test_names: dict) -> ast.AST:
