@@ -20,8 +20,8 @@ class Oracle:
     needs_gradient_checks = False
     #: which of the harness's watches its verdicts rest on (`reducer.watches`): "gradients", "results"
     watches: tuple[str, ...] = ()
-    #: whether the oracle runs each candidate itself (`run_candidate(source, filename)`, as the
-    #: user's interestingness command does) instead of judging the job's run of it
+    #: whether the oracle judges its command's run of each candidate (the user's interestingness
+    #: command, `argv` and `timeout`; the job runs it: `reducer.workers.command`) instead of the sandbox's
     runs_candidates = False
 
     def classify(self, run: RunResult) -> Signature | None:

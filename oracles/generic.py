@@ -1,17 +1,13 @@
 """Generic oracles: a regular expression over the output, or the user's interestingness command.
 
 The command follows C-Reduce's convention, once for the whole project: it is run in the
-candidate's scratch folder with the candidate's path as its last argument, and exit status 0 means
-"still interesting".
+candidate's scratch folder with the candidate's path as its last argument (`reducer.workers.command`
+runs it), and exit status 0 means "still interesting".
 """
 from __future__ import annotations
 
 import re
 import shlex
-import subprocess
-import tempfile
-import time
-from pathlib import Path
 
 from oracles.base import Oracle, Signature, excerpt
 from oracles.outcome import RunResult
@@ -37,8 +33,9 @@ class Regex(Oracle):
 class Script(Oracle):
     """Runs `COMMAND FILE` on the candidate source; exit 0 = the candidate is still interesting.
 
-    It runs each candidate itself (`runs_candidates`): `run_candidate` gives the command's own run,
-    and `classify` turns a run that exited 0 into the one signature this oracle has."""
+    Candidates run through the command, not in the sandbox (`runs_candidates`; the job's
+    `reducer.workers.command.CommandRunner` runs them), and `classify` turns a run that exited 0
+    into the one signature this oracle has."""
 
     name = "script"
     runs_candidates = True
@@ -49,26 +46,6 @@ class Script(Oracle):
             raise ValueError("script: oracle needs a command")
         self.timeout = timeout
 
-    def run_candidate(self, source: str, filename: str, timeout: float | None = None) -> RunResult:
-        """The command's run on `source`, written as `filename` in a scratch folder of its own."""
-        with tempfile.TemporaryDirectory(prefix="reducer-script-") as tmp:
-            path = Path(tmp) / filename
-            path.write_text(source)
-            start = time.monotonic()
-            try:
-                done = subprocess.run(self.argv + [str(path)], cwd=tmp, capture_output=True, text=True,
-                                      timeout=timeout or self.timeout, stdin=subprocess.DEVNULL,
-                                      start_new_session=True)
-            except subprocess.TimeoutExpired as exc:
-                return RunResult(None, _text(exc.stdout), _text(exc.stderr), time.monotonic() - start, timed_out=True)
-            except OSError as exc:
-                raise ValueError(f"cannot run interestingness command {self.argv[0]!r}: {exc.strerror}") from None
-            return RunResult(done.returncode, done.stdout, done.stderr, time.monotonic() - start)
-
-    def interesting(self, source: str, filename: str) -> tuple[bool, str]:
-        run = self.run_candidate(source, filename)
-        return self.classify(run) is not None, run.output
-
     def classify(self, run: RunResult) -> Signature | None:
         if run.returncode != 0 or run.timed_out:
             return None
@@ -78,6 +55,3 @@ class Script(Oracle):
         return Signature(self.name, (("command", shlex.join(self.argv)),),
                          f"Interestingness command `{shlex.join(self.argv)}` accepts the program")
 
-
-def _text(data) -> str:
-    return data.decode(errors="replace") if isinstance(data, bytes) else (data or "")

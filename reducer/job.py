@@ -30,6 +30,7 @@ from reducer.files import write_atomic
 from reducer.established import Established, Options
 from reducer.verdict import Verdict, last_words, own_output, verify_runs
 from reducer.workers import scratch
+from reducer.workers.command import CommandRunner, runner_for
 from reducer.workers.sandbox import Limits
 
 if TYPE_CHECKING:
@@ -122,6 +123,12 @@ class Job:
     @oracle_spec.setter
     def oracle_spec(self, oracle: Oracle | None) -> None:
         self.requested = oracle
+
+    @property
+    def command(self) -> CommandRunner | None:
+        """Where candidates run when the user's interestingness command judges them (`--oracle
+        script:COMMAND`): through that command, not the sandbox."""
+        return runner_for(self.requested)
 
     @property
     def votes(self) -> int:

@@ -107,8 +107,8 @@ class Reduction(Job):
         """One run of `source`: by the oracle itself when it runs candidates (the user's command),
         else in the sandbox (`how`: fresh, isolated); never past --max-time."""
         limits = dataclasses.replace(limits, timeout=self.bounded(limits.timeout))
-        if self.requested is not None and self.requested.runs_candidates:
-            return self.requested.run_candidate(source, self.file_name, limits.timeout)
+        if self.command is not None:
+            return self.command.run(source, self.file_name, limits.timeout)
         run = self.sandbox.run(source, limits, cancel, **how)
         return self.sites.attach(source, run) if self.sites is not None and not run.cancelled else run
 

@@ -15,6 +15,7 @@ from oracles.jax_error import normalise as jax_error_normalise
 from oracles.pipeline_error import PipelineError
 from oracles.pipeline_error import normalise as pipeline_normalise
 from oracles.wrong_result import WrongResult
+from reducer.workers.command import runner_for
 from reducer.workers.sandbox import Limits, RunResult, Sandbox
 
 
@@ -151,8 +152,10 @@ def test_script_oracle_follows_exit_zero_is_interesting(tmp_path):
     check.write_text('#!/bin/sh\ngrep -q top_k "$1"\n')
     check.chmod(0o755)
     script = Script(str(check))
-    assert script.interesting("jax.lax.top_k(x, 2)\n", "a.py")[0]
-    assert not script.interesting("jax.lax.sort(x)\n", "a.py")[0]
+    command = runner_for(script)
+    assert script.classify(command.run("jax.lax.top_k(x, 2)\n", "a.py")) is not None
+    assert script.classify(command.run("jax.lax.sort(x)\n", "a.py")) is None
+    assert runner_for(Regex("x")) is None and runner_for(None) is None  # the others run in the sandbox
 
 
 def test_make_oracle_names():

@@ -42,6 +42,7 @@ def first_failure(job) -> tuple[Oracle, Signature, RunResult]:
             job.log(f"{name}: does not fail; trying the module XLA compiled before it")
     raise AssertionError("unreachable")
 
+
 def of_module(job) -> tuple[Oracle, Signature, RunResult]:
     """How one module fails: the runs that apply to it, in turn, until one shows a failure."""
     pipeline, module_text = mm.split(job.original)
@@ -77,6 +78,7 @@ def of_module(job) -> tuple[Oracle, Signature, RunResult]:
     else:
         no_failure(job, seen)
     return (*hit, run)
+
 
 def no_failure(job, seen: list[tuple[str, RunResult]]) -> None:
     """Raise the one-line error for a module on which no run showed the failure wanted."""

@@ -154,8 +154,8 @@ class MlirReduction(Job):
 
     def run_candidate(self, program: str, cancel: threading.Event | None = None, fresh: bool = False) -> RunResult:
         pipeline, module_text = mm.split(program)
-        if self.requested is not None and self.requested.runs_candidates:
-            return self.requested.run_candidate(program, self.file_name, self.bounded(self.limits.timeout))
+        if self.command is not None:
+            return self.command.run(program, self.file_name, self.bounded(self.limits.timeout))
         xla = self.xla if self.kind in XLA_KINDS else {}
         if self.isolation == "worker" and not fresh:
             return self.sandbox.run(IrModule(module_text, pipeline, self.kind, json.dumps(xla) if xla else ""),

@@ -1,8 +1,9 @@
-"""Running an MLIR candidate: Enzyme-JAX's pass pipeline or XLA's compiler on a module.
+"""Running an MLIR candidate: Enzyme-JAX's pass pipeline on a module, or XLA compiling and running
+it (`xla_check`; with the phase it is in, and against a reference compilation for wrong results).
 
 Three ways, one result type (`oracles.outcome.RunResult`, so the existing oracles classify it):
-- `run_here`: in this process (`enzyme_ad.jax.enzyme_call.run_pass_pipeline`, or XLA's
-  `compile_and_load`), tens of milliseconds; the diagnostics MLIR prints on file descriptor 2 are
+- `run_here`: in this process (`enzyme_ad.jax.enzyme_call.run_pass_pipeline`, or `xla_check`),
+  tens of milliseconds; the diagnostics MLIR prints on file descriptor 2 are
   captured, and the Python exception is kept as the traceback a script would print.
 - an `IrModule` request (`reducer.workers.requests`) run through the sandbox: the same, in the warm
   workers every level shares, with their timeout, cancellation and crash isolation.

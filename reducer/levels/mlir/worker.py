@@ -3,12 +3,13 @@
 The IR level's candidates are `IrModule` requests (a kind registered with `reducer.workers.requests`,
 defined here): they run in the warm
 workers every level shares (`reducer.workers.sandbox`), where `run_module` runs Enzyme-JAX's pass
-pipeline on the module, or XLA's compiler, in the worker's own interpreter (tens of milliseconds);
+pipeline on the module, or XLA compiling and running it, in the worker's own interpreter (tens of
+milliseconds);
 what MLIR prints on file descriptor 2 goes to the candidate's output like a script's, and a crash
 ends only the worker's runner.
 
 `python -m reducer.levels.mlir.worker FILE.mlir [--xla|--gradient]` runs once on a file: the
-pipeline on its first line (Enzyme-JAX's dump format), XLA's compiler with `--xla`, or the
+pipeline on its first line (Enzyme-JAX's dump format), XLA compiling and running it with `--xla`, or the
 pipeline's gradient against finite differences with `--gradient`.
 """
 from __future__ import annotations
