@@ -252,7 +252,7 @@ def check(
         fail(str(exc), 2)
     except ReducerError as exc:
         if exc.status == NO_FAILURE:
-            err.print(f"{script or f'-m {module}'}: does not fail: nothing to reduce", highlight=False)
+            err.print(f"{script or f'-m {module}'}: does not fail: nothing to reduce", highlight=False, soft_wrap=True)
             raise typer.Exit(1)
         fail(str(exc), NO_BACKEND if exc.status == NO_BACKEND else 1)
     finally:

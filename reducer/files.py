@@ -6,13 +6,14 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, content: str | bytes) -> None:
+    """Write `content` (text, or bytes such as an `.npz`) to `path` through a temporary file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb" if isinstance(content, bytes) else "w") as fh:
+            fh.write(content)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -165,11 +165,7 @@ class Job:
     def write_files(self, files: dict) -> None:
         """Write a level's output files (text or bytes) into the output folder."""
         for name, content in files.items():
-            if isinstance(content, bytes):
-                self.out.mkdir(parents=True, exist_ok=True)
-                (self.out / name).write_bytes(content)
-            else:
-                write_atomic(self.out / name, content)
+            write_atomic(self.out / name, content)
 
     # -- time -----------------------------------------------------------------------------------
     def remaining(self) -> float | None:

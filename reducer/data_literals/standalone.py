@@ -12,7 +12,6 @@ and `write` (the files, into the output folder).
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import io
 import os
@@ -23,6 +22,7 @@ from pathlib import Path
 from reducer.data_literals import DATA_NPZ, LITERAL_ELEMENTS
 from reducer.data_literals.recorder import record
 from reducer.data_literals.writeback import rewrite
+from reducer.files import write_atomic
 
 
 @dataclasses.dataclass
@@ -39,29 +39,16 @@ class Standalone:
         out.mkdir(parents=True, exist_ok=True)
         names = []
         if self.npz is not None:
-            write_bytes_atomic(out / DATA_NPZ, self.npz)
+            write_atomic(out / DATA_NPZ, self.npz)
             names.append(DATA_NPZ)
         for path in self.beside:
             target = out / path.name
             if path.is_dir():
                 shutil.copytree(path, target, dirs_exist_ok=True)
             else:
-                write_bytes_atomic(target, path.read_bytes())
+                write_atomic(target, path.read_bytes())
             names.append(path.name)
         return names
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
 
 
 def make_standalone(job, program: str, est) -> Standalone:

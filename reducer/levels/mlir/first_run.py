@@ -68,8 +68,9 @@ def of_module(job) -> tuple[Oracle, Signature, RunResult]:
             raise ReducerError(f"{job.source_name}: {reason}", NO_BACKEND)
         hit = job._classify(run)
         seen.append((kind, run))
-        if kind == XLA_RESULTS and xla_results.verdict(run.output):  # the reference every candidate is run against
-            job.xla = {"reference": xla_results.verdict(run.output)["reference"]}
+        verdict = xla_results.verdict(run.output) if kind == XLA_RESULTS else None
+        if verdict:  # the reference every candidate is run against
+            job.xla = {"reference": verdict["reference"]}
         if hit:
             job.original = program
             break

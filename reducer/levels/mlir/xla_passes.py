@@ -9,32 +9,21 @@ whether XLA's optimisations are involved at all.
 """
 from __future__ import annotations
 
-import json
+import tempfile
+from pathlib import Path
 
 from reducer.levels.mlir import module as mm, run as mlir_run
-from reducer.levels.mlir.xla_check import ESSENTIAL
+from reducer.levels.mlir.xla_check import ESSENTIAL, passes_in_dump
 from reducer.workers.sandbox import Limits
 
-PASSES = "reducer-xla-passes: "
-
-
 def changing_passes(job, module_text: str) -> list[str]:
-    """The passes that change the module, from a dump written by a run in the job's sandbox (a
-    compilation that crashes still leaves the passes it ran before it died)."""
-    folder = job.scratch / "xla-pass-dump"
+    """The passes that change the module, read from XLA's per-pass dump written by a run in the job's
+    sandbox (a compilation that crashes still leaves the passes it ran before it died)."""
+    folder = Path(tempfile.mkdtemp(prefix="xla-pass-dump-", dir=job.scratch))  # its own: a dump adds files
     source = (mlir_run.xla_check_source() + "\n\n"
-              f"MODULE = {mlir_run.python_literal(module_text)}\n"
-              f"FOLDER = {str(folder)!r}\n"
-              "try:\n    dump_passes(MODULE, FOLDER)\nfinally:\n"
-              f"    print({PASSES!r} + json.dumps(passes_in_dump(FOLDER)), flush=True)\n")
-    folder.mkdir(parents=True, exist_ok=True)
-    run = job.sandbox.run(source, Limits(timeout=max(60.0, job.limits.timeout)))
-    for line in run.output.splitlines():
-        if line.startswith(PASSES):
-            return json.loads(line[len(PASSES):])
-    from reducer.levels.mlir.xla_check import passes_in_dump
-
-    return passes_in_dump(str(folder))  # the process died while compiling
+              f"dump_passes({mlir_run.python_literal(module_text)}, {str(folder)!r})\n")
+    job.sandbox.run(source, Limits(timeout=max(60.0, job.limits.timeout)))
+    return passes_in_dump(str(folder))
 
 
 def culprit(job, program: str, log) -> dict:
