@@ -34,9 +34,9 @@ PACKAGES = ("reducer", "oracles")
 LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("oracles", "failure families, signatures, run results: know nothing of the reducer", ("oracles",)),
     ("base", "errors, files, TOML, environment, the readers of every input form (scripts, notebooks, test ids, the "
-     "user's own code made part of the program), timeouts, the generic engine",
+     "user's own code made part of the program), timeouts, the generic engine and the base of every pass",
      ("reducer", "reducer.errors", "reducer.files", "reducer.env", "reducer.readers", "reducer.timeouts",
-      "reducer.tomlfile", "reducer.engine")),
+      "reducer.tomlfile", "reducer.engine", "reducer.passes")),
     ("candidate", "what runs inside a candidate's process: the harness and its watches",
      ("reducer.harness", "reducer.watches")),
     ("workers", "where candidates run: sandbox, fork server, runner, request kinds, executors; know no level",

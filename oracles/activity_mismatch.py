@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from oracles.base import Oracle, Signature, excerpt, final_exception
+from oracles.base import Oracle, Signature, excerpt, program_exit
 from oracles.outcome import RunResult, program_outcome
 
 #: Enzyme-JAX's messages for a value whose activity does not fit, each with the kind it names
@@ -84,9 +84,7 @@ class ActivityMismatch(Oracle):
         if counts.get("enzyme") and counts.get("plain"):
             fields.append(("program-compares", "yes"))
         if run.returncode not in (0, None):
-            ended = final_exception(run.output)
-            last = ended[1] if ended and ended[1] else _last_line(run.output)
-            fields.append(("program-exit", last))
+            fields.append(("program-exit", program_exit(run.output)))
         detail = (f"harness: Enzyme-JAX gradient of `{worst['function']}` = {worst.get('enzyme')}, "
                   f"JAX AD = {worst.get('reference')} (max abs error {worst.get('max_abs_err'):.3g}, "
                   f"rtol={worst.get('rtol')}, atol={worst.get('atol')}); first disagreeing operation: `{op}`"
@@ -114,6 +112,9 @@ def fault_sentence(found: dict) -> str:
         where += f" (its input {found['input']})"
     text = (f"Enzyme-JAX's derivative of `{found['operation']}` {where} is {_number(found['enzyme'])}; "
             f"JAX's is {_number(found['jax'])}")
+    if found.get("defined"):
+        return (text + f"; `{found['operation']}`'s derivative is 0 by definition, as JAX's AD has it (finite "
+                "differences see the identity it computes and cannot judge it): Enzyme-JAX differentiates through it")
     if found.get("fd") is None:
         return text + "; finite differences could not be computed there"
     return (text + f"; float64 central finite differences (step {found['step']:.3g}) give {_number(found['fd'])}: "
@@ -123,7 +124,3 @@ def fault_sentence(found: dict) -> str:
 def _number(x) -> str:
     return f"{x:.6g}" if isinstance(x, (int, float)) else str(x)
 
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:200] if lines else ""

@@ -138,6 +138,23 @@ def final_exception(text: str) -> tuple[str, str] | None:
     return name, (last.group("msg") or "").strip()
 
 
+#: NumPy's testing helpers' message when two arrays differ: the program compared with `assert_allclose`
+ALLCLOSE_MESSAGE = "Not equal to tolerance"
+
+
+def program_exit(text: str) -> str:
+    """How the program stopped, for a signature's `program-exit`: its exception's message (or type
+    when it has none; `assert_allclose` for NumPy's comparison, whose message starts on the next
+    line), or without a traceback its last line of output."""
+    ended = final_exception(text)
+    if ended is None:
+        lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+        return lines[-1][:200] if lines else ""
+    if ended[0] == "AssertionError" and not ended[1] and ALLCLOSE_MESSAGE in text:
+        return "assert_allclose"
+    return ended[1] or ended[0]
+
+
 def normalize_message(message: str) -> str:
     """Drop what changes while reducing: numbers, shapes, hex ids, paths, quoted values."""
     s = re.sub(r"0x[0-9a-fA-F]+", "ADDR", message)

@@ -106,6 +106,13 @@ def reads(check_line: str, message: str) -> str:
 class OwnCheck(Oracle):
     name = "own-check"
 
+    def same(self, wanted: Signature, seen: Signature) -> bool:
+        """A non-finite value is the same failure when the same check fails on a value made in the
+        same place (`in`, `op`), whichever public function of the program reached it (`from`)."""
+        if wanted.family == seen.family == "nonfinite":
+            return _identity(wanted) == _identity(seen)
+        return wanted == seen
+
     def classify(self, run: RunResult) -> Signature | None:
         if run.returncode in (0, None) or run.returncode < 0 or run.timed_out:
             return None
@@ -165,6 +172,10 @@ def nonfinite(kind: str, check: str, at: tuple[tuple[str, str], ...], shown: str
     via = f" (through `{where.get('from')}`)" if where.get("from") not in ("", where.get("op")) else ""
     title = f"A non-finite value from `{where.get('op')}`{via}{under} fails the program's `{check}`"
     return Signature("nonfinite", (("type", kind), ("check", check), *at), title, shown)
+
+
+def _identity(sig: Signature) -> tuple:
+    return tuple((k, v) for k, v in sig.fields if k != "from")
 
 
 def _excerpt(text: str, exception_line: str) -> str:

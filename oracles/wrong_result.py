@@ -16,7 +16,7 @@ this family after the crash family.
 """
 from __future__ import annotations
 
-from oracles.base import Oracle, Signature, final_exception
+from oracles.base import Oracle, Signature, program_exit
 from oracles.outcome import RunResult, program_outcome
 
 #: the references a `jit` result is compared with (`reducer.watches.results`), and how the report calls them
@@ -40,9 +40,8 @@ class WrongResult(Oracle):
         op = worst.get("operation", "function")
         # a harness of before the CPU cross-check compared op by op alone
         against = worst.get("disagrees_with") or [OP_BY_OP]
-        ended = final_exception(run.output)
-        last = ended[1] or ended[0] if ended else _last_line(run.output)
-        fields = (("source", "jit"), ("reference", ",".join(against)), ("op", op), ("program-exit", last))
+        fields = (("source", "jit"), ("reference", ",".join(against)), ("op", op),
+                  ("program-exit", program_exit(run.output)))
         where = {CPU: " on the CPU", f"{OP_BY_OP},{CPU}": " on its device and on the CPU"}.get(fields[1][1], "")
         return Signature(self.name, fields, f"`jit` result disagrees with op-by-op evaluation{where} (`{op}`)",
                          _detail(worst, op) + "\n" + "\n".join(run.output.strip().splitlines()[-4:]))
@@ -73,7 +72,3 @@ def _detail(worst: dict, op: str) -> str:
     inputs = f" on inputs starting {worst['inputs']}" if worst.get("inputs") else ""
     return f"harness: {'; '.join(parts)}; first differing operation: `{op}`{inputs}"
 
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:200] if lines else ""

@@ -1,6 +1,8 @@
 """The fault a reduction's signature names, located once on the original and attached to every
 candidate's run, so that the oracle compares them: the operation a crash happens in
-(`reducer.levels.jaxpr.crash_site`) or where a NaN or an Inf is made (`reducer.faults.nonfinite`).
+(`reducer.levels.jaxpr.crash_site.Sites`) or where a NaN or an Inf is made
+(`reducer.faults.nonfinite`, under `reducer.faults.attach.Attached`). Both are localisers of the one
+protocol, `reducer.faults.Localiser`, and both have the `establish` / `attach` shape the job calls.
 """
 from __future__ import annotations
 

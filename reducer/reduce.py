@@ -2,10 +2,10 @@
 
 `Reduction` is the script's `reducer.job.Job`: `establish` runs the original (several times, to
 measure how reliably it fails) and fixes what the reduction keeps in a frozen `Established`
-(oracle, signature, limits, votes, watches, data files); `shrink` chains the levels before the
-source level (`reducer.levels.jaxpr.level.JaxprLevel`, when it applies), collecting their
-`LevelResult`s, then drives the engine with the source passes, writing the best program so far
-after every step; `finish` returns `repro.py` and `report.md` (the job writes them and the rest).
+(oracle, signature, limits, votes, watches, data files); `shrink` chains the levels (`JaxprLevel`
+when it applies, then `reducer.levels.source.level.SourceLevel`, which gets the job's test, writes
+the best program so far through `_keep` and lets `_restart` look again at its result), collecting
+their `LevelResult`s; `finish` returns `repro.py` and `report.md` (the job writes them and the rest).
 After a failure in the Enzyme pipeline, the IR level follows on the module Enzyme dumps for the
 result (`follow_levels`: `reducer.levels.mlir.follow.IrLevel`).
 """
@@ -24,21 +24,19 @@ import oracles
 from oracles.base import Oracle, Signature
 from reducer import bug_report, counterfactual, located
 from reducer.data_literals import standalone
-from reducer.engine import Engine, Event, Problem
+from reducer.engine import Event, Stats
 from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
 from reducer.readers.inputs import argument_files, data_files, read_input, with_arguments
 from reducer.established import Established, Options
 from reducer.job import Job
-from reducer.verdict import Verdict, last_words, no_backend
+from reducer.verdict import Verdict, last_words, no_backend, not_failing
 from reducer.levels.base import LevelResult
 from reducer.levels.jaxpr.level import JaxprLevel, parse_levels
 from reducer.levels.mlir.follow import IrLevel
-from reducer.levels.source import computed_check
-from reducer.levels.source.passes import source_passes
-from reducer.levels.source.passes.original_calls import original_calls
+from reducer.levels.source import check_values
+from reducer.levels.source.level import SourceLevel, source_passes  # the job hands the level its passes
 from reducer.levels.source.representation import PythonSource
 from reducer.timeouts import AdaptiveTimeout
-from reducer.verdict import not_failing
 from reducer.workers.imports import preload_modules
 from reducer.workers.sandbox import Limits, RunResult, Sandbox
 
@@ -83,8 +81,7 @@ class Reduction(Job):
         self.needs_gradients = self.requested is None or self.requested.needs_gradient_checks
         self.sandbox = Sandbox(self.scratch / "runs", script_name=path.name,
                                data_files=tuple(dict.fromkeys(data_files(path, source) + arg_files)),
-                               platform=options.platform,
-                               check_gradients=self.needs_gradients, warm=options.warm,
+                               platform=options.platform, check_gradients=self.needs_gradients, warm=options.warm,
                                warm_modules=preload_modules(source), reuse=options.runner != "off",
                                compile_cache=self.scratch / "jax-cache")
         # CUDA reserves far more address space than memory: an address-space limit would stop it starting
@@ -93,12 +90,12 @@ class Reduction(Job):
         self.runaway = {"timed out": 0, "killed by a signal": 0, "out of memory": 0, "output cut": 0}
         self.runner = options.runner  # "confirm" once the runner misled the reduction
         self.timeout: AdaptiveTimeout | None = None  # set once the first runs are timed
-        self.chain: list[LevelResult] = []  # what the levels before the source level made
+        self.chain: list[LevelResult] = []  # what the levels made, in order
         self.levels_run: list[str] = []  # the levels the result went through, for the report
         self.stall = options.stall  # the source level's: shorter after a written-back script
         self.unconfirmed = 0  # runner verdicts that a child of its own did not confirm
         self.previous: dict = {}  # counts of the interrupted run being resumed
-        self.problem: Problem | None = None
+        self.stats: Stats | None = None  # the source level's engine counts (`_keep`)
         self.stalled = False
         self.sites = None  # names the fault the signature names (reducer.located), once one is wanted
 
@@ -191,14 +188,15 @@ class Reduction(Job):
         self.est = est = dataclasses.replace(est, run=run)
         return est, best
 
-    def _state(self, est: Established) -> dict:
-        stats, previous = self.problem.stats, self.previous
-        return {"script": str(self.script.resolve()), "script_sha1": hashlib.sha1(self.source.encode()).hexdigest(),
-                "oracle": self.options.oracle if self.requested is not None else est.oracle.name,
-                "platform": self.options.platform, "signature": est.signature.to_dict(),
-                "timeout": self.limits.timeout, "votes": est.votes, "rate": est.rate,
-                "tested": previous.get("tested", 0) + stats.tested, "accepted": previous.get("accepted", 0) + stats.accepted,
-                "seconds": previous.get("seconds", 0.0) + stats.seconds}
+    def _keep(self, best: str, est: Established, stats: Stats) -> None:
+        """Keep `best` and what --resume needs (with the source level's engine counts `stats`)."""
+        self.stats, before = stats, self.previous
+        counts = {key: before.get(key, 0) + getattr(stats, key) for key in ("tested", "accepted", "seconds")}
+        self.save_best(best, {
+            "script": str(self.script.resolve()), "script_sha1": hashlib.sha1(self.source.encode()).hexdigest(),
+            "oracle": self.options.oracle if self.requested is not None else est.oracle.name,
+            "platform": self.options.platform, "signature": est.signature.to_dict(), "timeout": self.limits.timeout,
+            "votes": est.votes, "rate": est.rate, **counts})
 
     # -- testing candidates ---------------------------------------------------------------------
     def _count_runaway(self, run: RunResult) -> None:
@@ -220,7 +218,7 @@ class Reduction(Job):
             self.timeout = AdaptiveTimeout(self.limits.timeout)
         fix = counterfactual.check_for(self, program, wanted) if program and not oracle.runs_candidates else None
         ran = program if self.resume else self.source  # the program est.run is a run of
-        guard = computed_check.guard_for(wanted, ran, est.run, self.file_name, self.log)
+        guard = check_values.guard_for(wanted, ran, est.run, self.file_name, self.log)
 
         def test(source: str, cancel: threading.Event) -> bool:
             for _ in range(est.votes):
@@ -233,8 +231,8 @@ class Reduction(Job):
                     run, (ok, seen) = self._confirm(source, oracle, wanted, cancel)
                 if ok and fix and not counterfactual.runs_clean(self, source, fix, cancel):
                     return False  # it stops whether or not the value is wrong
-                if ok and guard and not computed_check.holds(wanted, source, run.output, self.file_name):
-                    return False  # its own check reads constants now, not what the program computes
+                if ok and guard and not guard(source, run.output):
+                    return False  # its own check reads constants now, or fails for another reason (check_values)
                 if ok:
                     if self.timeout is not None:
                         self.timeout.record(run.seconds)
@@ -263,20 +261,21 @@ class Reduction(Job):
             self.log(f"the runner's verdict did not hold in a child of its own (seen there: {verdict[1]})")
         return again, verdict
 
-    def _holds(self, code: str, est: Established) -> bool:
-        return self.judge(est.oracle, est.signature, self.execute(code, self.limits, isolated=True))[0]
-
     def _runner_misled(self, best: str, est: Established) -> bool:
         """Whether trusted runner verdicts led to a result that fails only after other candidates."""
-        trusted = self.options.warm and self.sandbox.reuse and self.runner == "trust"
-        return trusted and not est.oracle.runs_candidates and not self._holds(best, est)
+        if not (self.options.warm and self.sandbox.reuse and self.runner == "trust") or est.oracle.runs_candidates:
+            return False
+        run, left = self.execute(best, self.limits, isolated=True), self.remaining()
+        if run.timed_out and left is not None and left < 2.0:  # cut by --max-time: nothing learnt
+            return False
+        return not self.judge(est.oracle, est.signature, run)[0]
 
     def _last_that_holds(self, accepted: list[str], est: Established) -> str:
         """The newest accepted program that fails in a child of its own (bisected; the first holds)."""
         good, bad = 0, len(accepted) - 1
         while bad - good > 1:
             mid = (good + bad) // 2
-            if self._holds(accepted[mid], est):
+            if self.judge(est.oracle, est.signature, self.execute(accepted[mid], self.limits, isolated=True))[0]:
                 good = mid
             else:
                 bad = mid
@@ -284,68 +283,69 @@ class Reduction(Job):
 
     # -- shrinking ------------------------------------------------------------------------------
     def on_engine_event(self, event: Event) -> None:
-        if event.kind == "accept":  # in the log file only: the progress display shows it live
+        source = event.level == "source"  # the levels before write their own lines
+        if source and event.kind == "accept":  # in the log file only: the progress display shows it live
             self.log_lines.append(f"[{time.strftime('%H:%M:%S')}] {event.size} tokens after "
                                   f"{event.stats.seconds:.0f} s ({event.pass_name})")
-        elif event.kind == "round" and self.options.reorder and event.stats.rounds > 1:
+        elif source and event.kind == "round" and self.options.reorder and event.stats.rounds > 1:
             self.log_lines.append(f"[{time.strftime('%H:%M:%S')}] round {event.stats.rounds}, passes by last "
                                   f"round's yield: {event.pass_name}")
         self.on_event(event)
 
-    def levels_before(self, program: str, est: Established) -> str:
-        """Chain the levels before the source level (the traced program): each starts from the program
-        the last one made, and gives its candidates' data files and a shorter stall to what follows."""
-        for level in (JaxprLevel(self.chosen, self.rep, self.resume),):
+    def levels(self) -> tuple:
+        """The chain, in order: the traced program's level, then the source level."""
+        return (JaxprLevel(self.chosen, self.rep, self.resume),
+                SourceLevel(self.rep, self.chosen, self.source, self.file_name, self.resume, source_passes))
+
+    def shrink(self, program: str, est: Established) -> str:
+        """Chain the levels: each that runs starts from the program the last one made."""
+        for level in self.levels():
             note = level.why_not(est, program)
             if note:
                 self.log(note)
-            result = None if note is not None else level.reduce(program, est, self.level_context(self.options.stall))
-            if result is None:
-                continue
-            self.chain.append(result)
-            self.write_files(result.files)
-            if result.data_files:
-                self.est = est = dataclasses.replace(est, data_files=est.data_files + result.data_files)
-                self.configure(est)
-            if result.stall is not None and (self.stall is None or self.stall > result.stall):
-                self.stall = result.stall
-                self.log(f"source level: from the written-back script, stopping after {result.stall:g} s "
-                         f"without a smaller candidate")
-            program = result.program
-        self.levels_run = [name for result in self.chain for name in result.levels]
-        if self.chosen is None or "source" in self.chosen or not self.levels_run:
-            self.levels_run.append("source")
-        return program
+            result = None if note is not None else level.reduce(program, est, self.context(est))
+            if result is not None:
+                program, est = result.program, self.take(result, est)
+        self.log_counts(program)
+        return standalone.after_shrinking(self, program, est)  # its data written in, before the final checks
 
-    def shrink(self, program: str, est: Established) -> str:
-        program = self.levels_before(program, est)
-        if "jaxpr" in self.levels_run:  # the source level starts from a write-back: offer the user's own calls
-            self.rep.original_calls = original_calls(self.source)
-        self.problem = Problem(self.rep, self.make_test(est, program), on_event=self.on_engine_event,
-                               on_accept=lambda best: self.save_best(best, self._state(est)), level="source")
-        engine = Engine(self.problem, source_passes() if "source" in self.levels_run else [], jobs=self.options.jobs,
-                        stop=self.stop, deadline=standalone.deadline(self, est),
-                        stall=self.stall, reorder=self.options.reorder)
-        self.save_best(program, self._state(est))
-        self.rep.note_failure(program, est.run.output, self.file_name, ran=None if self.resume else self.source)
-        best = engine.reduce(program)
-        if not self.stop.is_set() and self._runner_misled(best, est):
-            restart = self._last_that_holds(self.accepted, est)
-            self.log(f"the result ({self.rep.size(best)} tokens) does not fail in a child of its own: an earlier "
-                     f"candidate left something behind in the long-lived runner; going on from the last accepted "
-                     f"program that does ({self.rep.size(restart)} tokens), with interesting verdicts confirmed")
-            self.runner = "confirm"
-            self.problem.forget()
-            self.save_best(restart, self._state(est))
-            best = engine.reduce(restart)
-        self.stalled = engine.stalled
-        if self.stop.is_set():
-            self.save_best(best, self._state(est))
-        self.log_counts(best)
-        return standalone.after_shrinking(self, best, est)  # its data written in, before the final checks
+    def context(self, est: Established):
+        """What a level gets from this job; the source level, whose candidates are scripts, also the
+        job's test, keeping the best program, the runner's second look and when to stop shrinking."""
+        return dataclasses.replace(self.level_context(self.stall), on_event=self.on_engine_event,
+                                   levels=tuple(self.levels_run), test_for=lambda program: self.make_test(est, program),
+                                   on_accept=lambda best, stats: self._keep(best, est, stats),
+                                   restart=lambda best: self._restart(best, est), until=standalone.deadline(self, est))
+
+    def take(self, result: LevelResult, est: Established) -> Established:
+        """A level's result: its files written, its candidates' data files and shorter stall handed on."""
+        self.chain.append(result)
+        self.write_files(result.files)
+        if result.data_files:
+            self.est = est = dataclasses.replace(est, data_files=est.data_files + result.data_files)
+            self.configure(est)
+        if result.stall is not None and (self.stall is None or self.stall > result.stall):
+            self.stall = result.stall
+            self.log(f"source level: from the written-back script, stopping after {result.stall:g} s "
+                     f"without a smaller candidate")
+        self.levels_run = [name for r in self.chain for name in r.levels]
+        self.stalled = result.stalled
+        return est
+
+    def _restart(self, best: str, est: Established) -> str | None:
+        """Where the source level goes on from when trusted runner verdicts led to a result that
+        fails only after other candidates (None: the result stands); verdicts are confirmed from then on."""
+        if not self._runner_misled(best, est):
+            return None
+        restart = self._last_that_holds(self.accepted, est)
+        self.log(f"the result ({self.rep.size(best)} tokens) does not fail in a child of its own: an earlier "
+                 f"candidate left something behind in the long-lived runner; going on from the last accepted "
+                 f"program that does ({self.rep.size(restart)} tokens), with interesting verdicts confirmed")
+        self.runner = "confirm"
+        return restart
 
     def log_counts(self, best: str) -> None:
-        stats = self.problem.stats
+        stats = self.stats
         self.log(f"reduced to {self.rep.size(best)} tokens: {stats.tested} tested, {stats.accepted} accepted, "
                  f"{stats.cache_hits} cache hits ({stats.hit_rate():.0%}), {stats.invalid} invalid, "
                  f"{stats.rounds} rounds")
@@ -367,9 +367,9 @@ class Reduction(Job):
     # -- outputs --------------------------------------------------------------------------------
     def finish(self, best: str, est: Established, verdict: Verdict, info: dict, stopped: bool,
                follow: LevelResult | None) -> dict:
-        stats, previous = self.problem.stats if self.problem else None, self.previous
-        tested = (stats.tested if stats else 0) + previous.get("tested", 0) + sum(r.tested for r in self.chain)
-        accepted = (stats.accepted if stats else 0) + previous.get("accepted", 0) + sum(r.accepted for r in self.chain)
+        stats, previous = self.stats, self.previous
+        tested = previous.get("tested", 0) + sum(r.tested for r in self.chain)
+        accepted = previous.get("accepted", 0) + sum(r.accepted for r in self.chain)
         hits = stats.cache_hits if stats else 0
         summary = bug_report.ReductionSummary(
             script_name=self.script.with_suffix(".ipynb").name if self.notebook else self.script.name,

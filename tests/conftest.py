@@ -65,3 +65,31 @@ def assert_gone_soon(pid: int, what: str, within: float = 30) -> None:
     finally:
         if not gone(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+def _shared_fixture(item) -> str | None:
+    """The first fixture of the tests' own that `item` uses and that outlives one test (module or
+    session scope): the tests that share it share one computation of it, e.g. one reduction."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    for name in info.names_closure:
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            source = getattr(getattr(fixturedef, "func", None), "__code__", None)
+            if (fixturedef.scope in ("module", "package", "session") and source is not None
+                    and Path(source.co_filename).resolve().is_relative_to(TESTS)):
+                return f"{fixturedef.baseid}::{name}"
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (`-n 2 --dist loadgroup`): the tests that share a module- or session-scoped
+    fixture run on one worker, so that its reduction is made once, not once per worker; the tests
+    that start a local Ray cluster run on one worker, one cluster at a time."""
+    for item in items:
+        shared = _shared_fixture(item)
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(shared))
+        elif "ray" in item.name.split("[")[0].split("_"):
+            item.add_marker(pytest.mark.xdist_group("ray"))

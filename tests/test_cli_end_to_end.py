@@ -48,9 +48,10 @@ def run_fresh(path: Path, timeout: float = 300, env: dict | None = None) -> subp
 
 def test_hangs_makes_a_program_that_never_ends_the_failure(tmp_path):
     out = tmp_path / "out"
-    # --timeout: each hanging candidate costs this long; 5 s is ample for the few that end
+    # --timeout: each hanging candidate costs this long; 5 s is ample for the few that end. --runs 1:
+    # the program hangs every time, and each run of the original costs the whole timeout
     result = summary(reducer_cli("reduce", PROGRAMS / "hang.py", "--hangs", "--timeout", "5", "--out", out,
-                                 "--jobs", "2", "--max-time", "240", "--json"))
+                                 "--jobs", "2", "--runs", "1", "--max-time", "240", "--json"))
     assert result["verified"].startswith("yes"), result
     assert result["signature"]["family"] == "crash" and result["signature"]["fields"]["how"] == "hang", result
     signature = json.loads((out / "signature.json").read_text())
@@ -64,7 +65,7 @@ def test_hangs_makes_a_program_that_never_ends_the_failure(tmp_path):
 
     # without --hangs, a program that never ends shows no failure to reduce
     done = reducer_cli("reduce", PROGRAMS / "hang.py", "--timeout", "5", "--out", tmp_path / "plain", "--jobs", "2",
-                       "--max-time", "120")
+                       "--runs", "1", "--max-time", "120")
     assert done.returncode == errors.OTHER_FAILURE, done.stderr
     assert "timed out" in done.stderr and not (tmp_path / "plain").exists()
 

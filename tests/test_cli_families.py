@@ -58,8 +58,9 @@ def test_crash_a_segfault_is_reduced_to_the_call_that_dies(tmp_path):
 
 def test_wrong_result_a_jit_miscompile_keeps_its_comparison(tmp_path):
     out = tmp_path / "out"
-    # --stall: the last round, which finds nothing smaller, is the long one here; --max-time only bounds
-    result = reduced(PROGRAMS / "jit_miscompare.py", out, "--stall", "30", "--max-time", "400")
+    # --stall: the last round, which finds nothing smaller, is the long one here; --max-time only bounds.
+    # --runs 1: the miscompile shows on every run
+    result = reduced(PROGRAMS / "jit_miscompare.py", out, "--stall", "30", "--runs", "1", "--max-time", "400")
     sig = json.loads((out / "signature.json").read_text())
     assert sig["family"] == "wrong-result", sig
     assert sig["fields"]["reference"] == "op-by-op" and sig["fields"]["op"] == "reduce_sum", sig

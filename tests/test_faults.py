@@ -59,8 +59,9 @@ def test_hostile_candidates_do_not_hurt_the_reduction(tmp_path):
     script = PROGRAMS / "hostile" / "runaway.py"
     before = script.read_bytes()
     env = tagged_run(tmp_path)
+    # --runs 1: the original fails the same way every time; the hostile ones are the candidates
     done = reducer_cli("reduce", script, "--oracle", "regex:BUG-42 budget=0 blocks=3 noise=5 child=-9", "--timeout", "3", "--memory-mb", "3000",
-                       "--out", tmp_path / "out", "--json", "--jobs", "2", timeout=900, env=env)
+                       "--out", tmp_path / "out", "--json", "--jobs", "2", "--runs", "1", timeout=900, env=env)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["verified"].startswith("yes")

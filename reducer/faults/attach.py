@@ -14,7 +14,7 @@ from typing import Callable
 
 from oracles.base import Oracle
 from oracles.outcome import RunResult, Signature
-from reducer.faults import Fault, Localiser
+from reducer.faults import Fault, Localiser, render
 
 KEY = "fault"
 
@@ -44,7 +44,7 @@ class Attached:
             self.finding = "no fault located; candidates need only fail the same way"
             return sig, run
         run = carrying(run, self.fault)
-        self.finding = f"at fault: {' '.join(f'{k}={v}' for k, v in self.fault.fields)}. {self.fault.evidence}"
+        self.finding = f"at fault: {render(self.fault.fields)}. {self.fault.evidence}"
         located = self.oracle.classify(run) or sig
         self.shared = tuple((k, sig.get(k)) for k, _ in located.fields if sig.get(k) is not None)
         return located, run

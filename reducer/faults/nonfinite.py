@@ -103,6 +103,8 @@ def read(output: str) -> dict | None:
     inner = ours[-1]
     below = [f for f in frames[inner + 1:] if not f.own]
     lax = next((m.group("name") for f in reversed(below) for m in [LAX_CALL.search(f.source)] if m), "")
+    if not lax and LAX_CALL.search(frames[inner].source):  # the program calls `lax` itself
+        lax = LAX_CALL.search(frames[inner].source).group("name")
     prim = last.group("prim")
     op = lax if lax and lax not in SPREADING else _singular(frames[inner].source) or lax or prim
     differentiated = "backward pass" in output or bool(lax) and lax != prim and prim not in SPREADING
@@ -132,6 +134,18 @@ def evidence(found: dict) -> str:
             f"so that neither branch has a non-finite derivative.")
 
 
+def located(output: Callable[[bool], str]) -> dict | None:
+    """Where the NaN or Inf is made, from a program's output with JAX's NaN checks on (`output(False)`)
+    and with its Inf checks too (`output(True)`)."""
+    both = read(output(True))
+    if both is not None and both["kind"] == "nan":
+        return both  # a NaN before any Inf: the run with only the NaN checks stops at the same place
+    nans = read(output(False))
+    if both and nans and nans["at"] not in both["within"]:
+        return nans  # an Inf the program meant, outside the call that made the NaN: the NaN is the fault
+    return both or nans
+
+
 def applies(sig: Signature) -> bool:
     """Whether a failure is a check on a non-finite value, whose operation at fault can be located."""
     return sig.family == "nonfinite" or sig.family == "own-check" and sig.get("reads") == "nonfinite"
@@ -146,11 +160,7 @@ class NonFiniteValues:
         self.run = run
 
     def _find(self, program: str) -> dict | None:
-        both = read(self.run(with_checks(program, infs=True)).output)
-        nans = read(self.run(with_checks(program, infs=False)).output)
-        if both and nans and nans["at"] not in both["within"]:
-            return nans  # an Inf the program meant, outside the call that made the NaN: the NaN is the fault
-        return both or nans
+        return located(lambda infs: self.run(with_checks(program, infs=infs)).output)
 
     def locate(self, program: str, run: RunResult, signature: Signature) -> Fault | None:
         found = self._find(program)

@@ -5,8 +5,10 @@ its passes and its test, and exits to a program again, returning a `LevelResult`
 or writes the job's attributes. What it needs from the job comes in a `LevelContext`: judging runs
 through `Job.judge` (an oracle's exception is a bug of the tool, never a verdict), keeping other
 failures aside, the stop event, the deadline, the engine's stall and pass order, the number of
-jobs, the log, progress events, the sandbox and limits candidates run under. What the failure is
-(oracle, signature, limits, votes …) comes in the frozen `reducer.established.Established`.
+jobs, the log, progress events, the sandbox and limits candidates run under; and for the level
+whose candidates are the job's own programs (the source level of a script), the job's test, keeping
+the best program so far, a second look at the result and when shrinking must stop. What the failure
+is (oracle, signature, limits, votes …) comes in the frozen `reducer.established.Established`.
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ class LevelResult:
     writer), the output files it leaves (name -> text or bytes), the levels whose result the
     program is (empty when the level's result was not kept), the data files the next level's
     candidates need beside them, and the most seconds the next level should go without a smaller
-    candidate (None: its own --stall)."""
+    candidate (None: its own --stall), and whether the level itself stopped early for want of a
+    smaller candidate (its --stall)."""
 
     program: str
     tested: int = 0
@@ -37,11 +40,16 @@ class LevelResult:
     data_files: tuple[Path, ...] = ()
     stall: float | None = None
     report: Mapping[str, object] = field(default_factory=dict)
+    stalled: bool = False
 
 
 @dataclass(frozen=True)
 class LevelContext:
-    """What a job gives a level: ways to judge and keep aside, when to stop, and how to run."""
+    """What a job gives a level: ways to judge and keep aside, when to stop, and how to run. The
+    last fields are for the level whose candidates are the job's own programs and whose result the
+    job keeps (the source level of a script): the job's test, keeping the best program so far, the
+    job's second look at the result, and when shrinking must stop; a level that makes its own test
+    leaves them alone."""
 
     judge: Callable  # (oracle, wanted, run) -> (ok, seen): `Job.judge`
     keep_aside: Callable  # (program, seen, suffix) -> None: `Job.keep_aside`
@@ -60,11 +68,18 @@ class LevelContext:
     platform: str
     adopt: Callable  # run a nested job under this job's stop event and signals
     out: Path  # the output folder, where a nested job keeps its best program while it runs
+    levels: tuple[str, ...] = ()  # the levels before this one whose result the program handed to it is
+    test_for: Callable | None = None  # (program) -> the job's test of candidates (candidate, cancel) -> bool
+    on_accept: Callable | None = None  # (program, counts) -> None: keep the best program so far (and --resume's state)
+    restart: Callable | None = None  # (result) -> the program to go on from when the result cannot stand, or None
+    until: float | None = None  # when shrinking must stop for the final checks to fit (None: `deadline`)
 
 
 class Level(Protocol):
     """One level of reduction (`reducer.levels.jaxpr.level.JaxprLevel`,
-    `reducer.levels.mlir.follow.IrLevel`)."""
+    `reducer.levels.source.level.SourceLevel`, `reducer.levels.mlir.follow.IrLevel`). The levels
+    of a script's chain also say `why_not(established, program)`: None when the level runs, else the
+    log line saying why not ("": none)."""
 
     name: str
 

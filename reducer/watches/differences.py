@@ -54,6 +54,8 @@ def at_fault(sample, operation: str) -> dict | None:
     found = {"operation": operation, "at": at, "input": n, "enzyme": pick(enzyme), "jax": pick(reference),
              "fd": fd, "step": step}
     found["wrong"] = which_is_wrong(found["enzyme"], found["jax"], fd)
+    if operation in DEFINED_ZERO:  # its derivative is 0 by definition, whatever its values do
+        found["wrong"], found["defined"] = ("enzyme" if found["enzyme"] != 0 else ""), True
     return found
 
 
@@ -97,6 +99,11 @@ def central_difference(op, values: list, n: int | None, i: int | None) -> tuple[
                          if np.issubdtype(np.asarray(o).dtype, np.inexact)))
 
     return (total(1.0) - total(-1.0)) / (2 * step), step
+
+
+#: operations whose derivative is defined to be zero: finite differences of their values (the identity)
+#: cannot judge a derivative of them
+DEFINED_ZERO = {"stop_gradient"}
 
 
 def which_is_wrong(enzyme: float, jax_ad: float, fd: float | None) -> str:

@@ -9,19 +9,28 @@ the call it died in behind. The report's `ahead` list puts the last outermost ca
 then the calls made while it was traced), then the earlier ones, most recent first. Programs whose
 failure is a numeric comparison (a wrong gradient, a wrong result) raise nothing inside JAX either:
 their calls come back the same way.
+
+For those, with `REDUCER_CAPTURE_VALUES` set too, a call made while an outer one is traced (its
+arguments are tracers, their values unknown when it is encoded) leaves a `jax.debug.callback` in the
+outer program that records its arguments' values when the outer program runs (the first batch element
+under `vmap`); the report's specs carry them, so that the call replays on the values it got.
 """
 from __future__ import annotations
 
 import json
 import os
 
+import numpy as np
+
 ENV = "REDUCER_CAPTURE_AHEAD"
+VALUES_ENV = "REDUCER_CAPTURE_VALUES"
 MAX_GROUPS = 8  # the outermost calls kept (with the calls made while they were traced), latest first
 MAX_VALUES_AHEAD = 1 << 17
 #: the outermost calls, most recent last: key -> the keys of the calls made while it was traced
 _GROUPS: dict = {}
 _SPECS: dict = {}  # key -> (the transformed function, kept alive so that its id stays its own; spec or None)
-_STATE: dict = {"out": None, "last": None, "current": None, "encode": None, "report": ([], [])}
+_STATE: dict = {"out": None, "last": None, "current": None, "encode": None, "report": ([], []), "inputs": None}
+_VALUES: dict = {}  # key -> the values a nested call's inputs had when the outer program ran
 
 
 def values_limit(default: int) -> int:
@@ -34,10 +43,12 @@ def enabled() -> bool:
     return bool(os.environ.get(ENV))
 
 
-def start(out: str, encode, specs: list, notes: list) -> None:
+def start(out: str, encode, specs: list, notes: list, inputs=None) -> None:
     """Record ahead into the report file `out` from now on, encoding calls with `encode` (the
-    capture's own: it runs as `__main__`) next to the capture's `specs` and `notes`."""
-    _STATE.update(out=out, encode=encode, report=(specs, notes))
+    capture's own: it runs as `__main__`) next to the capture's `specs` and `notes`; `inputs` gives
+    a call's input leaves in its spec's order, for recording their values (`VALUES_ENV`)."""
+    _STATE.update(out=out, encode=encode, report=(specs, notes),
+                  inputs=inputs if os.environ.get(VALUES_ENV) else None)
 
 
 def prefixes(top, active: list) -> list[list]:
@@ -78,6 +89,7 @@ def before_call(top, args: tuple, kwargs: dict, active: list) -> None:
     outermost = not active
     for prefix in prefixes(top, active):
         _record(top, args, kwargs, prefix, outermost)
+        _watch_values(top, args, kwargs, prefix, active)
     order = tuple(specs_order())
     if order != _STATE["last"]:
         _STATE["last"] = order
@@ -95,6 +107,46 @@ def _record(top, args: tuple, kwargs: dict, prefix: list, outermost: bool) -> No
         _forget_old()
     elif _STATE["current"] is not None and key in _SPECS and key not in _GROUPS[_STATE["current"]]:
         _GROUPS[_STATE["current"]].append(key)
+
+
+def _watch_values(top, args: tuple, kwargs: dict, prefix: list, active: list) -> None:
+    """Have the outer program record the values of a traced call's inputs when it runs (not inside
+    an `enzyme_jax_ir` function, whose pipeline takes no callbacks)."""
+    key = (id(top), tuple(kind for kind, _ in prefix))
+    if _STATE["inputs"] is None or key in _VALUES or any(t.kind == "enzyme" for t in active):
+        return
+    import jax
+    import numpy as np
+
+    try:
+        leaves = _STATE["inputs"](prefix, top, args, kwargs)
+    except Exception:  # an input the capture cannot lay flat: its call is not encoded either
+        return
+    size = sum(int(np.prod(np.shape(v), dtype=np.int64)) for v in leaves)
+    if not any(isinstance(v, jax.core.Tracer) for v in leaves) or size > MAX_VALUES_AHEAD:
+        return
+    _VALUES[key] = None
+
+    def keep(*values, key=key):
+        if _VALUES.get(key) is None:
+            _VALUES[key] = [np.asarray(v) for v in values]
+
+    jax.debug.callback(keep, *leaves)
+
+
+def _with_values(key, spec: str | None) -> str | None:
+    """`spec` with the values its inputs had, where the outer program recorded them."""
+    values = _VALUES.get(key)
+    if spec is None or not values:
+        return spec
+    from reducer.levels.jaxpr import program as jp
+    from reducer.levels.jaxpr.params import flat_values
+
+    data = jp.loads(spec)
+    for arg, value in zip(data["args"], values):
+        if "values" not in arg and list(np.shape(value)) == arg["shape"]:
+            arg["values"] = flat_values(value)
+    return jp.dumps(data)
 
 
 def _encode(prefix: list, top, args: tuple, kwargs: dict) -> str | None:
@@ -126,7 +178,11 @@ def specs_order() -> list:
 
 
 def specs() -> list[str]:
-    return [_SPECS[key][1] for key in specs_order()]
+    if any(v is None for v in _VALUES.values()):
+        import jax
+
+        jax.effects_barrier()  # the callbacks of the last run are in
+    return [_with_values(key, _SPECS[key][1]) for key in specs_order()]
 
 
 def write() -> None:

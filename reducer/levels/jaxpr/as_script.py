@@ -7,6 +7,8 @@ definitions). Only a primitive with no public call is bound directly (`from jax.
 name_p`; `name_p.bind(...)`), and `bind_all=True` binds every plain primitive that way (the
 fallback when the public spelling changes the failure). Inputs are built inline: `jnp.ones(shape, dtype)`, or their recorded values (inline when small, else from
 `inputs.npz`, returned alongside). The transformations are applied in order, and the result printed.
+An equation that records the public call the program made (`"src"`) is written as that call when it is
+its plain use (`jnp.fft.rfft(a)`, `jax.ops.segment_max(…)`: `reducer.levels.jaxpr.public_calls`).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import string
 
 import numpy as np
 
-from reducer.levels.jaxpr import custom_rules, spelling
+from reducer.levels.jaxpr import custom_rules, public_calls, spelling
 from reducer.levels.jaxpr.codec import registry
 from reducer.levels.jaxpr.params import decode_param, decode_params
 from reducer.levels.jaxpr.program import (argnums_source, batched_predicate, jaxprs, masked_loop, platform_branches,
@@ -67,6 +69,9 @@ class Emitter:
 
     # -- equations ------------------------------------------------------------------------------
     def eqn(self, e: dict, indent: str) -> list[str]:
+        words = None if self.bind_all else self.words.lines(self, e, indent)  # the public call the program made
+        if words is not None:
+            return words
         p, ins = e["p"], [self.atom(a) for a in e["in"]]
         outs = [self.name(o[0]) for o in e["out"]]
         listed = p in ("while", "scan", "cond", "jit", "enzyme", *custom_rules.KINDS) or (
@@ -148,7 +153,7 @@ class Emitter:
         if p == "concatenate":
             return f"lax.concatenate([{', '.join(ins)}], {params['dimension']})"
         if p == "platform_index":
-            return platform_index(params["platforms"])
+            return spelling.platform_index(params["platforms"])
         if p == "sort":  # operands as a tuple: lax.sort then returns a tuple, as the primitive's results are listed
             return (f"lax.sort(({', '.join(ins)},), dimension={params['dimension']}, "
                     f"is_stable={params['is_stable']}, num_keys={params['num_keys']})")
@@ -168,7 +173,8 @@ class Emitter:
                 continue
             args = ins + [f"{k}={self.value(v)}" for k, v in kept.items()]
             return f"{space}.{name}({', '.join(args)})"
-        return self.spelling.callback_call(p, ins, params) if p in spelling.CALLBACKS else random_call(p, ins, params)
+        return self.spelling.callback_call(p, ins, params) if p in spelling.CALLBACKS else \
+            spelling.random_call(p, ins, params)
 
     def _in_shapes(self, e: dict) -> list:
         return [self.shapes.get(a, ()) if isinstance(a, str) else () for a in e["in"]]
@@ -316,6 +322,7 @@ class Emitter:
     # -- the script -----------------------------------------------------------------------------
     def script(self, spec: dict, header: str = "") -> str:
         self.shapes: dict = {}
+        self.words = public_calls.Words(spec)
         j = spec["jaxpr"]
         params = [self.name(v[0]) for v in j["in"]]
         fn = self.function("f", j, params, "", False)
@@ -365,30 +372,6 @@ class Emitter:
         parts = [header.rstrip("\n")] if header else []
         parts += ["\n".join(head), "\n".join(fn), "\n".join(inputs + chain + [call])]
         return "\n\n\n".join(p for p in parts if p) + "\n"
-
-
-RANDOM = {  # primitive: (public function, its arguments from the equation's inputs and parameters)
-    "random_wrap": lambda ins, p: f"jax.random.wrap_key_data({ins[0]}, impl={p['impl'].name!r})",
-    "random_unwrap": lambda ins, p: f"jax.random.key_data({ins[0]})",
-    "random_split": lambda ins, p: f"jax.random.split({ins[0]}, {tuple(p['shape'])!r})",
-    "random_fold_in": lambda ins, p: f"jax.random.fold_in({ins[0]}, {ins[1]})",
-    "random_bits": lambda ins, p: f"jax.random.bits({ins[0]}, {tuple(p['shape'])!r}, jnp.uint{p['bit_width']})",
-    "random_seed": lambda ins, p: f"jax.random.key({ins[0]}, impl={p['impl'].name!r})",
-}
-
-
-def platform_index(platforms) -> str:
-    """`platform_index` (the branch a platform takes, chosen when lowering) through `lax.platform_dependent`."""
-    branches = []
-    for k, group in enumerate(platforms):
-        names = ["default"] if group is None else list(group)
-        branches += [f"{name}=lambda: jnp.int32({k})" for name in names]
-    return f"lax.platform_dependent({', '.join(branches)})"
-
-
-def random_call(p: str, ins: list[str], params: dict) -> str:
-    """A PRNG primitive as its `jax.random` function ("" for another primitive)."""
-    return RANDOM[p](ins, params) if p in RANDOM else ""
 
 
 def emit(spec: dict, header: str = "", bind_all: bool = False) -> tuple[str, dict]:

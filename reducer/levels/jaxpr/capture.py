@@ -221,6 +221,12 @@ class Call:
         return specs
 
 
+def input_leaves(prefix: list, top, args: tuple, kwargs: dict) -> list:
+    """The call's inputs, in the order of its spec's arguments."""
+    call = Call(prefix, top, args, kwargs)
+    return [call.leaves[i] for i in call.index]
+
+
 def encode_call(prefix: list, top, args: tuple, kwargs: dict) -> str:
     import jax
 
@@ -336,7 +342,7 @@ def main(argv: list[str]) -> int:
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     install()
     if ahead.enabled():
-        ahead.start(out, encode_call, SPECS, NOTES)
+        ahead.start(out, encode_call, SPECS, NOTES, input_leaves)
     error = ""
     try:
         runpy.run_path(script, run_name="__main__")

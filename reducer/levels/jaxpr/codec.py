@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-from reducer.levels.jaxpr import custom_rules
+from reducer.levels.jaxpr import custom_rules, public_calls
 from reducer.levels.jaxpr.params import (MAX_VALUES, Unencodable, array_of, encode_param, enzyme_options,
                                          flat_values)
 INLINED = {"custom_jvp_call", "custom_jvp_call_jaxpr", "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "remat2",
@@ -149,7 +149,9 @@ class Encoder:
                 env[var] = self.fresh()
                 outs.append([env[var], *self.aval(var)])
             eqn = {"p": name, "in": ins, "out": outs, "params": {}, "subs": []}
-            self._special(e, eqn)
+            public_calls.record(e, eqn)  # `"src"`: the public call it comes from, when a handled one
+            with public_calls.inside(eqn):
+                self._special(e, eqn)
             out.append(eqn)
 
     def _custom(self, e, env, out: list) -> bool:

@@ -13,6 +13,10 @@ other ways, so bisection could land past it); an inner `jit` found so is entered
 wanted operation (the one the reduction's signature names) two tests confirm it: the prefix through
 its first equation dies, the one before it does not. Each test runs in a forked child of a warm
 worker (`reducer.levels.jaxpr.worker.run_spec`), so only that child dies.
+
+`Sites` is the localiser (`reducer.faults`: field `op`) with the `establish` / `attach` shape of
+`reducer.faults.attach.Attached`: the operation travels in the run's harness record under `KEY`,
+where the crash oracle reads it.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ import dataclasses
 
 from oracles.crash import OPERATION, without_operation
 from oracles.outcome import RunResult, Signature
+from reducer.faults import Fault
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.passes._edit import clone
 from reducer.levels.jaxpr.passes.inline_calls import inline_body
@@ -155,10 +160,18 @@ def located(sig: Signature | None) -> bool:
     return sig is not None and sig.family == "crash" and sig.get("how") == "signal"
 
 
+def evidence(op: str) -> str:
+    """Why `op` is the operation a crash happens in."""
+    return (f"the crash happens in `{op}`: its recorded call, cut short after `{op}`, dies the same way, "
+            f"and cut before it does not")
+
+
 class Sites:
     """Names the operation at fault in the runs of one reduction that die by a signal, by replaying
     their crashing call (recorded ahead by a capturing run of the script, or the traced level's
     own candidate) in forked children of `sandbox`'s workers."""
+
+    fields = ("op",)
 
     def __init__(self, sandbox, limits, oracle, wanted: Signature | None = None):
         self.sandbox, self.limits, self.oracle = sandbox, limits, oracle
@@ -193,6 +206,12 @@ class Sites:
                 return op
         return ""
 
+    def locate(self, program: str, run: RunResult | None, signature: Signature) -> Fault | None:
+        """The operation at fault of the crash `signature` of the script `program` (confirming the
+        operation `signature` names, where it names one)."""
+        op = self.of_script(program, signature) if located(signature) else ""
+        return Fault(op, (("op", op),), evidence(op)) if op else None
+
     def name(self, run: RunResult, op: str) -> RunResult:
         return dataclasses.replace(run, harness={**run.harness, KEY: op}) if op else run
 
@@ -205,19 +224,21 @@ class Sites:
         seen = self.oracle.classify(run)
         if not located(seen) or without_operation(seen) != without_operation(wanted):
             return run
-        return self.name(run, self.of_spec(spec, wanted) if spec else self.of_script(source, wanted))
+        if spec:
+            return self.name(run, self.of_spec(spec, wanted))
+        fault = self.locate(source, run, wanted)
+        return self.name(run, fault.name if fault else "")
 
     def establish(self, source: str, run: RunResult, sig: Signature) -> tuple[Signature, RunResult]:
         """The reduction's signature with the operation at fault of the original's crash, when one
         is found; later runs must show the same."""
         if not located(sig) or sig.get("op"):
             return sig, run
-        op = self.of_script(source, sig)
-        run = self.name(run, op)
+        fault = self.locate(source, run, sig)
+        run = self.name(run, fault.name if fault else "")
         sig = self.oracle.classify(run) or sig
         self.wanted = sig
-        self.finding = (f"the crash happens in `{op}`: its recorded call, cut short after `{op}`, dies the same way, "
-                        f"and cut before it does not" if op else
+        self.finding = (fault.evidence if fault else
                         "no operation at fault found for the crash (its recorded calls, cut short, do not die the same "
                         "way); candidates need only die the same way")
         return sig, run

@@ -28,7 +28,7 @@ from reducer.established import Established
 from reducer.levels.base import LevelContext, LevelResult
 from reducer.levels.jaxpr import crash_site
 from reducer.levels.jaxpr import as_script
-from reducer.levels.jaxpr import value_checks
+from reducer.levels.jaxpr import nonfinite_replay, value_checks
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.fit import out_of_reach
 from reducer.levels.jaxpr.passes import jaxpr_passes
@@ -66,11 +66,12 @@ class TracedResult:
                 f"({self.equations_before} → {self.equations_after} equations).")
 
 
-def capture(sandbox: Sandbox, source: str, limits: Limits, ahead: bool = False) -> dict:
+def capture(sandbox: Sandbox, source: str, limits: Limits, ahead: bool = False, values: bool = False) -> dict:
     """Run the script once under the capturing harness; returns {"specs", "notes", "error", "ahead"}.
     With `ahead`, every transformed call is recorded before it runs (`reducer.levels.jaxpr.ahead`),
-    so a run that dies or hangs still leaves its calls."""
-    run = sandbox.run(CapturedScript(sandbox.script_name, source, ahead), limits, isolated=True)
+    so a run that dies or hangs still leaves its calls; with `values`, calls made inside traced ones
+    get the values they were called with (a value failure replays them)."""
+    run = sandbox.run(CapturedScript(sandbox.script_name, source, ahead, values), limits, isolated=True)
     if run.timed_out and not run.harness.get("ahead"):
         return {"specs": [], "notes": ["the capturing run timed out"], "error": ""}
     if "specs" not in run.harness:
@@ -102,6 +103,8 @@ class Judge:
         specs = found.get("ahead", []) + [s for s in found["specs"] if s not in found.get("ahead", [])]
         if self.check:
             specs = [s for s in specs if value_checks.fits(jp.loads(s), self.check)]
+        if self.check == "nonfinite":
+            specs = nonfinite_replay.likeliest_first(specs, self.wanted)
         return specs
 
     def request(self, spec: str, explain: bool = False) -> str:
@@ -159,7 +162,7 @@ def traced(source: str, est: Established, ctx: LevelContext, budget: float,
     start, log, sandbox, limits = time.monotonic(), ctx.log, ctx.sandbox, ctx.limits
     oracle, wanted = est.oracle, est.signature
     judge = Judge(oracle, wanted, sites_for(sandbox, limits, oracle, wanted), ctx.judge)
-    found = capture(sandbox, source, limits, ahead=judge.ahead)
+    found = capture(sandbox, source, limits, ahead=judge.ahead, values=bool(judge.check))
     for note in found.get("notes", [])[:3]:
         log(f"jaxpr level: not captured: {note}")
     if not judge.candidates(found):

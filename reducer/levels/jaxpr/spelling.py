@@ -2,7 +2,8 @@
 (inline, PRNG keys through `jax.random.wrap_key_data`, complex numbers from their parts) and
 primitive parameters (`lax.GatherDimensionNumbers(…)`, enums, PRNG implementations by name), and
 callback equations as `jax.pure_callback(…)` / `io_callback(…)` with their host function (a library's,
-by name, or a stand-in returning zeros of the declared results).
+by name, or a stand-in returning zeros of the declared results), PRNG primitives as their `jax.random`
+functions and `platform_index` through `lax.platform_dependent`.
 
 Every spelling is an expression that evaluates, in a script importing `jax`, `jax.numpy as jnp`,
 `lax` and `numpy as np`, to the value the spec holds; `Spelling.imports` collects any other import
@@ -203,3 +204,27 @@ def public_jit(e: dict, ins: list[str]) -> str:
             body["out"] != [inner["out"][0][0]] or body["in"][0][2] != inner["out"][0][2]:
         return ""
     return f"jnp.{name}({ins[0]}, axis={params['axis']})"
+
+
+RANDOM = {  # primitive: (public function, its arguments from the equation's inputs and parameters)
+    "random_wrap": lambda ins, p: f"jax.random.wrap_key_data({ins[0]}, impl={p['impl'].name!r})",
+    "random_unwrap": lambda ins, p: f"jax.random.key_data({ins[0]})",
+    "random_split": lambda ins, p: f"jax.random.split({ins[0]}, {tuple(p['shape'])!r})",
+    "random_fold_in": lambda ins, p: f"jax.random.fold_in({ins[0]}, {ins[1]})",
+    "random_bits": lambda ins, p: f"jax.random.bits({ins[0]}, {tuple(p['shape'])!r}, jnp.uint{p['bit_width']})",
+    "random_seed": lambda ins, p: f"jax.random.key({ins[0]}, impl={p['impl'].name!r})",
+}
+
+
+def platform_index(platforms) -> str:
+    """`platform_index` (the branch a platform takes, chosen when lowering) through `lax.platform_dependent`."""
+    branches = []
+    for k, group in enumerate(platforms):
+        names = ["default"] if group is None else list(group)
+        branches += [f"{name}=lambda: jnp.int32({k})" for name in names]
+    return f"lax.platform_dependent({', '.join(branches)})"
+
+
+def random_call(p: str, ins: list[str], params: dict) -> str:
+    """A PRNG primitive as its `jax.random` function ("" for another primitive)."""
+    return RANDOM[p](ins, params) if p in RANDOM else ""

@@ -25,6 +25,7 @@ import json
 import os
 
 from oracles.wrong_result import CPU, against_cpu_alone
+from reducer.levels.jaxpr import nonfinite_replay
 from reducer.levels.jaxpr import program as jp
 
 #: signature fields only the whole program shows: the written-back script restores them
@@ -43,6 +44,8 @@ def check_of(signature) -> str:
         return "gradient"
     if signature.family == "wrong-result":
         return "result"
+    if signature.family == "nonfinite":
+        return "nonfinite"
     return ""
 
 
@@ -64,11 +67,15 @@ def fits(spec: dict, check: str) -> bool:
             return False
         outside = kinds[:kinds.index("enzyme")]  # Enzyme-JAX's derivative runs only compiled: a `jit` too
         return kinds[-1] == "enzyme" and "jit" in outside and any(k in DIFFERENTIATING for k in outside)
+    if check == "nonfinite":  # any call whose result the program's check may read
+        return True
     return bool(kinds) and kinds[0] == "jit"
 
 
 def same(oracle, wanted, run) -> tuple[bool, object]:
     """Whether a replay shows the wanted numeric failure, all but the program's own fields."""
+    if wanted.family == "nonfinite":
+        return nonfinite_replay.same(wanted, run)
     seen = oracle.classify(run)
     if seen is None or run.timed_out or seen.family != wanted.family:
         return False, seen
@@ -81,6 +88,8 @@ def fault_line(run) -> str:
     (`oracles.activity_mismatch.fault_sentence`); "" when it found none."""
     from oracles.activity_mismatch import fault_sentence
 
+    if "nonfinite" in run.harness:
+        return nonfinite_replay.fault_line(run)
     checks = run.harness.get("checks", [])
     found = [c["at_fault"] for c in checks if c.get("at_fault")]
     failed = [c["at_fault_error"] for c in checks if c.get("at_fault_error")]
@@ -98,6 +107,9 @@ def run_check(spec: dict) -> None:
     import jax
 
     jax.config.update("jax_enable_x64", bool(spec.get("x64")))
+    if spec["check"] == "nonfinite":
+        nonfinite_replay.run_check(spec)
+        return
     entry = _gradient(spec) if spec["check"] == "gradient" else _result(spec)
     key = "checks" if spec["check"] == "gradient" else "results"
     bad = bool(entry and entry.get("mismatch"))
@@ -184,6 +196,16 @@ def as_users_write(spec: dict) -> dict:
 
 
 def finish_script(text: str, spec: dict, wanted) -> str:
+    """`_finished` with NumPy imported where its check needs it."""
+    done = _finished(text, spec, wanted)
+    if "np.testing." in done and "import numpy as np" not in done.splitlines():
+        lines = done.splitlines()
+        at = next((k + 1 for k, line in enumerate(lines) if line == "import jax"), 0)
+        done = "\n".join(lines[:at] + ["import numpy as np"] + lines[at:]) + "\n"
+    return done
+
+
+def _finished(text: str, spec: dict, wanted) -> str:
     """The written-back script `text` (which ends by printing the transformed call) made to compute
     both values and, as the program did, stop with its message when they disagree. The calls stay
     nested, as users write them (`jax.jit(jax.grad(f))(a)`), and nothing is printed that the failure
@@ -195,6 +217,8 @@ def finish_script(text: str, spec: dict, wanted) -> str:
     lines = _one_call(lines)
     got, inputs = ast.unparse(_DefaultArgnums().visit(call)), ", ".join(ast.unparse(a) for a in call.args)
     check, message, cpu = check_of(wanted), wanted.get("program-exit"), against_cpu_alone(wanted)
+    if check == "nonfinite":
+        return nonfinite_replay.finish(lines, got, spec, wanted)
     if check == "gradient" and wanted.get("program-compares"):
         reference, name = reference_chain(spec["transforms"])
         want = f"{name}({inputs})"
@@ -272,6 +296,11 @@ def _verdict(spec: dict, check: str, message: str, got: str = "got", want: str =
         return (f"rtol={t.rtol:g}, atol=max({t.atol:g}, {t.scale:g} * float(jnp.max(jnp.abs(jnp.where("
                 f"jnp.isfinite({reference}), {reference}, 0))))), equal_nan=True")
 
+    if message == "assert_allclose":  # NumPy's comparison, as the program made it (equal_nan is its default)
+        if jp.one_result(spec):
+            return [f"np.testing.assert_allclose({got}, {want}, {closeness(want).replace(', equal_nan=True', '')})"]
+        return [f"for x, y in zip(jax.tree_util.tree_leaves({got}), jax.tree_util.tree_leaves({want})):",
+                f"    np.testing.assert_allclose(x, y, {closeness('y').replace(', equal_nan=True', '')})"]
     if jp.one_result(spec):
         same, lines = f"jnp.allclose({got}, {want}, {closeness(want)})", []
     else:

@@ -11,7 +11,7 @@ only the worker's child. A spec with a `check` is judged numerically instead
 
 `CapturedScript` is the other request kind of this level: a script run under the traced level's
 capture (`reducer.levels.jaxpr.capture`), with each transformed call recorded ahead when `ahead`
-(`reducer.levels.jaxpr.ahead`): what the traced level starts from, and what a crash's operation is
+(`reducer.levels.jaxpr.ahead`), and the values of calls made inside traced ones when `values`: what the traced level starts from, and what a crash's operation is
 looked for in (`reducer.levels.jaxpr.crash_site`).
 """
 from __future__ import annotations
@@ -46,6 +46,7 @@ class CapturedScript:
     name: str
     source: str
     ahead: bool = True
+    values: bool = False  # the values of calls made inside traced ones too (`ahead.VALUES_ENV`)
 
     def run(self) -> int:
         from reducer.workers import imports
@@ -55,6 +56,8 @@ class CapturedScript:
 
         if self.ahead:
             os.environ[ahead.ENV] = "1"
+        if self.values:
+            os.environ[ahead.VALUES_ENV] = "1"
         return capture.main([self.name])
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from oracles.base import Oracle, Signature
+from reducer.faults import nonfinite
+from reducer.faults.attach import Attached
 from reducer.levels.jaxpr import crash_site
 from reducer.levels.jaxpr import as_script
 from reducer.levels.jaxpr import value_checks
@@ -27,6 +29,17 @@ def sites_for(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signatur
     if not wanted.get("op") or not crash_site.located(wanted):
         return None
     return crash_site.Sites(sandbox, limits, oracle, wanted)
+
+
+def nonfinite_sites(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature):
+    """What names where a written-back script's non-finite value is made, when the wanted failure
+    is one (`reducer.faults.nonfinite`: the script runs again with JAX's NaN checks on)."""
+    if wanted.family != "nonfinite":
+        return None
+    sites = Attached(nonfinite.NonFiniteValues(lambda text: sandbox.run(text, limits, fresh=True)), oracle,
+                     nonfinite.applies)
+    sites.expect(wanted)
+    return sites
 
 
 FORMS = ((False, "public calls", "public jax.numpy / jax.lax calls"),
@@ -73,7 +86,7 @@ def _verify(text: str, arrays: dict, bind_all: bool, sandbox: Sandbox, limits: L
                       data_files=tuple(sandbox.data_files) + extra, platform=sandbox.platform,
                       check_gradients=sandbox.check_gradients, extra_env=dict(sandbox.extra_env))
     good = 0
-    sites = sites_for(checker, limits, oracle, wanted)
+    sites = sites_for(checker, limits, oracle, wanted) or nonfinite_sites(checker, limits, oracle, wanted)
     try:
         for _ in range(runs):
             run = checker.run(text, limits, fresh=True)

@@ -29,6 +29,7 @@ import time
 from collections import OrderedDict
 
 from reducer.levels.mlir import pipeline as pl, xla_dump
+from reducer.passes import ReductionPass
 
 #: a request that takes longer than this is a hung worker: it is killed and started again
 REQUEST_TIMEOUT = 300.0
@@ -345,21 +346,20 @@ def as_point(value):
     return tuple(as_point(v) for v in value) if isinstance(value, list) else value
 
 
-class RemotePass:
-    """An IR pass whose points and candidates are made in the worker (see the module docstring)."""
+class RemotePass(ReductionPass):
+    """An IR pass whose points and candidates are made in the worker (see the module docstring);
+    why it stops on a program is reported through `ReductionPass.stopped`."""
 
     def __init__(self, name: str, worker: IrWorker, rep, culprit=None, log=None):
         self.name = name
         self.worker, self.rep, self.culprit = worker, rep, culprit
         self.errors: list[str] = []
-        self.log = log or (lambda line: None)
+        if log is not None:
+            self.log = log
         self.crashes: dict[str, int] = {}  # crashes in a row, by program
 
-    def _stopped(self, what: str) -> None:
-        """The pass stops on this program; each different reason is logged once."""
-        if what not in self.errors:
-            self.log(f"pass {self.name} stopped on this module: {what}")
-        self.errors.append(what)
+    def parse(self, program: str) -> RemoteItem:
+        return RemoteItem(program)
 
     def _ask(self, item: RemoteItem, **request) -> dict:
         """The worker's answer about `item`, sending its text again when the worker lost it."""
@@ -373,7 +373,7 @@ class RemotePass:
         try:  # with the text: it is often a candidate just accepted, which the worker did not parse
             return [as_point(p) for p in self._ask(item, do="points", program=item.program)["points"]]
         except (Crashed, RuntimeError) as exc:  # it cannot read this module
-            self._stopped(str(exc))
+            self.stopped(str(exc))
             return []
 
     def apply(self, item: RemoteItem, point) -> str | None:
@@ -384,10 +384,10 @@ class RemotePass:
         except Crashed as exc:
             self.crashes[item.key] = self.crashes.get(item.key, 0) + 1
             if self.crashes[item.key] == MAX_CRASHES:
-                self._stopped(f"{exc} on {MAX_CRASHES} candidates in a row")
+                self.stopped(f"{exc} on {MAX_CRASHES} candidates in a row")
             return None
         except RuntimeError as exc:  # the bindings refused this edit: the point gives no candidate
-            self._stopped(str(exc))
+            self.stopped(str(exc))
             return None
         self.crashes.pop(item.key, None)
         if reply["candidate"] is not None:

@@ -2,16 +2,20 @@
 an error status (`INVALID_ARGUMENT: Failed to parse module`, `INVALID_ARGUMENT: Failed to parse
 pipeline`, `INTERNAL: Failed to parse pipeline … Pipeline failed:` for a pass that fails), which
 the crash oracle alone would call an XLA error; so would it a module XLA's own parser refuses.
-`relabel` says which it is, and `failing_pass` finds, once, the pass of the pipeline that fails
-(the shortest prefix that fails with the same diagnostic), so that the title names it;
-`named_ops` lists the operations a failure names, which dead-code removal must keep, and `culprit_of`
-the one at fault.
+`relabel` says which it is, and `FailingPass` (a localiser, `reducer.faults`) finds, once, the pass
+of the pipeline that fails (the shortest prefix that fails the same way, `failing_pass`), so that
+the title names it; `named_ops` lists the operations a failure names, which dead-code removal must
+keep, and `culprit_of` the one at fault, which `Isolating` (the localiser of an operation wrong on
+its own, `reducer.faults.alone`) finds by keeping each operation alone.
 """
 from __future__ import annotations
 
 import re
+from typing import Callable, Hashable
 
-from oracles.outcome import Signature
+from oracles.outcome import RunResult, Signature
+from reducer.faults import Fault
+from reducer.faults.alone import WHOLE, Alone
 from reducer.levels.mlir import pipeline as pl
 
 #: (how, title) by what the output says (Enzyme-JAX's status, then XLA's parser); the first that matches wins
@@ -85,6 +89,37 @@ def failing_pass(pipeline: str, fails_same) -> str | None:
     return passes[lo - 1].name if passes else None
 
 
+class FailingPass:
+    """The localiser of the pass of a pipeline that fails: the last of the shortest prefix of the
+    program's pipeline that fails as the whole does. `outcome(module_text, pipeline)` says how a
+    pipeline fails on the module (its diagnostic, the signal that kills it), None when it does not."""
+
+    fields = ("pass",)
+
+    def __init__(self, outcome: Callable[[str, str], Hashable | None]):
+        self.outcome = outcome
+
+    def applies(self, signature: Signature | None) -> bool:
+        """Whether the failure is one a pass of the pipeline can be found for."""
+        return signature is None or is_pass_failure(signature)
+
+    def locate(self, program: str, run: RunResult | None, signature: Signature | None) -> Fault | None:
+        from reducer.levels.mlir.module import split
+
+        pipeline, module_text = split(program)
+        if not pipeline or not self.applies(signature):
+            return None
+        whole = self.outcome(module_text, pipeline)
+        if whole is None or whole == "":
+            return None
+        name = failing_pass(pipeline, lambda prefix: self.outcome(module_text, prefix) == whole)
+        return self.fault(name, whole) if name else None
+
+    def fault(self, name: str, whole) -> Fault:
+        return Fault(name, (("pass", name),), f"The shortest prefix of the pipeline that fails as the whole does "
+                                              f"ends with `{name}`.")
+
+
 def is_pass_failure(sig: Signature) -> bool:
     return sig.family == "pipeline-error" or sig.get("how") == "pass-failure"
 
@@ -107,4 +142,22 @@ def culprit_of(sig: Signature) -> tuple[str, str] | None:
         return op, sig.get("target")
     numeric = sig.family == "activity-mismatch" and sig.get("kind") == "numeric"
     xla = sig.family == "wrong-result" and sig.get("source") == "xla"
-    return (op, "") if (numeric or xla) and op not in ("", "function") else None
+    return (op, "") if (numeric or xla) and op not in ("", WHOLE) else None
+
+
+class Isolating(Alone):
+    """`Alone` for a module: each operation kept alone by the `isolate-culprit` pass run in the IR
+    worker of `rep` (the module's representation, `reducer.levels.mlir.module.MlirModule`)."""
+
+    def __init__(self, rep, wrong: Callable[[str], bool], log: Callable[[str], None]):
+        super().__init__(wrong, log)
+        self.rep = rep
+
+    def alone(self, program: str, op: str) -> str | None:
+        from reducer.levels.mlir.ir_worker import RemoteItem, RemotePass
+
+        item = RemoteItem(program)
+        isolate = RemotePass("isolate-culprit", self.rep.worker, self.rep, (op, ""), self.log)
+        for point in isolate.points(item)[:1]:  # the operation alone, its operands made arguments
+            return isolate.apply(item, point)
+        return None

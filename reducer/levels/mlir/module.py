@@ -355,22 +355,21 @@ class MlirModule:
 
     def name_failing_pass(self, sig, program: str):
         """`sig` with a title that names the pass that fails, when it is a pass failure of the
-        program's pipeline (found by running prefixes of the pipeline in the IR worker)."""
+        program's pipeline (found by `labels.FailingPass`, running prefixes of the pipeline in the
+        IR worker); its fields stay as they are."""
         from reducer.levels.mlir import labels
-        pipeline, module_text = split(program)
-        if self.worker is None or not pipeline or not labels.is_pass_failure(sig):
+
+        if self.worker is None:
             return sig
 
-        def fails_with(prefix: str) -> str | None:
+        def diagnostic(module_text: str, prefix: str) -> str | None:
             try:
                 return self.worker.call({"do": "diagnose", "module": module_text, "pipeline": prefix})["diagnostic"]
             except (Crashed, RuntimeError):
                 return None
 
-        whole = fails_with(pipeline)
-        if not whole:
-            return sig
-        return labels.named(sig, labels.failing_pass(pipeline, lambda prefix: fails_with(prefix) == whole))
+        fault = labels.FailingPass(diagnostic).locate(program, None, sig)
+        return labels.named(sig, fault.name if fault is not None else None)
 
     def problem(self, module_text: str) -> str | None:
         """Why the module is not one the tool can reduce, in one line; None when it is. The

@@ -4,10 +4,11 @@ A run of the `gradient` kind (`reducer.levels.mlir.gradient_check`) prints one v
 pipeline's gradient against finite differences of the module's own function, with the module's
 operations. `WrongGradient` turns a disagreeing verdict into a signature of the activity-mismatch
 family (the family a script whose Enzyme-JAX gradient disagrees with JAX's gets), whose `op` is the
-operation at fault: found once (`locate`) by keeping each operation of the module alone (the
-`isolate-culprit` pass: its operands made arguments) and checking that one-operation module's
-gradient; the first that disagrees on its own is named. Candidates are then judged on their
-verdict and on still holding that operation.
+operation at fault: found once (`GradientCulprit`, a localiser, `reducer.faults`) by keeping each
+operation of the module alone (the `isolate-culprit` pass: its operands made arguments,
+`labels.Isolating`) and checking that one-operation module's gradient; the first that disagrees on
+its own is named, else `function`. Candidates are then judged on their verdict and on still holding
+that operation.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import re
 
 from oracles.outcome import Signature
 from reducer.levels.mlir.gradient_check import MARKER
+from reducer.levels.mlir.labels import Isolating
 from reducer.levels.mlir.verdicts import OnVerdict, read
 
 #: operations that have no derivative of their own to get wrong
@@ -70,18 +72,18 @@ def candidates_for_culprit(ops: list[str]) -> list[str]:
     return sorted(seen, key=lambda op: not (op.startswith("chlo.") or op == "stablehlo.custom_call"))
 
 
+class GradientCulprit(Isolating):
+    """The localiser of the operation whose gradient alone is wrong (`wrong(module)`: the module's
+    gradient disagrees with finite differences); `WHOLE` when none is."""
+
+    shows = "its gradient alone disagrees with finite differences"
+    none = "no operation's gradient disagrees on its own: the signature names the function"
+
+    def ops(self, program: str) -> list[str]:
+        return candidates_for_culprit(self.rep.ops(program))
+
+
 def locate(rep, program: str, wrong, log) -> str:
     """The first operation of `program` whose gradient alone is wrong (`wrong(candidate)`), or
     "function" when none is (the fault lies in how operations combine)."""
-    from reducer.levels.mlir.ir_worker import RemoteItem, RemotePass
-
-    item = RemoteItem(program)
-    for op in candidates_for_culprit(rep.ops(program)):
-        isolate = RemotePass("isolate-culprit", rep.worker, rep, (op, ""), log)
-        for point in isolate.points(item)[:1]:  # the operation alone, its operands made arguments
-            alone = isolate.apply(item, point)
-            if alone and wrong(alone):
-                log(f"operation at fault: {op} (its gradient alone disagrees with finite differences)")
-                return op
-    log("no operation's gradient disagrees on its own: the signature names the function")
-    return "function"
+    return GradientCulprit(rep, wrong, log).locate(program, None, None).name

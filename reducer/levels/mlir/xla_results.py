@@ -4,15 +4,17 @@ A run of the `xla-results` kind (`reducer.levels.mlir.xla_check.compare`) prints
 the module's results as XLA compiles it, against a reference compilation of the same module (XLA's
 optimisations off). `XlaResults` turns a disagreeing verdict into a signature of the wrong-result
 family (the family a script whose `jit` result disagrees with op-by-op evaluation gets) with
-`source=xla`, whose `op` is the operation at fault: found once (`locate`) by keeping each operation
-of the module alone (the `isolate-culprit` pass: its operands made arguments) and comparing that
-one-operation module's results; the first that differs on its own is named, else `function` (the
-fault lies in how XLA combines operations, say a fusion). Candidates are then judged on their
+`source=xla`, whose `op` is the operation at fault: found once (`ResultCulprit`, a localiser,
+`reducer.faults`) by keeping each operation of the module alone (the `isolate-culprit` pass: its
+operands made arguments, `labels.Isolating`) and comparing that one-operation module's results;
+the first that differs on its own is named, else `function` (the fault lies in how XLA combines
+operations, say a fusion). Candidates are then judged on their
 verdict and on still holding that operation.
 """
 from __future__ import annotations
 
 from oracles.outcome import Signature
+from reducer.levels.mlir.labels import Isolating
 from reducer.levels.mlir.verdicts import OnVerdict, read
 from reducer.levels.mlir.xla_check import RESULTS
 
@@ -54,23 +56,23 @@ class XlaResults(OnVerdict):
         return signature(op, report, output)
 
 
+class ResultCulprit(Isolating):
+    """The localiser of the operation whose results alone XLA gets wrong (`wrong(module)`: its
+    results differ from the reference's); `WHOLE` when none does."""
+
+    shows = "its result alone differs from the reference"
+    none = ("no operation's result differs on its own: the signature names the function (XLA's fault lies in how "
+            "it combines them)")
+
+    def ops(self, program: str) -> list[str]:
+        seen: list[str] = []
+        for op in self.rep.ops(program):
+            if op not in NOT_COMPUTED and op not in seen:
+                seen.append(op)
+        return seen
+
+
 def locate(rep, program: str, wrong, log) -> str:
     """The first operation of `program` whose results alone differ (`wrong(candidate)`), or
     "function" when none does."""
-    from reducer.levels.mlir.ir_worker import RemoteItem, RemotePass
-
-    item = RemoteItem(program)
-    seen: list[str] = []
-    for op in rep.ops(program):
-        if op in NOT_COMPUTED or op in seen:
-            continue
-        seen.append(op)
-        isolate = RemotePass("isolate-culprit", rep.worker, rep, (op, ""), log)
-        for point in isolate.points(item)[:1]:  # the operation alone, its operands made arguments
-            alone = isolate.apply(item, point)
-            if alone and wrong(alone):
-                log(f"operation at fault: {op} (its result alone differs from the reference)")
-                return op
-    log("no operation's result differs on its own: the signature names the function (XLA's fault lies in how "
-        "it combines them)")
-    return "function"
+    return ResultCulprit(rep, wrong, log).locate(program, None, None).name

@@ -11,6 +11,9 @@ does, since one that stops unconditionally checks nothing. A check on a NaN or a
 ask whether the value is finite, not drift to another question the same values fail. Predicates the check applies (`isfinite`, `all`, `allclose` …) are not
 computations of their own. Where a name is bound in a way this reading does not follow (a
 function's parameter, a `global`), the check is taken to read a computed value.
+
+`check_values` holds a candidate to this and to what the failing check shows of the values it
+compares (a mismatch of the original's order, an ordering of two values, not one), in `guard_for`.
 """
 from __future__ import annotations
 
@@ -126,6 +129,11 @@ class _Reader:
         return False
 
 
+def computes(tree: ast.Module):
+    """Whether an expression of `tree` reads a value the program computes, as a check is read here."""
+    return _Reader(tree).node
+
+
 def _own_returns(function: ast.AST) -> list[ast.Return]:
     """The `return`s of `function` with a value, not those of the functions defined inside it."""
     found, todo = [], list(ast.iter_child_nodes(function))
@@ -138,15 +146,14 @@ def _own_returns(function: ast.AST) -> list[ast.Return]:
     return found
 
 
-def _check_at(tree: ast.Module, line: int) -> list[ast.AST] | None:
+def check_at(tree: ast.Module, line: int) -> list[ast.AST] | None:
     """What the failing check at `line` decides on: an `assert`'s test; for a `raise` or an exit, the
     tests of the `if`s around it (none: it stops unconditionally); for a call (a testing helper),
     the call. None when no statement is there."""
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    at = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno <= line <= (n.end_lineno or n.lineno)]
-    if not at:
+    stmt = statement_at(tree, line)
+    if stmt is None:
         return None
-    stmt = min(at, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
     if isinstance(stmt, ast.Assert):
         return [stmt.test]
     if not (isinstance(stmt, ast.Raise) or _exits(stmt)):
@@ -157,6 +164,12 @@ def _check_at(tree: ast.Module, line: int) -> list[ast.AST] | None:
             tests.append(node.test)
         node = parents.get(node)
     return tests
+
+
+def statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
+    """The innermost statement spanning `line` (the failing check a traceback names), or None."""
+    at = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    return min(at, key=lambda n: (n.end_lineno or n.lineno) - n.lineno) if at else None
 
 
 def _exits(stmt: ast.stmt) -> bool:
@@ -172,7 +185,7 @@ def reads_computed_value(source: str, line: int, finite: bool = False) -> bool:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return False
-    parts = _check_at(tree, line)
+    parts = check_at(tree, line)
     if parts is None:
         return True  # no statement there to read: nothing to judge by
     reader = _Reader(tree)
@@ -214,15 +227,3 @@ def holds(wanted: Signature, source: str, output: str, script_name: str) -> bool
     finite = wanted.family == "nonfinite" or wanted.get("reads") == "nonfinite"
     return reads_computed_value(source, where[-1][0], finite)
 
-
-def guard_for(wanted: Signature, program: str | None, run, script_name: str, log) -> bool:
-    """Whether candidates are held to `holds`: only when the starting `program`, failing as `run` did,
-    is (a script whose check reads computed values; the log says why not otherwise)."""
-    if wanted.family not in ("own-check", "nonfinite") or not program or run is None:
-        return False
-    if holds(wanted, program, run.output, script_name):
-        log("each candidate's failing check must still read what the program computes (not constants)")
-        return True
-    log("the program's failing check reads no value this reading follows to a computation: candidates are "
-        "judged on the check's failure alone")
-    return False

@@ -4,26 +4,17 @@ from __future__ import annotations
 import copy
 from typing import Iterator
 
-from reducer.engine import proposals
 from reducer.levels.jaxpr import program as jp
+from reducer.passes import ReductionPass
 
 
-class JaxprPass:
+class JaxprPass(ReductionPass):
     """The base of every jaxpr pass: `points(spec)` lists what the pass can change in the parsed spec
     (which it never changes), in the order to try it; `apply(spec, point)` edits a `clone` of it
     and returns the candidate's text, or None."""
 
-    name = ""
-
-    def points(self, spec: dict) -> list:
-        raise NotImplementedError
-
-    def apply(self, spec: dict, point) -> str | None:
-        raise NotImplementedError
-
-    def candidates(self, program: str) -> Iterator[str]:
-        """Every candidate for the spec text `program`, in order (what the engine would try)."""
-        yield from proposals(self, jp.loads(program))
+    def parse(self, program: str) -> dict:
+        return jp.loads(program)
 
 
 def fill(out: list, value: int | None = None) -> dict:

@@ -3,14 +3,12 @@
 
 Each pass reads the program parsed once (`_ir.Item`), reports its change points (`points(item)`:
 JSON values, largest cuts first) and makes the candidate for one point (`apply(item, point)`: the
-program text, or None), as `reducer.engine` asks; it never runs anything. They run in the IR worker
-(`reducer.levels.mlir.ir_worker`), which keeps the parsed item and answers each candidate in one
-round trip. One line per pass below.
+program text, or None), as `reducer.engine` asks; it never runs anything. Each is a
+`reducer.passes.ReductionPass`. They run in the IR worker (`reducer.levels.mlir.ir_worker`), which
+keeps the parsed item and answers each candidate in one round trip, or here, each `Guarded` (a pass
+that the bindings fail on stops on that module, and says so). One line per pass below.
 """
 from __future__ import annotations
-
-import traceback
-from pathlib import Path
 
 from reducer.levels.mlir.passes.canonicalize import Canonicalize
 from reducer.levels.mlir.passes.drop_arguments import DropArguments
@@ -25,6 +23,7 @@ from reducer.levels.mlir.passes.operands_to_arguments import OperandsToArguments
 from reducer.levels.mlir.passes.return_earlier_value import ReturnEarlierValue
 from reducer.levels.mlir.passes.shrink_tensors import ShrinkTensors
 from reducer.levels.mlir.passes.unwrap_regions import UnwrapRegions
+from reducer.passes import Guarded
 
 #: IR passes, in the order a round runs them: big structural cuts first
 MLIR_PASSES = [
@@ -41,42 +40,6 @@ MLIR_PASSES = [
     DropAttributes,
     ShrinkTensors,
 ]
-
-
-class Guarded:
-    """A pass that stops proposing, instead of ending the reduction, when the MLIR bindings fail on
-    a module it cannot handle (an exception while finding its points or making a candidate). Each
-    such exception is logged (with where it was raised) through `log`, and kept in `errors` for the
-    level's summary."""
-
-    def __init__(self, inner, log=None):
-        self.inner = inner
-        self.name = inner.name
-        self.errors: list[str] = []
-        self.log = log or (lambda line: None)
-
-    def _stopped(self, exc: Exception) -> None:
-        at = traceback.extract_tb(exc.__traceback__)[-1]
-        what = f"{type(exc).__name__}: {exc} (at {Path(at.filename).name}:{at.lineno})"
-        if what not in self.errors:  # each different error once
-            self.log(f"pass {self.name} stopped on this module: {what}")
-        self.errors.append(what)
-
-    def points(self, item) -> list:
-        if not getattr(item, "ok", True):
-            return []
-        try:
-            return self.inner.points(item)
-        except Exception as exc:
-            self._stopped(exc)
-            return []
-
-    def apply(self, item, point) -> str | None:
-        try:
-            return self.inner.apply(item, point)
-        except Exception as exc:
-            self._stopped(exc)
-            return None
 
 
 #: passes for a module read as text (`form` "text"): the bindings cannot hold it as it fails

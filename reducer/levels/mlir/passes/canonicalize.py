@@ -3,11 +3,12 @@ when it is smaller and still fails."""
 from __future__ import annotations
 
 from reducer.levels.mlir.passes import _ir
+from reducer.passes import ReductionPass
 
 PIPELINES = ["canonicalize", "canonicalize,cse", "cse", "symbol-dce"]
 
 
-class Canonicalize:
+class Canonicalize(ReductionPass):
     name = "canonicalize"
 
     def points(self, item: _ir.Item) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from reducer.levels.mlir.graph import operation
 from reducer.levels.mlir.passes import _ir
+from reducer.passes import ReductionPass
 
 
 def unused(f) -> list[int]:
@@ -28,7 +29,7 @@ def drop(e: _ir.Edit, f, positions: list[int]) -> None:
     e.signature_changed(f, keep, None)
 
 
-class DropArguments:
+class DropArguments(ReductionPass):
     name = "drop-arguments"
 
     def points(self, item: _ir.Item) -> list[list]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from reducer.levels.mlir.passes import _ir
+from reducer.passes import ReductionPass
 
 #: attributes an operation cannot lose and stay the same kind of program
 KEEP = {"sym_name", "function_type", "callee"}
@@ -41,7 +42,7 @@ def inherent_names(op) -> set[str]:
     return {n for n in found if n}
 
 
-class DropAttributes:
+class DropAttributes(ReductionPass):
     name = "drop-attributes"
 
     def points(self, item: _ir.Item) -> list[tuple]:

@@ -4,15 +4,18 @@ module as it fails, so it is edited as lines and checked by Enzyme-JAX's parser 
 Candidates, largest cuts first: a whole `{ … }` block (a function, an operation with a region)
 from the line that opens it to the line that closes it, then runs of operation lines, halving the
 run length down to one line (as ddmin does). A line whose results something else uses leaves the module
-unparsable: the representation rejects it without running it. A change point is a list of line
-positions.
+unparsable: the representation rejects it without running it. A change point is a chunk: lines
+`start` to `stop` ("lines"), or operation lines `start` to `stop` in order ("ops"). The points
+come from the IR worker as JSON: the chunks are laid out there (`layout`), and a chunk arrives
+as a plain (where, start, stop).
 """
 from __future__ import annotations
 
 import re
 
-from reducer.engine import chunk_order
+from reducer.engine import layout
 from reducer.levels.mlir import module as mm
+from reducer.passes import Chunk, Chunks, ReductionPass
 
 MODULE = re.compile(r"^\s*(builtin\.)?module\b")
 
@@ -34,21 +37,20 @@ def block_end(lines: list[str], start: int) -> int | None:
     return None
 
 
-class DropLines:
+class DropLines(ReductionPass):
     name = "drop-lines"
 
-    def points(self, item) -> list[list[int]]:
+    def points(self, item) -> list[Chunk]:
         lines = item.module_text.splitlines()
-        targets = op_lines(lines)
+        n = len(op_lines(lines))
         openers = [i for i, line in enumerate(lines) if line.rstrip().endswith("{") and not MODULE.match(line)]
         blocks = [(i, block_end(lines, i)) for i in openers]
         blocks = sorted(((start, end) for start, end in blocks if end is not None), key=lambda b: b[0] - b[1])
-        found = [list(range(start, end + 1)) for start, end in blocks]
-        found += [[targets[a] for a in range(start, stop)] for start, stop in chunk_order(len(targets))
-                  if stop - start < len(targets) or len(targets) == 1]
-        return found
+        runs = [c for c in layout([Chunks("ops", n)]) if c.stop - c.start < n or n == 1]  # never all ops
+        return [Chunk("lines", start, end + 1) for start, end in blocks] + runs
 
-    def apply(self, item, drop) -> str:
-        drop = set(drop)
+    def apply(self, item, point) -> str:
+        where, start, stop = point
         lines = item.module_text.splitlines()
+        drop = set(range(start, stop) if where == "lines" else op_lines(lines)[start:stop])
         return mm.join(item.pipeline, "\n".join(line for i, line in enumerate(lines) if i not in drop) + "\n")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from reducer.levels.mlir.graph import operation
 from reducer.levels.mlir.passes import _ir
+from reducer.passes import ReductionPass
 
 
 def droppable(e: _ir.Item, f) -> list[int]:
@@ -27,7 +28,7 @@ def drop(e: _ir.Edit, f, positions: list[int]) -> None:
     e.set_results(f, [returned[i] for i in keep], keep)
 
 
-class DropResults:
+class DropResults(ReductionPass):
     name = "drop-results"
 
     def points(self, item: _ir.Item) -> list[tuple]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from reducer.levels.mlir.graph import operation
 from reducer.levels.mlir.passes import _ir
+from reducer.passes import ReductionPass
 
 
 def unused(e: _ir.Item) -> list[int]:
@@ -14,7 +15,7 @@ def unused(e: _ir.Item) -> list[int]:
             if _ir.func_name(f) not in used and _ir.func_name(f) != entry]
 
 
-class DropUnusedFunctions:
+class DropUnusedFunctions(ReductionPass):
     name = "drop-unused-functions"
 
     def points(self, item: _ir.Item) -> list[list[int]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from reducer.levels.mlir import module as mm
 from reducer.levels.mlir.passes import _ir
+from reducer.passes import ReductionPass
 
 
 def _used(value) -> bool:
@@ -63,7 +64,7 @@ def apply(e: _ir.Edit, op, choice: tuple) -> bool:
     return True
 
 
-class EraseOps:
+class EraseOps(ReductionPass):
     name = "erase-ops"
 
     def points(self, item: _ir.Item) -> list[tuple]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from reducer.levels.mlir.graph import operation
 from reducer.levels.mlir.passes import _ir
+from reducer.passes import ReductionPass
 
 
 def inline(e: _ir.Edit, call) -> bool:
@@ -31,7 +32,7 @@ def drop_uncalled(e: _ir.Edit, names: set[str]) -> None:
             f.erase()
 
 
-class InlineCalls:
+class InlineCalls(ReductionPass):
     name = "inline-calls"
 
     def points(self, item: _ir.Item) -> list[list[int]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from reducer.levels.mlir import graph as mlir_graph, module as mm
 from reducer.levels.mlir.graph import operation
 from reducer.levels.mlir.passes import _ir
+from reducer.passes import ReductionPass
 
 
 def call_target(op) -> str:
@@ -105,7 +106,7 @@ def with_slice(e: _ir.Edit, op) -> bool:
 HOW = {"alone": alone, "with-slice": with_slice}
 
 
-class IsolateCulprit:
+class IsolateCulprit(ReductionPass):
     name = "isolate-culprit"
 
     def __init__(self, culprit: tuple[str, str] | None = None):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from reducer.levels.mlir import module as mm
 from reducer.levels.mlir.passes import _ir
+from reducer.passes import ReductionPass
 
 
 def cuttable(op) -> list[int]:
@@ -17,7 +18,7 @@ def cuttable(op) -> list[int]:
             and isinstance(v.type, ir.RankedTensorType) and v.type.has_static_shape]
 
 
-class OperandsToArguments:
+class OperandsToArguments(ReductionPass):
     name = "operands-to-arguments"
 
     def points(self, item: _ir.Item) -> list[tuple]:

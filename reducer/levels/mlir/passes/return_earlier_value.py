@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from reducer.levels.mlir.graph import operation
 from reducer.levels.mlir.passes import _ir
+from reducer.passes import ReductionPass
 
 
 def body_values(f) -> list[tuple[int, object]]:
@@ -18,7 +19,7 @@ def body_values(f) -> list[tuple[int, object]]:
     return values
 
 
-class ReturnEarlierValue:
+class ReturnEarlierValue(ReductionPass):
     name = "return-earlier-value"
 
     def points(self, item: _ir.Item) -> list[tuple]:

@@ -5,6 +5,7 @@ slice bound that no longer fits, say) never run. A change point is (size, new si
 from __future__ import annotations
 
 from reducer.levels.mlir.passes import _ir
+from reducer.passes import ReductionPass
 
 
 def dimensions(ops) -> list[int]:
@@ -71,7 +72,7 @@ def apply(e: _ir.Edit, n: int, m: int) -> bool:
     return True
 
 
-class ShrinkTensors:
+class ShrinkTensors(ReductionPass):
     name = "shrink-tensors"
 
     def points(self, item: _ir.Item) -> list[tuple[int, int]]:

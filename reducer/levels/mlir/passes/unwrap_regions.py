@@ -4,6 +4,7 @@ if, and one iteration of a while loop (its body, fed with the loop's initial val
 from __future__ import annotations
 
 from reducer.levels.mlir.passes import _ir
+from reducer.passes import ReductionPass
 
 #: operation -> regions that may stand in for it
 REGIONS = {"stablehlo.while": lambda op: [1], "mhlo.while": lambda op: [1],
@@ -12,7 +13,7 @@ REGIONS = {"stablehlo.while": lambda op: [1], "mhlo.while": lambda op: [1],
            "stablehlo.if": lambda op: [0, 1], "mhlo.if": lambda op: [0, 1]}
 
 
-class UnwrapRegions:
+class UnwrapRegions(ReductionPass):
     name = "unwrap-regions"
 
     def points(self, item: _ir.Item) -> list[tuple]:

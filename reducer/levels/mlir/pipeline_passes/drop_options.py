@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 
 from reducer.levels.mlir import pipeline as pl
-from reducer.engine import Chunk, Chunks
+from reducer.passes import Chunk, Chunks, ReductionPass
 
 #: options whose comma-separated values are per-argument lists that must keep their length
 FIXED_LISTS = {"argTys", "retTys"}
@@ -42,7 +42,7 @@ def _items(value: str) -> tuple[list[str], str, str] | None:
     return None
 
 
-class DropOptions:
+class DropOptions(ReductionPass):
     name = "drop-options"
 
     def points(self, passes: list[pl.PassSpec]) -> list:

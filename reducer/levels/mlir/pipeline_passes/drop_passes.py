@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 
 from reducer.levels.mlir import pipeline as pl
-from reducer.engine import Chunk, Chunks
+from reducer.passes import Chunk, Chunks, ReductionPass
 
 
 def pass_lists(passes: list[pl.PassSpec], path: tuple = ()) -> list[tuple]:
@@ -24,7 +24,7 @@ def at(passes: list[pl.PassSpec], path: tuple) -> list[pl.PassSpec]:
     return passes
 
 
-class DropPasses:
+class DropPasses(ReductionPass):
     name = "drop-passes"
 
     def points(self, passes: list[pl.PassSpec]) -> list[Chunks]:

@@ -9,29 +9,20 @@ from __future__ import annotations
 
 import ast
 import copy
-from typing import Iterator
 
-from reducer.engine import proposals
 from reducer.levels.source.representation import Script
+from reducer.passes import ReductionPass
 
 STMT_FIELDS = ("body", "orelse", "finalbody")
 
 
-class SourcePass:
-    """The base of every source pass: `points(script)` lists what the pass can change, in the order
-    to try it; `apply(script, point)` makes that candidate from `script.fresh()`, or None."""
+class SourcePass(ReductionPass):
+    """The base of every source pass: `points(script)` lists what the pass can change in the
+    `Script` (text and tree), in the order to try it; `apply(script, point)` makes that candidate
+    from `script.fresh()`, or None."""
 
-    name = ""
-
-    def points(self, script: Script) -> list:
-        raise NotImplementedError
-
-    def apply(self, script: Script, point) -> str | None:
-        raise NotImplementedError
-
-    def candidates(self, source: str) -> Iterator[str]:
-        """Every candidate for the text `source`, in order (what the engine would try)."""
-        yield from proposals(self, Script(source))
+    def parse(self, source: str) -> Script:
+        return Script(source)
 
 
 def parse(source: str) -> ast.Module | None:

@@ -1,0 +1,74 @@
+"""The source level in a script's chain (`reducer.levels.base.Level`): the script's AST shrunk
+directly by the source passes, each candidate a script run by the job.
+
+`SourceLevel` runs on every script it is handed, last in the chain (after
+`reducer.levels.jaxpr.level.JaxprLevel`): it drives the engine with `source_passes()` on the
+`PythonSource` representation. What belongs to the job reaches it through the `LevelContext`: the
+test of a candidate (`test_for(program)`: the job's oracle, votes, keep-aside, counterfactual and
+runner confirmation), keeping the best program so far and what --resume needs (`on_accept`, with
+the engine's counts), the job's second look at the result (`restart`: the program to go on from
+when the verdicts that led to it cannot be trusted, the outcome cache then forgotten), the stall,
+the pass order, the number of jobs and when shrinking must stop (`until`, else `deadline`).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from reducer.engine import Engine, Problem
+from reducer.established import Established
+from reducer.levels.base import LevelContext, LevelResult
+from reducer.levels.source.passes import source_passes
+from reducer.levels.source.passes.original_calls import original_calls
+from reducer.levels.source.representation import PythonSource
+
+
+class SourceLevel:
+    """The source level: with the source passes when it is asked for (`chosen` None: auto, or
+    naming "source") or no level before it kept its result; else the program is kept as it comes
+    (the engine runs with no pass, so that the job still keeps and checks it)."""
+
+    name = "source"
+
+    def __init__(self, rep: PythonSource, chosen: tuple[str, ...] | None = None, original: str = "",
+                 file_name: str = "repro.py", resume: bool = False, passes: Callable[[], list] = source_passes):
+        self.rep, self.chosen = rep, chosen  # the script's representation; the levels asked for (None: auto)
+        self.original, self.file_name = original, file_name  # the user's script, and what a candidate is called
+        self.resume = resume  # the program handed in is an interrupted run's best, not a run of `original`
+        self.passes = passes  # makes the passes, in order (`source_passes`)
+
+    def why_not(self, est: Established, program: str) -> str | None:
+        """None: the source level takes every script it is handed."""
+        return None
+
+    def applies(self, est: Established, program: str) -> bool:
+        return self.why_not(est, program) is None
+
+    def shrinks(self, before: tuple[str, ...]) -> bool:
+        """Whether the source passes run, after the levels `before` kept their results."""
+        return self.chosen is None or "source" in self.chosen or not before
+
+    def reduce(self, program: str, est: Established, ctx: LevelContext) -> LevelResult:
+        """Shrink `program` to a fixpoint of the source passes (again from the program `restart`
+        gives, when it gives one); the result names "source" among its levels when the passes ran."""
+        shrinks = self.shrinks(ctx.levels)
+        if "jaxpr" in ctx.levels:  # the program is a write-back: offer the user's own calls
+            self.rep.original_calls = original_calls(self.original)
+        keep = ctx.on_accept or (lambda best, counts: None)
+        problem = Problem(self.rep, ctx.test_for(program), on_event=ctx.on_event,
+                          on_accept=lambda best: keep(best, problem.stats), level="source")
+        engine = Engine(problem, self.passes() if shrinks else [], jobs=ctx.jobs, stop=ctx.stop,
+                        deadline=ctx.until if ctx.until is not None else ctx.deadline, stall=ctx.stall,
+                        reorder=ctx.reorder)
+        keep(program, problem.stats)
+        self.rep.note_failure(program, est.run.output, self.file_name, ran=None if self.resume else self.original)
+        best = engine.reduce(program)
+        restart = None if ctx.stop.is_set() or ctx.restart is None else ctx.restart(best)
+        if restart is not None:
+            problem.forget()
+            keep(restart, problem.stats)
+            best = engine.reduce(restart)
+        if ctx.stop.is_set():
+            keep(best, problem.stats)
+        stats = problem.stats
+        return LevelResult(best, stats.tested, stats.accepted, levels=("source",) if shrinks else (),
+                           stalled=engine.stalled)

@@ -1,0 +1,183 @@
+"""Non-finite values at the traced level (`reducer.levels.jaxpr.nonfinite_replay`): a replayed call
+whose result holds a NaN or an Inf fails, and names the operation at fault as the program's own run
+would; the calls made inside a traced one are replayed on the values they got
+(`reducer.levels.jaxpr.ahead`); the written-back script ends in the program's kind of check; and a
+training script whose own check fires on a NaN gradient reduces through the traced level."""
+import json
+import os
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+from oracles.outcome import RunResult, Signature
+from oracles.own_check import OwnCheck
+from reducer.levels.jaxpr import nonfinite_replay as nr
+from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr import value_checks
+from reducer.levels.jaxpr.codec import Encoder, registry
+from reducer.levels.jaxpr.params import flat_values
+
+WANTED = Signature("nonfinite", (("type", "AssertionError"), ("check", "assert"), ("in", "grad"), ("op", "sqrt"),
+                                 ("from", "norm")), "A non-finite value from `sqrt` (through `norm`) under `grad`")
+
+
+def spec_of(fun, *args, transforms=()):
+    closed = jax.make_jaxpr(fun)(*args)
+    return {"transforms": list(transforms), "jaxpr": Encoder().closed(closed),
+            "args": [{"shape": list(np.shape(a)), "dtype": str(jnp.asarray(a).dtype), "values": flat_values(a)}
+                     for a in jax.tree_util.tree_leaves(args)]}
+
+
+def replay(spec: dict, tmp_path, monkeypatch) -> tuple[BaseException | None, dict]:
+    registry()
+    out = tmp_path / "harness.json"
+    monkeypatch.setenv("REDUCER_HARNESS_OUT", str(out))
+    raised = None
+    try:
+        value_checks.run_check(json.loads(value_checks.with_check(jp.dumps(spec), "nonfinite")))
+    except nr.NonFinite as exc:
+        raised = exc
+    return raised, json.loads(out.read_text())
+
+
+def masked_sqrt(a):
+    return jnp.where(a > 0, lax.sqrt(a), 0.0)
+
+
+def test_a_nan_gradient_is_located_at_the_derivative_of_sqrt(tmp_path, monkeypatch):
+    spec = spec_of(masked_sqrt, np.float32(0.0), transforms=[{"t": "grad", "argnums": [0]}])
+    raised, report = replay(spec, tmp_path, monkeypatch)
+    assert raised is not None and report["program"]["exit"] == 1
+    found = report["nonfinite"]
+    assert (found["in"], found["op"]) == ("grad", "sqrt"), found
+    run = RunResult(1, "", "", 1.0, harness=report)
+    assert nr.same(WANTED, run)[0]
+    assert not nr.same(Signature("nonfinite", (("in", "forward"), ("op", "sqrt"))), run)[0]
+    assert "in=grad op=sqrt" in value_checks.fault_line(run)
+
+
+def test_a_log_of_zero_in_the_forward_computation(tmp_path, monkeypatch):
+    spec = spec_of(lambda p: jnp.sum(jnp.log(p)), np.zeros(3, np.float32), transforms=[{"t": "jit"}])
+    raised, report = replay(spec, tmp_path, monkeypatch)
+    assert raised is not None
+    assert (report["nonfinite"]["in"], report["nonfinite"]["op"]) == ("forward", "log"), report
+
+
+def test_a_finite_call_passes(tmp_path, monkeypatch):
+    spec = spec_of(lambda a: lax.sqrt(a + 1.0), np.float32(1.0), transforms=[{"t": "grad", "argnums": [0]}])
+    raised, report = replay(spec, tmp_path, monkeypatch)
+    assert raised is None and report == {"program": {"exit": 0}, "nonfinite": None}
+    assert not nr.same(WANTED, RunResult(0, "", "", 1.0, harness=report))[0]
+
+
+def test_the_public_function_that_reached_it_is_not_the_failure():
+    own = OwnCheck()
+    via_sqrt = Signature("nonfinite", tuple((k, "sqrt" if k == "from" else v) for k, v in WANTED.fields), "other")
+    assert own.same(WANTED, via_sqrt)
+    elsewhere = Signature("nonfinite", tuple((k, "log" if k == "op" else v) for k, v in WANTED.fields))
+    assert not own.same(WANTED, elsewhere)
+
+
+@pytest.mark.parametrize("fields, ending", [
+    ((("type", "AssertionError"), ("check", "assert")), ["g = jax.grad(f)(a)", "assert jnp.isfinite(g).all()"]),
+    ((("type", "FloatingPointError"), ("check", "raise")),
+     ["g = jax.grad(f)(a)", "if not jnp.isfinite(g).all():", "    raise FloatingPointError('non-finite value')"]),
+])
+def test_the_written_back_script_ends_in_the_programs_kind_of_check(fields, ending, tmp_path):
+    spec = spec_of(masked_sqrt, np.float32(0.0), transforms=[{"t": "grad", "argnums": [0]}])
+    wanted = Signature("nonfinite", fields + (("in", "grad"), ("op", "sqrt")))
+    from reducer.levels.jaxpr.as_script import emit
+
+    text = value_checks.finish_script(emit(spec)[0], spec, wanted)
+    assert text.rstrip("\n").splitlines()[-len(ending):] == ending
+    (tmp_path / "repro.py").write_text(text)
+    done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 1 and dict(fields)["type"] in done.stderr.splitlines()[-1], done.stderr[-800:]
+
+
+def test_calls_that_take_the_derivative_and_have_their_values_come_first():
+    def encoded(transforms, values=True, eqns=1):
+        spec = spec_of(lambda a: lax.sqrt(a) * 1.0 if eqns > 1 else lax.sqrt(a), np.float32(1.0),
+                       transforms=transforms)
+        if not values:
+            del spec["args"][0]["values"]
+        return jp.dumps(spec)
+
+    plain, guessed = encoded([{"t": "jit"}]), encoded([{"t": "grad", "argnums": [0]}], values=False)
+    taken, bigger = encoded([{"t": "grad", "argnums": [0]}]), encoded([{"t": "grad", "argnums": [0]}], eqns=2)
+    assert nr.likeliest_first([plain, guessed, bigger, taken], WANTED) == [taken, bigger, guessed, plain]
+
+
+NESTED = '''
+import jax
+import jax.numpy as jnp
+
+def energy(x):
+    return jnp.sum(jnp.where(x > 0, jnp.sqrt(x), 0.0))
+
+@jax.jit
+def step(x):
+    return jax.grad(energy)(x * 2.0)
+
+g = step(jnp.array([0.0, 1.5, 2.0]))
+assert jnp.isfinite(g).all()
+'''
+
+
+def test_a_call_made_inside_a_traced_one_is_recorded_with_its_values(tmp_path):
+    (tmp_path / "prog.py").write_text(NESTED)
+    env = dict(os.environ, REDUCER_CAPTURE_AHEAD="1", REDUCER_CAPTURE_VALUES="1")
+    subprocess.run([sys.executable, "-m", "reducer.levels.jaxpr.capture", "prog.py", "out.json"], cwd=tmp_path,
+                   env=env, capture_output=True, text=True, timeout=300)
+    specs = [jp.loads(s) for s in json.loads((tmp_path / "out.json").read_text())["ahead"]]
+    nested = [s for s in specs if [t["t"] for t in s["transforms"]] == ["jit", "grad"]]
+    assert nested and nested[0]["args"][0].get("values") == [0.0, 3.0, 4.0], specs
+
+
+SCRIPT = '''
+"""A small model whose training step checks its gradients."""
+import jax
+import jax.numpy as jnp
+
+
+class Springs:
+    def __init__(self, n):
+        self.rest = jnp.ones(n)
+
+    def energy(self, positions):
+        gaps = jnp.linalg.norm(positions[:, None, :] - positions[None, :, :], axis=-1)
+        return jnp.sum((gaps - 1.0) ** 2)
+
+
+@jax.jit
+def step(positions):
+    model = Springs(positions.shape[0])
+    return jax.grad(model.energy)(positions)
+
+
+positions = jnp.arange(12.0).reshape(4, 3) / 7.0
+for epoch in range(3):
+    grads = step(positions)
+    assert jnp.isfinite(grads).all(), f"epoch {epoch}: gradient is not finite"
+    positions = positions - 0.01 * grads
+'''
+
+
+@pytest.mark.slow
+def test_a_nan_gradient_script_reduces_through_the_traced_level(tmp_path):
+    (tmp_path / "springs.py").write_text(SCRIPT)
+    done = subprocess.run([sys.executable, "-m", "reducer.cli", "reduce", "springs.py", "--out", "out",
+                           "--max-time", "240", "--levels", "jaxpr"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    log = (tmp_path / "out" / "reduce.log").read_text()
+    assert "judged by the nonfinite check" in log and "written back as a script" in log, log
+    sig = json.loads((tmp_path / "out" / "signature.json").read_text())
+    assert sig["family"] == "nonfinite" and sig["fields"]["op"] == "sqrt" and sig["fields"]["in"] == "grad", sig
+    repro = (tmp_path / "out" / "repro.py").read_text()
+    assert "jax.grad(" in repro and "isfinite" in repro and "class Springs" not in repro, repro
