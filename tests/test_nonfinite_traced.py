@@ -181,3 +181,54 @@ def test_a_nan_gradient_script_reduces_through_the_traced_level(tmp_path):
     assert sig["family"] == "nonfinite" and sig["fields"]["op"] == "sqrt" and sig["fields"]["in"] == "grad", sig
     repro = (tmp_path / "out" / "repro.py").read_text()
     assert "jax.grad(" in repro and "isfinite" in repro and "class Springs" not in repro, repro
+
+
+def test_a_value_that_only_spreads_on_its_line_is_traced_to_the_line_that_made_it():
+    from reducer.faults.nonfinite import _made_by
+
+    source = "import jax.numpy as jnp\n\n\ndef f(b):\n    c = jnp.log(b)\n    d = b * c\n    return d\n"
+    assert _made_by(source, 6, "    d = b * c") == "log"
+    assert _made_by(source, 6, "    d = b * e") == ""  # no operand made by a singular function
+    assert _made_by("x = 1\n", 6, "d = b * c") == ""  # not the program the line is in
+
+
+SPLIT = '''
+import jax
+import jax.numpy as jnp
+
+def entropy(p):
+    lp = jnp.log(p)
+    terms = p * lp
+    return -jnp.sum(jnp.where(p > 0, terms, 0.0))
+
+g = jax.grad(entropy)(jnp.array([0.0, 0.5, 0.5]))
+assert jnp.isfinite(g).all()
+'''
+
+
+def test_a_log_on_its_own_line_is_the_operation_at_fault(tmp_path):
+    from reducer.faults.nonfinite import located, with_checks
+
+    def output(infs):
+        (tmp_path / "prog.py").write_text(with_checks(SPLIT, infs))
+        done = subprocess.run([sys.executable, "prog.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        return done.stdout + done.stderr
+
+    found = located(output, SPLIT)
+    assert found is not None and found["op"] == "log", found
+
+
+@pytest.mark.parametrize("fun, arg", [
+    (lambda x: lax.dynamic_update_slice(x, jnp.ones(2), (1,)), np.arange(5.0, dtype=np.float32)),
+    (lambda x, i: lax.dynamic_slice(x, (i, 0), (2, 2)), (np.arange(12.0, dtype=np.float32).reshape(4, 3), np.int32(1))),
+])
+def test_dynamic_slices_are_written_back_with_their_indices_as_a_sequence(fun, arg, tmp_path):
+    from reducer.levels.jaxpr.as_script import emit
+
+    args = arg if isinstance(arg, tuple) else (arg,)
+    spec = spec_of(fun, *args)
+    text, arrays = emit(spec)
+    (tmp_path / "repro.py").write_text(text)
+    done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-800:]
+    assert done.stdout.split() == str(np.asarray(fun(*args))).split()

@@ -75,6 +75,29 @@ def _singular(line: str) -> str:
     return next((n for m in CALL.finditer(line) for n in [m.group("callee").split(".")[-1]] if n in SINGULAR), "")
 
 
+ASSIGNED = re.compile(r"^(?P<indent>\s*)(?P<name>[A-Za-z_]\w*)\s*=(?!=)")
+NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+MAX_LOOK_BACK = 60
+
+
+def _made_by(source: str, at: int, line: str) -> str:
+    """For a line that only spread a non-finite value (`d = b * c`), the first function with an
+    infinite derivative somewhere that made one of its operands on an earlier line of the same
+    function (`c = jnp.log(b)`); "" when none does or `source` is not the program the line is in."""
+    lines = source.splitlines()
+    if not 0 < at <= len(lines) or lines[at - 1].strip() != line.strip():
+        return ""
+    wanted = set(NAME.findall(line.split("=", 1)[-1]))
+    depth = len(lines[at - 1]) - len(lines[at - 1].lstrip())
+    for earlier in reversed(lines[max(0, at - 1 - MAX_LOOK_BACK):at - 1]):
+        if earlier.strip() and len(earlier) - len(earlier.lstrip()) < depth:
+            break  # the function (or block) the line is in starts here
+        m = ASSIGNED.match(earlier)
+        if m and m.group("name") in wanted and _singular(earlier):
+            return _singular(earlier)
+    return ""
+
+
 def _callee(line: str, op: str) -> str:
     """The public function of a line of the program that made the value: `op` itself when the line
     calls it (`jnp.log` in `jnp.sum(jnp.log(p))`) or gives it to a transformation, else the first
@@ -86,10 +109,11 @@ def _callee(line: str, op: str) -> str:
     return op if op in names else next((n for n in names if n in SINGULAR), names[0] if names else "")
 
 
-def read(output: str) -> dict | None:
+def read(output: str, source: str = "") -> dict | None:
     """What a run with JAX's checks on says: the kind of value, the primitive that made it, the
     operation, where in the program (file:line of its innermost frame, and of every frame of the
-    program's own around it) and through which call."""
+    program's own around it) and through which call. `source`, the program's text, lets a value
+    that only spread on its line be traced to the line that made it (`_made_by`)."""
     found = list(FLOATING.finditer(output))
     if not found:
         return None
@@ -106,7 +130,9 @@ def read(output: str) -> dict | None:
     if not lax and LAX_CALL.search(frames[inner].source):  # the program calls `lax` itself
         lax = LAX_CALL.search(frames[inner].source).group("name")
     prim = last.group("prim")
-    op = lax if lax and lax not in SPREADING else _singular(frames[inner].source) or lax or prim
+    line = frames[inner].source
+    op = lax if lax and lax not in SPREADING else (_singular(line) or _made_by(source, frames[inner].line, line)
+                                                  or lax or prim)
     differentiated = "backward pass" in output or bool(lax) and lax != prim and prim not in SPREADING
     named = [m.group(1) for f in frames if f.own for m in [TRANSFORMS.search(f.source)] if m]
     transform = MODES.get(named[-1] if named else "grad", "grad")  # the innermost, in the program's own frames
@@ -134,13 +160,13 @@ def evidence(found: dict) -> str:
             f"so that neither branch has a non-finite derivative.")
 
 
-def located(output: Callable[[bool], str]) -> dict | None:
+def located(output: Callable[[bool], str], source: str = "") -> dict | None:
     """Where the NaN or Inf is made, from a program's output with JAX's NaN checks on (`output(False)`)
-    and with its Inf checks too (`output(True)`)."""
-    both = read(output(True))
+    and with its Inf checks too (`output(True)`); `source` is the program's text."""
+    both = read(output(True), source)
     if both is not None and both["kind"] == "nan":
         return both  # a NaN before any Inf: the run with only the NaN checks stops at the same place
-    nans = read(output(False))
+    nans = read(output(False), source)
     if both and nans and nans["at"] not in both["within"]:
         return nans  # an Inf the program meant, outside the call that made the NaN: the NaN is the fault
     return both or nans
@@ -160,7 +186,7 @@ class NonFiniteValues:
         self.run = run
 
     def _find(self, program: str) -> dict | None:
-        return located(lambda infs: self.run(with_checks(program, infs=infs)).output)
+        return located(lambda infs: self.run(with_checks(program, infs=infs)).output, program)
 
     def locate(self, program: str, run: RunResult, signature: Signature) -> Fault | None:
         found = self._find(program)

@@ -10,10 +10,11 @@ then the calls made while it was traced), then the earlier ones, most recent fir
 failure is a numeric comparison (a wrong gradient, a wrong result) raise nothing inside JAX either:
 their calls come back the same way.
 
-For those, with `REDUCER_CAPTURE_VALUES` set too, a call made while an outer one is traced (its
-arguments are tracers, their values unknown when it is encoded) leaves a `jax.debug.callback` in the
-outer program that records its arguments' values when the outer program runs (the first batch element
-under `vmap`); the report's specs carry them, so that the call replays on the values it got.
+For those, with `REDUCER_CAPTURE_VALUES` set too, the report's specs carry the values of each call's
+inputs at its latest call (a loop's failing step is seldom its first): kept at each call when known,
+and for a call made while an outer one is traced (its arguments are tracers) recorded by a
+`jax.debug.callback` it leaves in the outer program, which runs with it (the first batch element
+under `vmap`), so that the call replays on the values it got.
 """
 from __future__ import annotations
 
@@ -29,8 +30,10 @@ MAX_VALUES_AHEAD = 1 << 17
 #: the outermost calls, most recent last: key -> the keys of the calls made while it was traced
 _GROUPS: dict = {}
 _SPECS: dict = {}  # key -> (the transformed function, kept alive so that its id stays its own; spec or None)
-_STATE: dict = {"out": None, "last": None, "current": None, "encode": None, "report": ([], []), "inputs": None}
-_VALUES: dict = {}  # key -> the values a nested call's inputs had when the outer program ran
+_STATE: dict = {"out": None, "last": None, "current": None, "encode": None, "report": ([], []), "inputs": None,
+          "calls": 0}
+_VALUES: dict = {}  # key -> (the outermost call it was seen in, the values of its inputs then)
+_WATCHED: set = set()  # the keys whose values the outer program's callbacks record
 
 
 def values_limit(default: int) -> int:
@@ -87,6 +90,7 @@ def before_call(top, args: tuple, kwargs: dict, active: list) -> None:
     if _STATE["out"] is None or library_internal(top.fun):
         return
     outermost = not active
+    _STATE["calls"] += outermost
     for prefix in prefixes(top, active):
         _record(top, args, kwargs, prefix, outermost)
         _watch_values(top, args, kwargs, prefix, active)
@@ -110,42 +114,53 @@ def _record(top, args: tuple, kwargs: dict, prefix: list, outermost: bool) -> No
 
 
 def _watch_values(top, args: tuple, kwargs: dict, prefix: list, active: list) -> None:
-    """Have the outer program record the values of a traced call's inputs when it runs (not inside
-    an `enzyme_jax_ir` function, whose pipeline takes no callbacks)."""
+    """Keep the values of the call's inputs, the latest call's (the failure may come from any step of
+    a loop): at once when they are known, else through a callback the outer program runs (its first
+    batch element under `vmap`; not inside an `enzyme_jax_ir` function, whose pipeline takes none)."""
     key = (id(top), tuple(kind for kind, _ in prefix))
-    if _STATE["inputs"] is None or key in _VALUES or any(t.kind == "enzyme" for t in active):
+    if _STATE["inputs"] is None or any(t.kind == "enzyme" for t in active):
         return
     import jax
-    import numpy as np
 
     try:
         leaves = _STATE["inputs"](prefix, top, args, kwargs)
     except Exception:  # an input the capture cannot lay flat: its call is not encoded either
         return
-    size = sum(int(np.prod(np.shape(v), dtype=np.int64)) for v in leaves)
-    if not any(isinstance(v, jax.core.Tracer) for v in leaves) or size > MAX_VALUES_AHEAD:
+    if sum(int(np.prod(np.shape(v), dtype=np.int64)) for v in leaves) > MAX_VALUES_AHEAD:
         return
-    _VALUES[key] = None
+    if not any(isinstance(v, jax.core.Tracer) for v in leaves):
+        _VALUES[key] = (_STATE["calls"], leaves)
+        return
+    if key in _WATCHED:
+        return
+    _WATCHED.add(key)
 
     def keep(*values, key=key):
-        if _VALUES.get(key) is None:
-            _VALUES[key] = [np.asarray(v) for v in values]
+        seen = _VALUES.get(key)
+        if seen is None or seen[0] < _STATE["calls"]:
+            try:
+                _VALUES[key] = (_STATE["calls"], [np.asarray(v) for v in values])
+            except Exception:  # a value NumPy cannot hold (a PRNG key): the call keeps its encoded values
+                pass
 
     jax.debug.callback(keep, *leaves)
 
 
 def _with_values(key, spec: str | None) -> str | None:
-    """`spec` with the values its inputs had, where the outer program recorded them."""
-    values = _VALUES.get(key)
-    if spec is None or not values:
+    """`spec` with the values its inputs had at the latest call, where they were recorded."""
+    seen = _VALUES.get(key)
+    if spec is None or not seen:
         return spec
     from reducer.levels.jaxpr import program as jp
     from reducer.levels.jaxpr.params import flat_values
 
     data = jp.loads(spec)
-    for arg, value in zip(data["args"], values):
-        if "values" not in arg and list(np.shape(value)) == arg["shape"]:
-            arg["values"] = flat_values(value)
+    for arg, value in zip(data["args"], seen[1]):
+        if list(np.shape(value)) == arg["shape"]:
+            try:
+                arg["values"] = flat_values(value)
+            except Exception:  # kept as encoded
+                pass
     return jp.dumps(data)
 
 
@@ -178,7 +193,7 @@ def specs_order() -> list:
 
 
 def specs() -> list[str]:
-    if any(v is None for v in _VALUES.values()):
+    if _WATCHED:
         import jax
 
         jax.effects_barrier()  # the callbacks of the last run are in

@@ -157,6 +157,10 @@ class Emitter:
         if p == "sort":  # operands as a tuple: lax.sort then returns a tuple, as the primitive's results are listed
             return (f"lax.sort(({', '.join(ins)},), dimension={params['dimension']}, "
                     f"is_stable={params['is_stable']}, num_keys={params['num_keys']})")
+        if p == "dynamic_update_slice":  # its start indices are operands of the primitive, a sequence of the call
+            return f"lax.dynamic_update_slice({ins[0]}, {ins[1]}, ({', '.join(ins[2:])},))"
+        if p == "dynamic_slice":
+            return f"lax.dynamic_slice({ins[0]}, ({', '.join(ins[1:])},), {self.value(tuple(params['slice_sizes']))})"
         if p == "convert_element_type":
             return f"lax.convert_element_type({ins[0]}, {self.value(params['new_dtype'])})"
         if p == "iota":

@@ -137,7 +137,8 @@ def first_reproducing(found: dict, judge: Judge, sandbox: Sandbox, limits: Limit
         ok, seen = judge(run, candidate)
         if ok:
             return candidate, run
-        log(f"jaxpr level: a captured program shows {seen or 'no failure'}, not the failure; skipped")
+        chain = " ∘ ".join(t["t"] for t in jp.loads(candidate)["transforms"]) or "plain"
+        log(f"jaxpr level: a captured {chain} call shows {seen or 'no failure'}, not the failure; skipped")
     return None, None
 
 

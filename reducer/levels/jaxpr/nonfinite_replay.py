@@ -94,7 +94,7 @@ def locate(spec: dict) -> dict | None:
             if arrays:
                 np.savez(as_script.NPZ, **arrays)
             linecache.checkcache()
-            return nonfinite.located(lambda infs: _output(text, infs))
+            return nonfinite.located(lambda infs: _output(text, infs), text)
         finally:
             os.chdir(here)
 
@@ -118,14 +118,16 @@ def run_check(spec: dict) -> None:
 
 def likeliest_first(specs: list[str], wanted: Signature) -> list[str]:
     """The captured calls in the order worth replaying for the non-finite value `wanted`: those that
-    take the derivative it is found in (none for `in=forward`), then those replayed on the values the
-    program gave them, then the smaller."""
+    take a derivative (the one it is found in, or for a value made forward any: a `where` hides it
+    from the value itself, not from its derivative), then those replayed on the values the program
+    gave them, then the smaller."""
     def key(text: str) -> tuple:
         spec = jp.loads(text)
         kinds = {t["t"] for t in spec["transforms"]}
-        takes = {"grad": jp.GRAD_LIKE | {"vjp"}, "jvp": FORWARD_MODE}.get(wanted.get("in"), set())
+        takes = {"grad": jp.GRAD_LIKE | {"vjp"}, "jvp": FORWARD_MODE}.get(wanted.get("in"),
+                                                                          jp.GRAD_LIKE | {"vjp", "jvp"})
         guessed = sum("values" not in a for a in spec["args"])
-        return (bool(takes) and not kinds & takes, guessed > 0, jp.count_eqns(spec["jaxpr"]))
+        return (not kinds & takes, guessed > 0, jp.count_eqns(spec["jaxpr"]))
 
     return sorted(specs, key=key)
 
