@@ -7,8 +7,8 @@ The traced level records those calls ahead, with the values they got (`reducer.l
 and replays each with the `nonfinite` check (`value_checks.with_check`). In the worker, `run_check`:
 
 1. runs the transformed call, compiled; when every output is finite the replay passes;
-2. else writes the call back as the script the traced level would write (`as_script`, ending in
-   the check `finish` writes) and runs that script here twice, with JAX's NaN checks and with its
+2. else writes the call back as the script the traced level would write (`as_script`, ending at
+   the call, where JAX's checks stop it) and runs that script here twice, with JAX's NaN checks and with its
    NaN and Inf checks on, reading the operation at fault from the `FloatingPointError`'s traceback
    with the very code that reads the program's own run (`reducer.faults.nonfinite.located`);
 3. writes what it found into the run's harness report under `nonfinite` and fails the run.
