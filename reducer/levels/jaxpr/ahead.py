@@ -193,6 +193,8 @@ def specs_order() -> list:
 
 
 def specs() -> list[str]:
+    """The recorded calls, with the values of their latest calls: for the report the capture writes
+    when the program has ended (a record written ahead, while it runs, has the encoded values)."""
     if _WATCHED:
         import jax
 
@@ -206,5 +208,5 @@ def write() -> None:
     out, (captured, notes) = _STATE["out"], _STATE["report"]
     partial = out + ".ahead"
     with open(partial, "w") as fh:
-        json.dump({"specs": captured, "notes": notes, "error": "", "ahead": specs()}, fh)
+        json.dump({"specs": captured, "notes": notes, "error": "", "ahead": [_SPECS[k][1] for k in specs_order()]}, fh)
     os.replace(partial, out)

@@ -26,8 +26,8 @@ import traceback
 from oracles.outcome import Signature
 from reducer.faults import nonfinite
 from reducer.levels.jaxpr import program as jp
+from reducer.watches.gradients import FORWARD
 
-FORWARD_MODE = {"jvp", "jacfwd"}
 SCRIPT = "replayed.py"
 
 
@@ -124,7 +124,7 @@ def likeliest_first(specs: list[str], wanted: Signature) -> list[str]:
     def key(text: str) -> tuple:
         spec = jp.loads(text)
         kinds = {t["t"] for t in spec["transforms"]}
-        takes = {"grad": jp.GRAD_LIKE | {"vjp"}, "jvp": FORWARD_MODE}.get(wanted.get("in"),
+        takes = {"grad": jp.GRAD_LIKE | {"vjp"}, "jvp": FORWARD}.get(wanted.get("in"),
                                                                           jp.GRAD_LIKE | {"vjp", "jvp"})
         guessed = sum("values" not in a for a in spec["args"])
         return (not kinds & takes, guessed > 0, jp.count_eqns(spec["jaxpr"]))
