@@ -232,3 +232,10 @@ def test_dynamic_slices_are_written_back_with_their_indices_as_a_sequence(fun, a
     done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-800:]
     assert done.stdout.split() == str(np.asarray(fun(*args))).split()
+
+
+def test_the_remedy_puts_a_value_inside_the_functions_domain():
+    from reducer.faults.nonfinite import evidence
+
+    assert "jnp.where(mask, x, 0.0)` before `arccos(x)`" in evidence({"op": "acos", "from": "arccos", "in": "grad"})
+    assert "jnp.where(mask, x, 1.0)` before `norm(x)`" in evidence({"op": "sqrt", "from": "norm", "in": "grad"})

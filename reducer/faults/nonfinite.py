@@ -41,6 +41,9 @@ TRANSFORMS = re.compile(r"\b(value_and_grad|grad|vjp|jvp|jacrev|jacfwd|hessian|l
 MODES = {"value_and_grad": "grad", "grad": "grad", "vjp": "grad", "jacrev": "grad", "hessian": "grad",
          "jvp": "jvp", "jacfwd": "jvp", "linearize": "jvp"}
 CHECKS = ("jax_debug_nans", "jax_debug_infs")
+#: a value inside the domain of a function whose derivative is infinite somewhere, for the remedy's
+#: inner `where` (1.0, the default, is the singular point of these)
+SAFE = {"acos": 0.0, "asin": 0.0, "arccos": 0.0, "arcsin": 0.0, "atanh": 0.0, "arctanh": 0.0}
 #: operations that pass a non-finite value on (inf × 0, a sum with nan …) rather than make one
 SPREADING = {"mul", "add", "sub", "neg", "select_n", "dot_general", "broadcast_in_dim", "reduce_sum", "add_any",
              "convert_element_type", "reshape", "transpose", "concatenate", "pad", "copy"}
@@ -156,7 +159,8 @@ def evidence(found: dict) -> str:
            "inf × 0 gives nan." if kind != "nan" or found.get("prim") in ("mul", "dot_general") else "")
     return (f"The derivative of {call} is not finite at the value it gets here{rule} under `{found['in']}`.{nan} "
             f"The usual remedy is the inner `where`: make the input of `{via}` safe where its result is not used "
-            f"(for example `x = jnp.where(mask, x, 1.0)` before `{via}(x)`, then `jnp.where(mask, {via}(x), 0.0)`), "
+            f"(for example `x = jnp.where(mask, x, {SAFE.get(op, SAFE.get(via, 1.0))})` before `{via}(x)`, then "
+            f"`jnp.where(mask, {via}(x), 0.0)`), "
             f"so that neither branch has a non-finite derivative.")
 
 
