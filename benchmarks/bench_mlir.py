@@ -7,7 +7,7 @@ Every `*.py` program of the case folders (by default benchmarks/cases/ and the p
 tests/programs/) runs once with TMPDIR in a fresh folder; a program whose pipeline fails leaves
 `Enzyme MLIR dumped to …` on stderr and the module in that folder. A program that crashes or fails
 otherwise runs with `enzyme_call.run_pass_pipeline` wrapped to write each module it is given
-(`reducer.levels.mlir.follow`): the module a crash died in, or the last one differentiated in
+(`reducer.levels.mlir.script_module`): the module a crash died in, or the last one differentiated in
 reverse mode (for a wrong gradient; the IR level then checks it against finite differences).
 Programs that leave no module are listed with the reason (they run cleanly, or fail outside the
 pipeline without differentiating in reverse mode). Plain modules from tests/data/mlir/ (made by running programs) are reduced too. The
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from reducer.levels.mlir import follow  # noqa: E402
-from reducer.levels.mlir.level import MlirOptions, MlirReduction  # noqa: E402
+from reducer.levels.mlir.module_job import MlirOptions, MlirReduction  # noqa: E402
 
 
 def dump(program: Path, timeout: float = 600.0) -> tuple[str | None, str]:

@@ -247,7 +247,7 @@ def check(
     except (ReducerError, ValueError) as exc:
         fail(str(exc), 2)
     try:
-        est = job.check()
+        established = job.check()
     except ValueError as exc:  # an oracle's setting that fails on first use (a command that cannot run)
         fail(str(exc), 2)
     except ReducerError as exc:
@@ -257,18 +257,18 @@ def check(
         fail(str(exc), NO_BACKEND if exc.status == NO_BACKEND else 1)
     finally:
         job.close()
-    known = known_line(est.signature)
+    known = known_line(established.signature)
     if json_out:
-        print(json.dumps({**est.signature.to_dict(), **({"known": known} if known else {})}))
+        print(json.dumps({**established.signature.to_dict(), **({"known": known} if known else {})}))
     else:
-        print(est.signature)
-        if est.signature.title:
-            print(est.signature.title)
+        print(established.signature)
+        if established.signature.title:
+            print(established.signature.title)
         if known:
             print(known)
-        if est.signature.excerpt:
+        if established.signature.excerpt:
             print("---")
-            print(est.signature.excerpt)
+            print(established.signature.excerpt)
 
 
 @app.command("env")

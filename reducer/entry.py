@@ -3,9 +3,9 @@
 A script (`.py`), a notebook (`.ipynb`), a test's node id or a module (`-m NAME`) is a program for
 the source level and the levels it chains (`reducer.reduce.Reduction`, which reads each form through
 `reducer.readers.inputs`);
-an MLIR module, a file of HLO text or an XLA dump folder is a module for the IR level
-(`reducer.levels.mlir.level.MlirReduction`). The command line, the corpus and the pytest plugin
-ask `job_for` and talk to the job alone.
+an MLIR module, a file of HLO text or an XLA dump folder is a module: its job
+(`reducer.levels.mlir.module_job.MlirReduction`) runs the same chain, started at the IR level. The
+command line, the corpus and the pytest plugin ask `job_for` and talk to the job alone.
 """
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def _script_job(path: Path, out: Path | None, options: Options, resume: bool, kn
 def module_job(path: Path, out: Path | None, options: Options, resume: bool = False) -> Job:
     """The job for a module: the chain started at the IR level; the options that apply to scripts
     only are left out."""
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+    from reducer.levels.mlir.module_job import MlirOptions, MlirReduction
 
     kept = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)
             if f.name not in ("runner", "levels", "runs", "verify_runs")}

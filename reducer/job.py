@@ -1,13 +1,14 @@
-"""One reduction job, whatever the level: what reducing a script and reducing an MLIR module share.
+"""One reduction job, whatever the input: what reducing a script and reducing an MLIR module share.
 
-A level's job (`reducer.reduce.Reduction` for a script, `reducer.levels.mlir.level.MlirReduction`
-for a module) says how to establish the failure, how to run a program in a fresh interpreter and
-how to shrink it; `Job.run` chains them and owns the rest: the log, the stop event that Ctrl-C and
-SIGTERM set, `--max-time` over the whole run (the final checks included), judging runs (an
-exception raised by an oracle or a pass is a `ToolBug`, never a verdict), keeping other failures
-aside in `also-interesting/`, verifying the result (and, when it does not fail, re-running the
-original), the best program and state that `--resume` needs, the environment probe, and the exit
-status.
+An input's job (`reducer.reduce.Reduction` for a script, `reducer.levels.mlir.module_job.MlirReduction`
+for a module) says how to establish the failure and how to run a program in a fresh interpreter;
+its chain of levels (`reducer.levels.chain.ChainJob`) shrinks it. `Job.run` owns the rest: the log,
+the stop event that Ctrl-C and SIGTERM set (reaching the sandboxes levels make of their own too),
+`--max-time` over the whole run (the final checks included), judging runs (an exception raised by
+an oracle or a pass is a `ToolBug`, never a verdict), keeping other failures aside in
+`also-interesting/`, verifying the result (and, when it does not fail, re-running the original),
+the best program and state that `--resume` needs (in the form of the level that was running:
+`best.py`, `best.jaxpr`, `best.mlir`), the environment probe, and the exit status.
 """
 from __future__ import annotations
 
@@ -43,9 +44,10 @@ FRESH_START = 5.0
 
 
 class Job:
-    """The shared half of a reduction; a level's job supplies `establish`, `begin`, `resume_from`,
-    `shrink`, `fresh_run`, `finish(best, est, verdict, info, stopped, follow)` (its result dict with
-    "files": name -> content, which the job writes) and, where it has them, `follow_levels`."""
+    """The shared half of a reduction; an input's job supplies `establish`, `begin`, `resume_from`,
+    `shrink`, `fresh_run`, `follow_up(best, established)` (a following level's `LevelResult`, or None) and
+    `finish(best, established, verdict, info, stopped, follow)` (its result dict with "files": name ->
+    content, which the job writes)."""
 
     suffix = ".py"  # of the programs this level reduces
     unit = "tokens"  # what its sizes count
@@ -62,18 +64,18 @@ class Job:
         self.stop = threading.Event()
         self.started = time.monotonic()
         self.deadline = self.started + options.max_time if options.max_time else None
-        self.full_outputs = True  # report, signature, environment and log (not for a follow-up)
+        self.full_outputs = True  # report, signature, environment and log (a module's job may leave them out)
         self.bug: str | None = None  # what raised, when a bug of the tool stopped the job
-        self.aside: dict[Signature, int] = {}
+        self.also_interesting: dict[Signature, int] = {}
         self.aside_lock = threading.Lock()
         self.accepted: list[str] = []
+        self.kept: set[str] = set()  # the best programs' files kept for --resume
         self.scratch = scratch.folder(scratch_prefix)
         self.sandbox = None
-        self.helpers: list[Job] = []  # follow-up jobs that an interrupt must reach too
+        self.adopted: list = []  # sandboxes of levels' own, whose candidates an interrupt kills too
         self.first_limits = Limits()  # the first runs' limits; a level's job sets its own
-        self.requested: Oracle | None = None  # the oracle --oracle asked for (None: auto); `est.oracle` is the one kept
-        self.est: Established | None = None  # what establishing learned (set by `start` or `establish`)
-        self.hand_back = False  # a follow-up's job hands its output files back instead of writing them
+        self.requested: Oracle | None = None  # the oracle --oracle asked for (None: auto); `established.oracle` is the one kept
+        self.established: Established | None = None  # what establishing learned (set by `start` or `establish`)
         self._info: dict = {}
         self._probe: threading.Thread | None = None
 
@@ -88,16 +90,15 @@ class Job:
         scratch.remove(self.scratch)
 
     def interrupt(self, signum=None, frame=None) -> None:
-        """Stop: no new candidate starts, and every running one is killed (a follow-up's too)."""
+        """Stop: no new candidate starts, and every running one is killed (a level's own sandbox's too)."""
         self.stop.set()
-        for job in [self, *self.helpers]:
-            if job.sandbox is not None:
-                job.sandbox.kill_all()
+        for box in [self.sandbox, *self.adopted]:
+            if box is not None:
+                box.kill_all()
 
-    def adopt(self, helper: "Job") -> None:
-        """Run `helper` (a follow-up level's job) under this job's stop event and signals."""
-        helper.stop = self.stop
-        self.helpers.append(helper)
+    def adopt(self, sandbox) -> None:
+        """Let an interrupt kill the candidates running in `sandbox` (a level's own) too."""
+        self.adopted.append(sandbox)
 
     @contextlib.contextmanager
     def signals(self):
@@ -113,7 +114,7 @@ class Job:
     @property
     def limits(self) -> Limits:
         """The candidates' limits: as established, or the first runs' before."""
-        return self.est.limits if self.est is not None and self.est.limits is not None else self.first_limits
+        return self.established.limits if self.established is not None and self.established.limits is not None else self.first_limits
 
     @property
     def oracle_spec(self) -> Oracle | None:
@@ -133,20 +134,20 @@ class Job:
     @property
     def votes(self) -> int:
         """How many runs a candidate gets (more when the failure comes and goes)."""
-        return self.est.votes if self.est is not None else 1
+        return self.established.votes if self.established is not None else 1
 
-    def configure(self, est: Established) -> None:
-        """Set the sandbox up for candidates as `est` says (gradient checks, watches, data files)."""
+    def configure(self, established: Established) -> None:
+        """Set the sandbox up for candidates as `established` says (gradient checks, watches, data files)."""
         box = self.sandbox
         if box is None:
             return
-        if est.gradient_checks is not None:
-            box.check_gradients = est.gradient_checks
-        if est.watches:  # only the watch the verdicts rest on: the others cost every failing candidate
-            box.extra_env["REDUCER_WATCHES"] = ",".join(est.watches)
-            box.extra_env["REDUCER_WANTED_OPERATION"] = est.signature.get("op") or ""  # confirmed first by locate
-        if est.data_files:
-            box.data_files = tuple(est.data_files)
+        if established.gradient_checks is not None:
+            box.check_gradients = established.gradient_checks
+        if established.watches:  # only the watch the verdicts rest on: the others cost every failing candidate
+            box.extra_env["REDUCER_WATCHES"] = ",".join(established.watches)
+            box.extra_env["REDUCER_WANTED_OPERATION"] = established.signature.get("op") or ""  # confirmed first by locate
+        if established.data_files:
+            box.data_files = tuple(established.data_files)
 
     def progress_info(self) -> tuple[int, str]:
         """What a progress display needs: the original's size and the unit sizes count."""
@@ -160,7 +161,7 @@ class Job:
                             deadline=self.deadline, stall=stall, reorder=self.options.reorder,
                             jobs=self.options.jobs, log=self.log, on_event=self.on_event, sandbox=self.sandbox,
                             limits=self.limits, bounded=self.bounded, scratch=self.scratch,
-                            platform=self.options.platform, adopt=self.adopt, out=self.out)
+                            platform=self.options.platform, adopt=self.adopt, out=self.out, verify=self.verify)
 
     def write_files(self, files: dict) -> None:
         """Write a level's output files (text or bytes) into the output folder."""
@@ -210,30 +211,33 @@ class Job:
         """Keep the first few other failures met on the way in also-interesting/ (not followed);
         `suffix` names what a level's program is, when not the job's (`.jaxpr`)."""
         with self.aside_lock:
-            if seen in self.aside or len(self.aside) >= self.options.keep_aside:
+            if seen in self.also_interesting or len(self.also_interesting) >= self.options.keep_aside:
                 return
-            self.aside[seen] = n = len(self.aside) + 1
-        comment = "//" if self.suffix == ".mlir" else "#"
-        write_atomic(self.out / "also-interesting" / f"{n:02d}-{seen.family}{suffix or self.suffix}",
+            self.also_interesting[seen] = n = len(self.also_interesting) + 1
+        suffix = suffix or self.suffix
+        comment = "//" if suffix == ".mlir" else "#"
+        write_atomic(self.out / "also-interesting" / f"{n:02d}-{seen.family}{suffix}",
                      f"{comment} Also fails, differently: {seen}\n" + program)
         self.log(f"kept aside another failure: {seen}")
 
     # -- the final checks -----------------------------------------------------------------------
-    def verify(self, program: str, est: Established, original: str) -> Verdict:
+    def verify(self, program: str, established: Established, original: str, fresh_run=None, judge=None) -> Verdict:
         """Run the result `verify_runs` times in fresh interpreters (more for a failure that comes and goes:
         enough that it shows in one of them but once in a hundred reductions); when none fails, run the
         original again to tell a failure lost by reduction from one that comes and goes. A run that
-        --max-time cut short proves nothing either way."""
+        --max-time cut short proves nothing either way. `fresh_run` runs a program in a fresh
+        interpreter and `judge` judges runs (a level's own, for its own result; else the job's)."""
         if self.out_of_time():
-            return Verdict("not run (--max-time reached first)", True, est.run)
-        n = verify_runs(self.options.verify_runs, est.rate)
+            return Verdict("not run (--max-time reached first)", True, established.run)
+        fresh_run, judge = fresh_run or self.fresh_run, judge or self.judge
+        n = verify_runs(self.options.verify_runs, established.rate)
         with ThreadPoolExecutor(max_workers=max(1, min(n, self.options.jobs))) as pool:
-            runs = list(pool.map(lambda _: self.fresh_run(program), range(n)))
-        verdicts = [self.judge(est.oracle, est.signature, r) for r in runs]
+            runs = list(pool.map(lambda _: fresh_run(program), range(n)))
+        verdicts = [judge(established.oracle, established.signature, r) for r in runs]
         late = self.out_of_time()
         cut = sum(1 for r, (ok, _) in zip(runs, verdicts) if not ok and r.timed_out and late)
         good = sum(1 for ok, _ in verdicts if ok)
-        run = next((r for r, (ok, _) in zip(runs, verdicts) if ok), est.run)
+        run = next((r for r, (ok, _) in zip(runs, verdicts) if ok), established.run)
         if good == n - cut:
             if not cut:
                 return Verdict(f"yes ({good}/{n} runs show the same signature)", True, run)
@@ -247,7 +251,7 @@ class Job:
         if self.out_of_time():
             return Verdict(f"no: 0/{n} runs of the result show it; saw {seen} (no time left to run the original "
                            f"again)", False, failing)
-        if self.judge(est.oracle, est.signature, self.fresh_run(original))[0]:
+        if judge(established.oracle, established.signature, fresh_run(original))[0]:
             return Verdict(f"no: the failure was lost (0/{n} runs of the result show it, the original still "
                            f"does; saw {seen})", False, failing)
         return Verdict(f"no: nondeterministic (0/{n} runs of the result and a new run of the original show it; "
@@ -256,14 +260,14 @@ class Job:
     def out_of_time(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline - 0.5
 
-    def excerpt(self, est: Established, verdict: Verdict) -> str:
+    def excerpt(self, established: Established, verdict: Verdict) -> str:
         """What the report's "What happens" shows: the reproducer's own output."""
         if verdict.run is None:
-            return est.signature.excerpt
+            return established.signature.excerpt
         if not verdict.ok:
             return own_output(verdict.run)
-        seen = est.oracle.classify(verdict.run)
-        return seen.excerpt if seen is not None and seen.excerpt else est.signature.excerpt
+        seen = established.oracle.classify(verdict.run)
+        return seen.excerpt if seen is not None and seen.excerpt else established.signature.excerpt
 
     # -- environment ----------------------------------------------------------------------------
     def start_env_probe(self) -> None:
@@ -279,27 +283,30 @@ class Job:
         return dict(self._info) or {"error": "environment probe did not finish"}
 
     # -- the best program so far and resuming ---------------------------------------------------
-    def save_best(self, program: str, state: dict) -> None:
-        """Keep the best program so far, and (but for a follow-up in another job's folder) what
-        --resume needs."""
-        self.accepted.append(program)
-        write_atomic(self.out / f"best{self.suffix}", program)
-        if self.full_outputs:
-            write_atomic(self.out / "state.json", json.dumps(state, indent=1))
+    def save_best(self, program: str, state: dict, suffix: str | None = None) -> None:
+        """Keep the best program so far (`best` + `suffix`, the form of the level that made it: the
+        job's own programs by default) and what --resume needs, which names that file and level."""
+        suffix = suffix or self.suffix
+        if suffix == self.suffix:
+            self.accepted.append(program)
+        self.kept.add(f"best{suffix}")
+        write_atomic(self.out / f"best{suffix}", program)
+        write_atomic(self.out / "state.json", json.dumps({**state, "best": f"best{suffix}"}, indent=1))
 
     def read_state(self) -> tuple[dict, str, Signature]:
-        """What an interrupted run left in --resume DIR: its state, best program and signature."""
+        """What an interrupted run left in --resume DIR: its state, best program (in the form of the
+        level that was running) and signature."""
         try:
             state = json.loads((self.out / "state.json").read_text())
-            best = (self.out / f"best{self.suffix}").read_text()
+            best = (self.out / Path(state.get("best", f"best{self.suffix}")).name).read_text()
             wanted = Signature.from_dict(state["signature"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ReducerError(f"{self.out}: nothing to resume ({exc.__class__.__name__}: no readable state.json "
-                               f"and best{self.suffix})", NO_RESUME) from None
+                               f"and best program)", NO_RESUME) from None
         return state, best, wanted
 
     def drop_state(self) -> None:
-        for name in (f"best{self.suffix}", "state.json")[:2 if self.full_outputs else 1]:
+        for name in {"best.py", "best.jaxpr", "best.mlir", *self.kept, "state.json"}:
             with contextlib.suppress(FileNotFoundError):
                 (self.out / name).unlink()
 
@@ -307,13 +314,13 @@ class Job:
     def run(self) -> dict:
         """Establish (or resume), shrink, verify, follow up, write the outputs; the result's
         "status" is the exit status."""
-        est, program = self.start()
+        established, program = self.start()
         self.out.mkdir(parents=True, exist_ok=True)
         if self.full_outputs:
-            write_atomic(self.out / "signature.json", est.signature.to_json() + "\n")
+            write_atomic(self.out / "signature.json", established.signature.to_json() + "\n")
         self.start_env_probe()
         try:
-            best = self.shrink(program, est)
+            best = self.shrink(program, established)
         except Exception as exc:  # whatever escapes a level's shrinking is a bug of the tool
             self.tool_bug("shrinking the program", exc)
             best = (self.accepted or [program])[-1]
@@ -321,21 +328,20 @@ class Job:
         if self.bug is not None:
             verdict = Verdict(f"not run (stopped by a bug in reducer: {self.bug})", True)
         elif interrupted:
-            verdict = Verdict("not run (interrupted)", True, est.run)
+            verdict = Verdict("not run (interrupted)", True, established.run)
         else:
-            verdict = self.safely(lambda: self.verify(best, est, self.original_program()), est)
+            verdict = self.safely(lambda: self.verify(best, established, self.original_program()), established)
             if self.stop.is_set() and self.bug is None:  # Ctrl-C during the final checks
-                interrupted, verdict = True, Verdict("not finished (interrupted)", True, est.run)
+                interrupted, verdict = True, Verdict("not finished (interrupted)", True, established.run)
         self.log(f"verified: {verdict.text}")
-        follow = None if self.stop.is_set() or not verdict.ok else self.follow_up(best, est)
+        follow = None if self.stop.is_set() or not verdict.ok else self.follow_up(best, established)
+        if self.stop.is_set() and not interrupted and self.bug is None:  # Ctrl-C in the level that followed
+            interrupted = True
+            self.log("interrupted in the level that follows the result; --resume goes on from there")
         if follow is not None:
             self.write_files(follow.files)
-        result = self.finish(best, est, verdict, self.environment(), interrupted or self.bug is not None, follow)
-        files = result.pop("files", {})
-        if self.hand_back:
-            result["files"] = files
-        else:
-            self.write_files(files)
+        result = self.finish(best, established, verdict, self.environment(), interrupted or self.bug is not None, follow)
+        self.write_files(result.pop("files", {}))
         if self.full_outputs:
             write_atomic(self.out / "env.json", json.dumps(self._info or {}, indent=2) + "\n")
             write_atomic(self.out / "reduce.log", "\n".join(self.log_lines) + "\n")
@@ -361,10 +367,10 @@ class Job:
             raise ReducerError(f"bug in reducer: {self.bug}", TOOL_BUG) from exc
         if self.stop.is_set():  # the first runs were killed: what they showed is no failure of the program
             raise ReducerError("interrupted before the failure was established", INTERRUPTED)
-        self.est = started[0]
+        self.established = started[0]
         return started
 
-    def safely(self, check, est: Established) -> Verdict:
+    def safely(self, check, established: Established) -> Verdict:
         try:
             return check()
         except Exception as exc:
@@ -378,13 +384,6 @@ class Job:
             return INTERRUPTED
         return 0 if verdict.ok else NOT_VERIFIED
 
-    def follow_levels(self) -> list:
-        """The levels that may follow the verified result (`reducer.levels.base.Level`)."""
-        return []
-
-    def follow_up(self, best: str, est: Established) -> "LevelResult | None":
-        """The first following level that applies, run on the result (the IR after a script)."""
-        for level in self.follow_levels():
-            if level.applies(est, best):
-                return level.reduce(best, est, self.level_context())
+    def follow_up(self, best: str, established: Established) -> "LevelResult | None":
+        """What a level that follows the verified result made (the IR after a script), or None."""
         return None

@@ -1,13 +1,14 @@
 """One reduction of a Python script: the chain jaxpr -> source -> IR.
 
-`Reduction` is the script's `reducer.job.Job`: `establish` runs the original (several times, to
-measure how reliably it fails) and fixes what the reduction keeps in a frozen `Established`
-(oracle, signature, limits, votes, watches, data files); `shrink` chains the levels (`JaxprLevel`
-when it applies, then `reducer.levels.source.level.SourceLevel`, which gets the job's test, writes
-the best program so far through `_keep` and lets `_restart` look again at its result), collecting
-their `LevelResult`s; `finish` returns `repro.py` and `report.md` (the job writes them and the rest).
-After a failure in the Enzyme pipeline, the IR level follows on the module Enzyme dumps for the
-result (`follow_levels`: `reducer.levels.mlir.follow.IrLevel`).
+`Reduction` is the script's `reducer.levels.chain.ChainJob`: `establish` runs the original (several
+times, to measure how reliably it fails) and fixes what the reduction keeps in a frozen
+`Established` (oracle, signature, limits, votes, watches, data files); the chain runs its levels
+(`JaxprLevel` when it applies, then `reducer.levels.source.level.SourceLevel`, which gets the job's
+test and lets `_restart` look again at its result), each keeping its best program so far for
+--resume, which goes on from the level that was running (`resume_from`); `finish` returns
+`repro.py` and `report.md` (the job writes them and the rest). After a failure in the Enzyme
+pipeline, the IR level follows on the module Enzyme-JAX ran for the result (`follow_levels`:
+`reducer.levels.mlir.ir_level.IrLevel`).
 """
 from __future__ import annotations
 
@@ -24,15 +25,15 @@ import oracles
 from oracles.base import Oracle, Signature
 from reducer import bug_report, counterfactual, located
 from reducer.data_literals import standalone
-from reducer.engine import Event, Stats
+from reducer.engine import Event
 from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
 from reducer.readers.inputs import argument_files, data_files, read_input, with_arguments
 from reducer.established import Established, Options
-from reducer.job import Job
 from reducer.verdict import Verdict, last_words, no_backend, not_failing
 from reducer.levels.base import LevelResult
+from reducer.levels.chain import ChainJob
 from reducer.levels.jaxpr.level import JaxprLevel, parse_levels
-from reducer.levels.mlir.follow import IrLevel
+from reducer.levels.mlir.ir_level import IrLevel
 from reducer.levels.source import check_values
 from reducer.levels.source.level import SourceLevel, source_passes  # the job hands the level its passes
 from reducer.levels.source.representation import PythonSource
@@ -60,7 +61,7 @@ RUNNER_MODES = {
 }
 
 
-class Reduction(Job):
+class Reduction(ChainJob):
     """The job for a Python script (or a test's node id made standalone)."""
 
     def __init__(self, script: Path, out: Path | None, options: Options, on_event=None, log=None,
@@ -90,13 +91,7 @@ class Reduction(Job):
         self.runaway = {"timed out": 0, "killed by a signal": 0, "out of memory": 0, "output cut": 0}
         self.runner = options.runner  # "confirm" once the runner misled the reduction
         self.timeout: AdaptiveTimeout | None = None  # set once the first runs are timed
-        self.chain: list[LevelResult] = []  # what the levels made, in order
-        self.levels_run: list[str] = []  # the levels the result went through, for the report
-        self.stall = options.stall  # the source level's: shorter after a written-back script
         self.unconfirmed = 0  # runner verdicts that a child of its own did not confirm
-        self.previous: dict = {}  # counts of the interrupted run being resumed
-        self.stats: Stats | None = None  # the source level's engine counts (`_keep`)
-        self.stalled = False
         self.sites = None  # names the fault the signature names (reducer.located), once one is wanted
 
     # -- running programs -----------------------------------------------------------------------
@@ -139,64 +134,69 @@ class Reduction(Job):
         no_checks = self.needs_gradients and not oracle.needs_gradient_checks
         limits = (self.first_limits if self.options.timeout is not None
                   else Limits(timeout=max(20.0, 4 * slowest), memory_mb=self.memory_mb))
-        est = Established(oracle, sig, results[found.index(hits[0])], rate, slowest, limits=limits,
+        established = Established(oracle, sig, results[found.index(hits[0])], rate, slowest, limits=limits,
                           votes=max(3, runs) if rate < 1.0 else 1,
                           watches=() if no_checks else tuple(oracle.watches),
                           data_files=tuple(self.sandbox.data_files), gradient_checks=False if no_checks else None)
-        self.configure(est)
-        self.sites, est = located.locate(self, est)
-        self.est = est
-        return est
+        self.configure(established)
+        self.sites, established = located.locate(self, established)
+        self.established = established
+        return established
 
     def check(self) -> Established:
         """`reducer check`: one run and its signature."""
         return self.establish(runs=1)
 
     def begin(self) -> tuple[Established, str]:
-        est = self.establish()
+        established = self.establish()
         self.log(f"reducing {self.script} ({self.rep.size(self.source)} tokens), output in {self.out}")
-        self.log(f"failure: {est.signature} (seen in {est.rate:.0%} of {self.options.runs} runs, "
-                 f"slowest {est.seconds:.1f} s; candidate timeout {self.limits.timeout:.0f} s)")
+        self.log(f"failure: {established.signature} (seen in {established.rate:.0%} of {self.options.runs} runs, "
+                 f"slowest {established.seconds:.1f} s; candidate timeout {self.limits.timeout:.0f} s)")
         if self.sites is not None:
             self.log(self.sites.finding)
-        known = self.known(est.signature)
+        known = self.known(established.signature)
         if known:
             self.log(f"{known}: the corpus has this bug already")
-        return est, self.rep.normalize(self.source)
+        return established, self.rep.normalize(self.source)
 
     def resume_from(self) -> tuple[Established, str]:
-        """The interrupted run's oracle, signature and best program, checked to still fail."""
+        """The interrupted run's oracle, signature and level, and the script the chain goes on from,
+        checked to still fail: the best script it kept (the original, when it was in the jaxpr level)."""
         state, best, wanted = self.read_state()
         if state.get("script_sha1") != hashlib.sha1(self.source.encode()).hexdigest():
             raise ReducerError(f"{self.out}: was made from another version of {self.script.name}", NO_RESUME)
         self.requested = oracle = oracles.make_oracle(state["oracle"], state.get("platform", "cpu"),
                                                       self.options.hangs)
+        self.resume_level(state, best)
         limits = Limits(timeout=self.options.timeout or state.get("timeout", 120.0), memory_mb=self.memory_mb)
-        est = Established(oracle, wanted, None, state.get("rate", 1.0), 0.0, limits=limits,
-                          votes=state.get("votes", 1), data_files=tuple(self.sandbox.data_files),
+        established = Established(oracle, wanted, None, state.get("rate", 1.0), 0.0, limits=limits,
+                          votes=state.get("votes", 1), data_files=tuple(self.sandbox.data_files) + self.kept_data(),
                           gradient_checks=False if not oracle.needs_gradient_checks else None)
-        self.configure(est)
+        self.configure(established)
         self.sites = located.resumed(self, oracle, wanted, limits)  # runs must name the fault again
-        run = self.execute(best, limits)
+        what, script = f"{self.out}/best.py", best  # the source level's best script, or the one the IR level followed
+        if self.resume_at == "jaxpr":
+            what, script = str(self.script), self.rep.normalize(self.source)
+        elif self.resume_at != "source":
+            if not (self.out / "best.py").is_file():
+                raise ReducerError(f"{self.out}: nothing to resume (no best.py: the script the IR level followed)",
+                                   NO_RESUME)
+            script = (self.out / "best.py").read_text()
+        run = self.execute(script, limits)
         ok, seen = self.judge(oracle, wanted, run)
         if not ok:
-            raise ReducerError(f"{self.out}/best.py no longer shows {wanted} (saw {seen or last_words(run)})",
-                               NO_RESUME)
-        self.previous = state
-        self.log(f"resuming {self.out}: {self.rep.size(best)} tokens, {state.get('tested', 0)} candidates "
-                 f"tested before")
-        self.est = est = dataclasses.replace(est, run=run)
-        return est, best
+            raise ReducerError(f"{what} no longer shows {wanted} (saw {seen or last_words(run)})", NO_RESUME)
+        self.log(f"resuming {self.out}: {self.rep.size(script)} tokens, {state.get('tested', 0)} candidates "
+                 f"tested before" + (f"; at the {self.resume_at} level" if self.resume_at != "source" else ""))
+        self.established = established = dataclasses.replace(established, run=run)
+        return established, script
 
-    def _keep(self, best: str, est: Established, stats: Stats) -> None:
-        """Keep `best` and what --resume needs (with the source level's engine counts `stats`)."""
-        self.stats, before = stats, self.previous
-        counts = {key: before.get(key, 0) + getattr(stats, key) for key in ("tested", "accepted", "seconds")}
-        self.save_best(best, {
-            "script": str(self.script.resolve()), "script_sha1": hashlib.sha1(self.source.encode()).hexdigest(),
-            "oracle": self.options.oracle if self.requested is not None else est.oracle.name,
-            "platform": self.options.platform, "signature": est.signature.to_dict(), "timeout": self.limits.timeout,
-            "votes": est.votes, "rate": est.rate, **counts})
+    def state(self, established: Established) -> dict:
+        """What --resume needs to know the failure again without establishing it."""
+        return {"script": str(self.script.resolve()), "script_sha1": hashlib.sha1(self.source.encode()).hexdigest(),
+                "oracle": self.options.oracle if self.requested is not None else established.oracle.name,
+                "platform": self.options.platform, "signature": established.signature.to_dict(),
+                "timeout": self.limits.timeout, "votes": established.votes, "rate": established.rate}
 
     # -- testing candidates ---------------------------------------------------------------------
     def _count_runaway(self, run: RunResult) -> None:
@@ -211,17 +211,17 @@ class Reduction(Job):
             return self.limits
         return dataclasses.replace(self.limits, timeout=self.timeout.value)
 
-    def make_test(self, est: Established, program: str | None = None):
-        """The test: fails as `est` did (and, given the starting `program`, on its own check: counterfactual)."""
-        oracle, wanted = est.oracle, est.signature
+    def make_test(self, established: Established, program: str | None = None):
+        """The test: fails as `established` did (and, given the starting `program`, on its own check: counterfactual)."""
+        oracle, wanted = established.oracle, established.signature
         if self.options.timeout is None and not self.options.hangs and not oracle.runs_candidates:
             self.timeout = AdaptiveTimeout(self.limits.timeout)
         fix = counterfactual.check_for(self, program, wanted) if program and not oracle.runs_candidates else None
-        ran = program if self.resume else self.source  # the program est.run is a run of
-        guard = check_values.guard_for(wanted, ran, est.run, self.file_name, self.log)
+        ran = program if self.resume_at == "source" else self.source  # the program established.run is a run of
+        guard = check_values.guard_for(wanted, ran, established.run, self.file_name, self.log)
 
         def test(source: str, cancel: threading.Event) -> bool:
-            for _ in range(est.votes):
+            for _ in range(established.votes):
                 if self.stop.is_set() or cancel.is_set():
                     return False
                 run = self.execute(source, self.candidate_limits(), cancel)
@@ -261,21 +261,21 @@ class Reduction(Job):
             self.log(f"the runner's verdict did not hold in a child of its own (seen there: {verdict[1]})")
         return again, verdict
 
-    def _runner_misled(self, best: str, est: Established) -> bool:
+    def _runner_misled(self, best: str, established: Established) -> bool:
         """Whether trusted runner verdicts led to a result that fails only after other candidates."""
-        if not (self.options.warm and self.sandbox.reuse and self.runner == "trust") or est.oracle.runs_candidates:
+        if not (self.options.warm and self.sandbox.reuse and self.runner == "trust") or established.oracle.runs_candidates:
             return False
         run, left = self.execute(best, self.limits, isolated=True), self.remaining()
         if run.timed_out and left is not None and left < 2.0:  # cut by --max-time: nothing learnt
             return False
-        return not self.judge(est.oracle, est.signature, run)[0]
+        return not self.judge(established.oracle, established.signature, run)[0]
 
-    def _last_that_holds(self, accepted: list[str], est: Established) -> str:
+    def _last_that_holds(self, accepted: list[str], established: Established) -> str:
         """The newest accepted program that fails in a child of its own (bisected; the first holds)."""
         good, bad = 0, len(accepted) - 1
         while bad - good > 1:
             mid = (good + bad) // 2
-            if self.judge(est.oracle, est.signature, self.execute(accepted[mid], self.limits, isolated=True))[0]:
+            if self.judge(established.oracle, established.signature, self.execute(accepted[mid], self.limits, isolated=True))[0]:
                 good = mid
             else:
                 bad = mid
@@ -294,50 +294,28 @@ class Reduction(Job):
 
     def levels(self) -> tuple:
         """The chain, in order: the traced program's level, then the source level."""
-        return (JaxprLevel(self.chosen, self.rep, self.resume),
-                SourceLevel(self.rep, self.chosen, self.source, self.file_name, self.resume, source_passes))
+        return (JaxprLevel(self.chosen, self.rep),
+                SourceLevel(self.rep, self.chosen, self.source, self.file_name, self.resume_at == "source",
+                            source_passes))
 
-    def shrink(self, program: str, est: Established) -> str:
-        """Chain the levels: each that runs starts from the program the last one made."""
-        for level in self.levels():
-            note = level.why_not(est, program)
-            if note:
-                self.log(note)
-            result = None if note is not None else level.reduce(program, est, self.context(est))
-            if result is not None:
-                program, est = result.program, self.take(result, est)
+    def after_chain(self, program: str, established: Established) -> str:
+        """The counts logged, and the program with its data written in, before the final checks."""
         self.log_counts(program)
-        return standalone.after_shrinking(self, program, est)  # its data written in, before the final checks
+        return standalone.after_shrinking(self, program, established)
 
-    def context(self, est: Established):
+    def context(self, established: Established, level):
         """What a level gets from this job; the source level, whose candidates are scripts, also the
-        job's test, keeping the best program, the runner's second look and when to stop shrinking."""
-        return dataclasses.replace(self.level_context(self.stall), on_event=self.on_engine_event,
-                                   levels=tuple(self.levels_run), test_for=lambda program: self.make_test(est, program),
-                                   on_accept=lambda best, stats: self._keep(best, est, stats),
-                                   restart=lambda best: self._restart(best, est), until=standalone.deadline(self, est))
+        job's test, the runner's second look and when to stop shrinking."""
+        return dataclasses.replace(super().context(established, level), on_event=self.on_engine_event,
+                                   test_for=lambda program: self.make_test(established, program),
+                                   restart=lambda best: self._restart(best, established), until=standalone.deadline(self, established))
 
-    def take(self, result: LevelResult, est: Established) -> Established:
-        """A level's result: its files written, its candidates' data files and shorter stall handed on."""
-        self.chain.append(result)
-        self.write_files(result.files)
-        if result.data_files:
-            self.est = est = dataclasses.replace(est, data_files=est.data_files + result.data_files)
-            self.configure(est)
-        if result.stall is not None and (self.stall is None or self.stall > result.stall):
-            self.stall = result.stall
-            self.log(f"source level: from the written-back script, stopping after {result.stall:g} s "
-                     f"without a smaller candidate")
-        self.levels_run = [name for r in self.chain for name in r.levels]
-        self.stalled = result.stalled
-        return est
-
-    def _restart(self, best: str, est: Established) -> str | None:
+    def _restart(self, best: str, established: Established) -> str | None:
         """Where the source level goes on from when trusted runner verdicts led to a result that
         fails only after other candidates (None: the result stands); verdicts are confirmed from then on."""
-        if not self._runner_misled(best, est):
+        if not self._runner_misled(best, established):
             return None
-        restart = self._last_that_holds(self.accepted, est)
+        restart = self._last_that_holds(self.accepted, established)
         self.log(f"the result ({self.rep.size(best)} tokens) does not fail in a child of its own: an earlier "
                  f"candidate left something behind in the long-lived runner; going on from the last accepted "
                  f"program that does ({self.rep.size(restart)} tokens), with interesting verdicts confirmed")
@@ -345,7 +323,9 @@ class Reduction(Job):
         return restart
 
     def log_counts(self, best: str) -> None:
-        stats = self.stats
+        stats = self.counts.get("source")
+        if stats is None:  # the source level did not run (stopped before it, or resumed after it)
+            return
         self.log(f"reduced to {self.rep.size(best)} tokens: {stats.tested} tested, {stats.accepted} accepted, "
                  f"{stats.cache_hits} cache hits ({stats.hit_rate():.0%}), {stats.invalid} invalid, "
                  f"{stats.rounds} rounds")
@@ -360,41 +340,41 @@ class Reduction(Job):
         for name, counts in stats.per_pass.items():
             self.log(f"  pass {name}: {counts['tested']} tested, {counts['accepted']} accepted")
 
-    def follow_levels(self) -> list:
+    def follow_levels(self) -> tuple:
         """After an Enzyme-JAX failure, the IR level on the module its pipeline ran for the result."""
-        return [IrLevel()]
+        return (IrLevel(),)
 
     # -- outputs --------------------------------------------------------------------------------
-    def finish(self, best: str, est: Established, verdict: Verdict, info: dict, stopped: bool,
+    def finish(self, best: str, established: Established, verdict: Verdict, info: dict, stopped: bool,
                follow: LevelResult | None) -> dict:
-        stats, previous = self.stats, self.previous
+        previous = self.previous
         tested = previous.get("tested", 0) + sum(r.tested for r in self.chain)
         accepted = previous.get("accepted", 0) + sum(r.accepted for r in self.chain)
-        hits = stats.cache_hits if stats else 0
+        hits = sum(r.cache_hits for r in self.chain)
         summary = bug_report.ReductionSummary(
             script_name=self.script.with_suffix(".ipynb").name if self.notebook else self.script.name,
             original_tokens=self.rep.size(self.source), final_tokens=self.rep.size(best),
             seconds=time.monotonic() - self.started + previous.get("seconds", 0.0), tested=tested, accepted=accepted,
             cache_hits=hits, verified=verdict.text, interrupted=stopped,
             levels=list(self.levels_run or ["source"]) + list(follow.levels if follow else ()),
-            failure_rate=(f"{est.rate:.0%} of {self.options.runs} runs of the original; candidates accepted on "
-                          f"any of {est.votes} runs" if est.rate < 1.0 else ""))
+            failure_rate=(f"{established.rate:.0%} of {self.options.runs} runs of the original; candidates accepted on "
+                          f"any of {established.votes} runs" if established.rate < 1.0 else ""))
         private = (str(self.scratch), str(self.script.resolve().parent))
         story = " ".join([r.story for r in self.chain if r.story] + standalone.notes(self.data))
-        files = {"repro.py": bug_report.reproducer(best, est.signature, info, summary),
-                 "report.md": bug_report.report(best, est.signature, self.excerpt(est, verdict), info, summary,
-                                          private_paths=private, known=self.known(est.signature), traced=story,
+        files = {"repro.py": bug_report.reproducer(best, established.signature, info, summary),
+                 "report.md": bug_report.report(best, established.signature, self.excerpt(established, verdict), info, summary,
+                                          private_paths=private, known=self.known(established.signature), traced=story,
                                           **(follow.report if follow else {}))}
         if self.notebook:  # a notebook's reproducer is a script, and a one-cell notebook beside it
             from reducer.readers.notebook import notebook_of
 
             files["repro.ipynb"] = notebook_of(files["repro.py"])
         standalone.write(self.data, self.out)  # repro_data.npz and the data files the reproducer still reads
-        if est.rate < 1.0:  # a flaky failure: `reducer bisect` runs each version as often as it was needed here
+        if established.rate < 1.0:  # a flaky failure: `reducer bisect` runs each version as often as it was needed here
             from reducer.versions.record import note_runs
 
-            note_runs(self.out, est.votes, est.rate)
-        return {"out": str(self.out), "signature": est.signature.to_dict(), "original_tokens": summary.original_tokens,
+            note_runs(self.out, established.votes, established.rate)
+        return {"out": str(self.out), "signature": established.signature.to_dict(), "original_tokens": summary.original_tokens,
                 "final_tokens": summary.final_tokens, "seconds": round(summary.seconds, 1),
                 "tested": summary.tested, "accepted": summary.accepted, "cache_hits": hits, "levels": summary.levels,
                 "files": files}

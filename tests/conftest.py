@@ -1,4 +1,5 @@
 """Shared fixtures: paths to the project's own failing programs and their recorded outputs."""
+import collections
 import importlib.util
 import json
 import os
@@ -39,10 +40,12 @@ def candidates_running(name: str, reducer_pid: int) -> list[int]:
 
 
 def wait_for_a_candidate(name: str, reducer_pid: int, timeout: float = 300) -> None:
-    """Wait until a candidate of the reduction is seen running (so a later pgrep can see one)."""
+    """Wait until a candidate of the reduction is seen running (so a later pgrep can see one); fail at
+    once when the reduction has ended instead."""
     deadline = time.monotonic() + timeout
     while not candidates_running(name, reducer_pid):
         assert time.monotonic() < deadline, f"no candidate of {name} was ever seen running"
+        assert not gone(reducer_pid), f"the reduction of {name} ended before a candidate was seen running"
         time.sleep(0.1)
 
 
@@ -82,14 +85,36 @@ def _shared_fixture(item) -> str | None:
     return None
 
 
+def _group(item) -> str | None:
+    """The pytest-xdist group `item` must run in, if any (see `pytest_collection_modifyitems`)."""
+    shared = _shared_fixture(item)
+    if shared:
+        return shared
+    if "ray" in item.name.split("[")[0].split("_"):
+        return "ray"
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`-n 2 --dist loadgroup`): the tests that share a module- or session-scoped
     fixture run on one worker, so that its reduction is made once, not once per worker; the tests
-    that start a local Ray cluster run on one worker, one cluster at a time."""
+    that start a local Ray cluster run on one worker, one cluster at a time.
+
+    The end-to-end reductions (`slow`) come first, groups before single tests: loadgroup hands out
+    groups of the same size in collection order, so the long work starts early and the many short
+    tests fill in at the end, and no worker is left alone with a long reduction while the other idles.
+    The suites under tests/programs, which tests run with pytest and whose order they check, keep theirs."""
+    members = collections.defaultdict(list)
     for item in items:
-        shared = _shared_fixture(item)
-        if shared:
-            item.add_marker(pytest.mark.xdist_group(shared))
-        elif "ray" in item.name.split("[")[0].split("_"):
-            item.add_marker(pytest.mark.xdist_group("ray"))
+        group = _group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+        members[group or item.nodeid].append(item)
+    if any(item.path.is_relative_to(PROGRAMS) for item in items):
+        return
+    order = {}  # a group's tests keep one place: a module-scoped fixture is set up once without xdist too
+    for tests in members.values():
+        fast = all(test.get_closest_marker("slow") is None for test in tests)
+        order.update({test.nodeid: (fast, -len(tests)) for test in tests})
+    items.sort(key=lambda item: order[item.nodeid])

@@ -45,7 +45,7 @@ def run_fresh(path: Path) -> subprocess.CompletedProcess:
 
 def test_crash_a_segfault_is_reduced_to_the_call_that_dies(tmp_path):
     out = tmp_path / "out"
-    result = reduced(PROGRAMS / "segfault.py", out, "--max-time", "180")
+    result = reduced(PROGRAMS / "segfault.py", out, "--max-time", "180", "--runs", "1")  # it dies on every run
     sig = json.loads((out / "signature.json").read_text())
     assert sig["family"] == "crash" and sig["fields"]["how"] == "signal", sig
     assert sig["fields"]["detail"].startswith("SIGSEGV in ctypes/"), sig
@@ -58,9 +58,10 @@ def test_crash_a_segfault_is_reduced_to_the_call_that_dies(tmp_path):
 
 def test_wrong_result_a_jit_miscompile_keeps_its_comparison(tmp_path):
     out = tmp_path / "out"
-    # --stall: the last round, which finds nothing smaller, is the long one here; --max-time only bounds.
+    # --stall: the last round, which finds nothing smaller, is the long one here (20 s: more than the longest
+    # wait for a smaller candidate, 16 s, on a machine loaded four times over); --max-time only bounds.
     # --runs 1: the miscompile shows on every run
-    result = reduced(PROGRAMS / "jit_miscompare.py", out, "--stall", "30", "--runs", "1", "--max-time", "400")
+    result = reduced(PROGRAMS / "jit_miscompare.py", out, "--stall", "20", "--runs", "1", "--max-time", "400")
     sig = json.loads((out / "signature.json").read_text())
     assert sig["family"] == "wrong-result", sig
     assert sig["fields"]["reference"] == "op-by-op" and sig["fields"]["op"] == "reduce_sum", sig
@@ -79,7 +80,7 @@ def quiet_yield_jax_error(tmp_path_factory):
     """One reduction of a JAX error, with --quiet and --pass-order yield, shared by three tests."""
     out = tmp_path_factory.mktemp("jax-error") / "out"
     done = reducer_cli("reduce", PROGRAMS / "tracer_to_numpy.py", "--out", out, "--jobs", "2", "--quiet",
-                       "--pass-order", "yield", "--max-time", "180")
+                       "--pass-order", "yield", "--max-time", "180", "--runs", "1")  # it raises on every run
     return done, out
 
 

@@ -10,6 +10,7 @@ from oracles.outcome import RunResult, Signature
 from reducer import bug_report
 from reducer.levels.jaxpr import crash_site
 from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.model import Spec
 from reducer.workers.imports import preload_modules
 from reducer.workers.sandbox import Limits, Sandbox
 
@@ -31,10 +32,11 @@ CHAIN = _spec([_eqn("sin", ["a"], "b"), _eqn("argsort", ["b"], "c", "int32"), _e
 
 
 def test_a_prefix_returns_what_the_rest_reads_and_a_gradient_becomes_a_pullback():
-    assert [o[0] for o in crash_site.frontier(CHAIN["jaxpr"], 2)] == ["b", "c", "d"]
-    cut = json.loads(crash_site.prefix(CHAIN, 2))
+    chain = Spec.from_data(CHAIN)
+    assert [o.name for o in crash_site.frontier(chain.jaxpr, 2)] == ["b", "c", "d"]
+    cut = json.loads(crash_site.prefix(chain, 2))
     assert cut["jaxpr"]["out"] == ["b", "c", "d"] and [e["p"] for e in cut["jaxpr"]["eqns"]] == ["sin", "argsort", "sort"]
-    graded = dict(CHAIN, transforms=[{"t": "jit"}, {"t": "grad", "argnums": [0]}])
+    graded = Spec.from_data(dict(CHAIN, transforms=[{"t": "jit"}, {"t": "grad", "argnums": [0]}]))
     cut = json.loads(crash_site.prefix(graded, 2))
     assert [t["t"] for t in cut["transforms"]] == ["jit", "vjp"]
     assert cut["jaxpr"]["out"] == ["b", "d"]  # no integer result where the chain differentiates
@@ -114,7 +116,7 @@ def test_real_crashes_are_named_by_their_operation_and_a_run_confirms_it(tmp_pat
     try:
         run = sandbox.run(source, limits)
         sig = Crash().classify(run)
-        sites = crash_site.Sites(sandbox, limits, Crash())
+        sites = crash_site.CrashingOperation(sandbox, limits, Crash())
         named, run = sites.establish(source, run, sig)
         assert named.get("op") == op and named.get("detail") == sig.get("detail")
         assert f"`{op}`" in sites.finding

@@ -3,6 +3,7 @@ sometimes, with real processes. Nothing may be lost: the input stays as it was, 
 verified, and no process outlives the reduction."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -154,18 +155,86 @@ def test_ctrl_c_during_an_ir_level_reduction(tmp_path):
     assert (out / "repro.py").exists()
 
 
+def kept_state(out: Path) -> dict:
+    """The state.json an interrupted reduction keeps for --resume ({} while there is none)."""
+    try:
+        return json.loads((out / "state.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def accepted_in(out: Path, level: str) -> int:
+    """How many candidates `level` has accepted so far, from the state it keeps (0 while another runs)."""
+    state = kept_state(out)
+    return state["level_counts"]["accepted"] if state.get("level") == level else 0
+
+
+def equations(log: str) -> int:
+    """How many equations the traced program the jaxpr level starts from has, from its log."""
+    return int(re.search(r"jaxpr level: captured .* of (\d+) equations", log).group(1))
+
+
 @pytest.mark.slow
-def test_ctrl_c_during_a_jaxpr_level_reduction(tmp_path):
+def test_ctrl_c_during_a_jaxpr_level_reduction_and_resume(tmp_path):
+    """Ctrl-C once the traced level has accepted a candidate: it keeps its best traced program
+    (`best.jaxpr`, and state.json naming the level); --resume goes on from that program, not from a
+    new capture, and finishes verified."""
     env = tagged_run(tmp_path)
     out = tmp_path / "out"
-    proc = start(env, "reduce", PROGRAMS / "flax_style_while.py", "--levels", "jaxpr", "--out", out, "--jobs", "2",
-                 "--runs", "1")
+    args = ("--levels", "jaxpr", "--jobs", "2")
+    proc = start(env, "reduce", PROGRAMS / "flax_style_while.py", *args, "--out", out, "--runs", "1")
     lines = []
     while not any("jaxpr level: captured" in line for line in lines):
         line = proc.stderr.readline()
         assert line, "".join(lines)[-3000:]
         lines.append(line)
-    time.sleep(1.0)  # candidates of the traced program are running now
+    wait_for(proc, lambda: accepted_in(out, "jaxpr") >= 1)
     interrupted(proc, env)
     assert "while_loop" in (out / "repro.py").read_text()
-    assert (out / "best.py").exists() and (out / "state.json").exists()
+    state = kept_state(out)
+    assert state["level"] == "jaxpr" and state["best"] == "best.jaxpr" and (out / "best.jaxpr").is_file(), state
+
+    done = reducer_cli("reduce", PROGRAMS / "flax_style_while.py", "--resume", out, *args, "--json", env=env,
+                       timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["verified"].startswith("yes") and "jaxpr" in result["levels"], result
+    log = (out / "reduce.log").read_text()
+    assert "resuming" in log and "jaxpr level: resuming from the traced program the interrupted run kept" in log
+    assert "capturing again" not in log
+    assert equations(log) <= equations("".join(lines))  # it starts where the interrupted run got to
+    assert result["tested"] > state["tested"]  # the counts go on from the interrupted run's
+    assert not (out / "state.json").exists() and not (out / "best.jaxpr").exists()
+    assert not no_process_left(env)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_the_ir_level_after_a_script_and_resume(tmp_path):
+    """Ctrl-C once the IR level that follows a script has accepted a candidate: the script's result
+    is written, the IR level's best module kept (`best.mlir`, state.json naming the level); --resume
+    checks the script again and goes on with the module kept, not with a new dump."""
+    pytest.importorskip("enzyme_ad")
+    env = tagged_run(tmp_path)
+    out = tmp_path / "out"
+    script = PROGRAMS / "top_k_enzyme.py"
+    proc = start(env, "reduce", script, "--out", out, "--jobs", "2", "--stall", "20", "--quiet")
+    wait_for(proc, lambda: accepted_in(out, "IR") >= 1, within=600)
+    interrupted(proc, env)
+    started = (out / "reduce.log").read_text()
+    assert "top_k" in (out / "repro.py").read_text() and (out / "best.mlir").is_file()
+    assert kept_state(out)["best"] == "best.mlir" and (out / "best.py").is_file()
+
+    done = reducer_cli("reduce", script, "--resume", out, "--jobs", "2", "--json", env=env, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["verified"].startswith("yes") and "IR" in result["levels"], result
+    log = (out / "reduce.log").read_text()
+    assert "source level: not run (resuming the IR level)" in log
+    kept = re.search(r"IR level: reducing .* \((\d+) operations, pipeline of (\d+) passes\) from the module the "
+                     r"interrupted run kept", log)
+    first = re.search(r"IR level: reducing .* \((\d+) operations, pipeline of (\d+) passes\)", started)
+    assert kept and first and kept.groups() != first.groups(), log  # it goes on from where it got to
+    assert "IR level: verified: yes" in log
+    assert "chlo.top_k" in (out / "repro.mlir").read_text() and (out / "repro_mlir.py").is_file()
+    assert not (out / "state.json").exists() and not (out / "best.mlir").exists()
+    assert not no_process_left(env)

@@ -17,7 +17,7 @@ from reducer.faults import Fault, Localiser, render, signed
 from reducer.faults.alone import WHOLE
 from reducer.faults.nonfinite import NonFiniteValues
 from reducer.levels.jaxpr import crash_site, program as jp
-from reducer.levels.mlir import crashing, labels, module as mm, wrong_gradient, xla_passes, xla_results
+from reducer.levels.mlir import crash_pass, failure_names, module as mm, wrong_gradient, xla_passes, xla_results
 from reducer.levels.mlir.ir_worker import Crashed
 
 DATA = Path(__file__).resolve().parent / "data" / "mlir"
@@ -75,7 +75,7 @@ class RecordingSandbox:
         return RunResult(-11, "", "", 1.0, harness={"ahead": [jp.dumps(CHAIN)]})
 
 
-class SortDies(crash_site.Sites):
+class SortDies(crash_site.CrashingOperation):
     """Prefixes of the recorded call die when they hold a `sort` (instead of replaying them)."""
 
     def dies(self, like):
@@ -91,7 +91,7 @@ def test_crash_sites():
 
 # -- the pass of a pipeline that fails, or kills the process ------------------------------------------
 def test_failing_pass():
-    said = labels.FailingPass(lambda module, pipeline: "bad" if "cse" in pipeline else None)
+    said = failure_names.FailingPass(lambda module, pipeline: "bad" if "cse" in pipeline else None)
     fault = satisfies(said, said.locate(mm.join(PIPELINE, MODULE), None, PASS_FAILURE))
     assert fault.fields == (("pass", "cse"),)
     assert satisfies(said, said.locate(mm.join(PIPELINE, MODULE), None, CRASH)) is None  # not a pass failure
@@ -116,14 +116,14 @@ class Rep:
 
 
 def test_crashing_pass():
-    said = crashing.CrashingPass(DyingWorker())
+    said = crash_pass.CrashingPass(DyingWorker())
     fault = satisfies(said, said.locate(mm.join(PIPELINE, MODULE), None, CRASH))
     assert fault.fields == (("pass", "enzyme-wrap"),) and fault.title == "SIGSEGV in Enzyme-JAX pass `enzyme-wrap`"
     assert satisfies(said, said.locate(mm.join(PIPELINE, MODULE), None, PASS_FAILURE)) is None
-    named = crashing.named(Rep(DyingWorker()), CRASH, mm.join(PIPELINE, MODULE))
+    named = crash_pass.named(Rep(DyingWorker()), CRASH, mm.join(PIPELINE, MODULE))
     assert named == signed(CRASH, fault) and named.fields == CRASH.fields + (("pass", "enzyme-wrap"),)
     assert named.title == "SIGSEGV in Enzyme-JAX pass `enzyme-wrap`"
-    assert crashing.named(Rep(None), CRASH, mm.join(PIPELINE, MODULE)) == CRASH
+    assert crash_pass.named(Rep(None), CRASH, mm.join(PIPELINE, MODULE)) == CRASH
 
 
 # -- the operation wrong on its own -----------------------------------------------------------------
@@ -210,9 +210,9 @@ def test_real_pipelines_name_the_pass_that_fails_and_the_one_a_crash_dies_in(ir)
         except (Crashed, RuntimeError):
             return None
 
-    said = labels.FailingPass(diagnostic)
+    said = failure_names.FailingPass(diagnostic)
     assert satisfies(said, said.locate(longer, None, PASS_FAILURE)).fields == (("pass", "enzyme-wrap"),)
-    said = crashing.CrashingPass(ir)
+    said = crash_pass.CrashingPass(ir)
     fault = satisfies(said, said.locate((DATA / "sort_crash.mlir").read_text(), None, CRASH))
     assert fault.fields == (("pass", "enzyme-wrap"),) and "Enzyme-JAX pass `enzyme-wrap`" in fault.title
 

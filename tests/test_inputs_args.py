@@ -154,7 +154,7 @@ def test_a_check_reading_written_back_data_keeps_its_line(tmp_path):
 def test_reduce_with_arguments_after_double_dash(tmp_path):
     for name in ("train.py", "train_data.npz"):
         shutil.copy(FORMS / name, tmp_path)
-    done = reducer_cli("reduce", "train.py", "--max-time", "90", "--jobs", "2", "--json", "--",
+    done = reducer_cli("reduce", "train.py", "--max-time", "90", "--jobs", "2", "--runs", "1", "--json", "--",
                        "--data", "train_data.npz", "--dtype", "float16", "--lr", "0.1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["verified"].startswith("yes")
@@ -174,7 +174,8 @@ def test_reduce_with_arguments_after_double_dash(tmp_path):
 def test_reduce_a_script_reading_an_npz_to_a_standalone_reproducer(tmp_path):
     for name in ("reads_npz.py", "inputs.npz"):
         shutil.copy(FORMS / name, tmp_path)
-    done = reducer_cli("reduce", "reads_npz.py", "--max-time", "90", "--jobs", "2", "--json", cwd=tmp_path)
+    done = reducer_cli("reduce", "reads_npz.py", "--max-time", "90", "--jobs", "2", "--runs", "1", "--json",
+                       cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["verified"].startswith("yes")

@@ -16,6 +16,7 @@ from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.codec import Encoder, encode_param
 from reducer.levels.jaxpr.as_script import emit
 from reducer.levels.jaxpr.level import parse_levels, reduce_traced
+from reducer.levels.jaxpr.model import Arg, Var
 from reducer.levels.jaxpr.passes import jaxpr_passes
 from reducer.levels.jaxpr.passes.bypass_equations import BypassEquations
 from reducer.levels.jaxpr.passes.drop_equations import DropEquations
@@ -66,12 +67,12 @@ def run_value(program):
 # -- encoding and running ----------------------------------------------------------------------------
 def test_spec_runs_like_the_function():
     program = spec_of(mlp, W, X, transforms=[{"t": "jit"}, {"t": "grad", "argnums": [0]}])
-    spec = jp.loads(program)
-    spec["args"] = [{"shape": [3, 4], "dtype": "float32", "values": np.asarray(W).ravel().tolist()},
-                    {"shape": [2, 3], "dtype": "float32", "values": np.asarray(X).ravel().tolist()}]
-    got = run_value(jp.dumps(spec))
+    spec = jp.parse(program)
+    spec.args = [Arg((3, 4), "float32", np.asarray(W).ravel().tolist()),
+                 Arg((2, 3), "float32", np.asarray(X).ravel().tolist())]
+    got = run_value(spec.to_json())
     np.testing.assert_allclose(got[0], jax.grad(mlp)(W, X), rtol=1e-5)  # argnums=(0,): a tuple
-    assert REP.verify(program) and REP.size(program) == jp.count_eqns(spec["jaxpr"]) + 2 + 2
+    assert REP.verify(program) and REP.size(program) == jp.count_eqns(spec.jaxpr) + 2 + 2
 
 
 def test_control_flow_specs_run():
@@ -131,7 +132,7 @@ def test_pass_candidates_are_smaller_and_well_formed_and_run(make):
 def test_drop_equations_goes_latest_first_in_halves():
     program = spec_of(mlp, W, X)
     first = next(DropEquations().candidates(program))
-    assert jp.count_eqns(jp.loads(first)["jaxpr"]) < jp.count_eqns(jp.loads(program)["jaxpr"]) / 2 + 1
+    assert jp.count_eqns(jp.parse(first).jaxpr) < jp.count_eqns(jp.parse(program).jaxpr) / 2 + 1
 
 
 def test_inline_calls_removes_the_inner_jit():
@@ -363,12 +364,12 @@ def test_while_with_a_batched_predicate_runs_and_is_written_back():
     """vmap of a loop whose condition depends on the mapped value leaves a `while` whose condition
     returns one predicate per lane; each lane stops on its own."""
     xs = jnp.array([[0.1, 0.2], [3.0, 4.0], [10.0, 0.0]])
-    spec = jp.loads(spec_of(jax.vmap(halve_until_small), xs))
-    loop = next(e for e in spec["jaxpr"]["eqns"] if e["p"] == "while")
-    assert jp.batched_predicate(loop["subs"][0])
-    spec["args"][0]["values"] = np.asarray(xs).ravel().tolist()
+    spec = jp.parse(spec_of(jax.vmap(halve_until_small), xs))
+    loop = next(e for e in spec.jaxpr.eqns if e.primitive == "while")
+    assert jp.batched_predicate(loop.subs[0])
+    spec.args[0].values = np.asarray(xs).ravel().tolist()
     want = jax.vmap(halve_until_small)(xs)
-    np.testing.assert_allclose(run_value(jp.dumps(spec)), want, rtol=1e-6)
+    np.testing.assert_allclose(run_value(spec.to_json()), want, rtol=1e-6)
     text, arrays = emit(spec)
     assert not arrays and "jnp.any(" in text
     printed: list = []
@@ -399,15 +400,15 @@ def test_a_constant_per_lane_predicate_becomes_a_scalar_one():
     from reducer.levels.jaxpr.passes._edit import fill
     from reducer.levels.jaxpr.passes.unmask_loops import UnmaskLoops
 
-    spec = jp.loads(spec_of(jax.vmap(halve_until_small), jnp.ones((3, 2))))
-    loop = next(e for e in spec["jaxpr"]["eqns"] if e["p"] == "while")
-    cond = loop["subs"][0]
-    cond["eqns"].append(fill(["never", [3], "bool"]))
-    cond["out"] = ["never"]
-    program = jp.dumps(spec)
+    spec = jp.parse(spec_of(jax.vmap(halve_until_small), jnp.ones((3, 2))))
+    loop = next(e for e in spec.jaxpr.eqns if e.primitive == "while")
+    cond = loop.subs[0]
+    cond.eqns.append(fill(Var("never", (3,), "bool")))
+    cond.outputs = ["never"]
+    program = spec.to_json()
     found = candidates(UnmaskLoops(), program)
     scalar = [c for c in found if not jp.batched_predicate(
-        next(e for e in jp.loads(c)["jaxpr"]["eqns"] if e["p"] == "while")["subs"][0])]
+        next(e for e in jp.parse(c).jaxpr.eqns if e.primitive == "while").subs[0])]
     assert len(found) == 2 and len(scalar) == 1
     assert REP.verify(scalar[0]) and REP.key(scalar[0]) < REP.key(program)
     np.testing.assert_allclose(run_value(scalar[0]), np.ones((3, 2)))  # the loop never runs
@@ -539,7 +540,7 @@ def test_capture_finds_the_enzyme_gradient_inside_a_failing_jit(tmp_path):
 
 def test_failures_out_of_the_captures_reach_are_known_in_advance():
     from oracles.base import Signature
-    from reducer.levels.jaxpr.fit import out_of_reach
+    from reducer.levels.jaxpr.within_reach import out_of_reach
 
     def sig(family, **fields):
         return Signature(family, tuple(fields.items()))
@@ -547,7 +548,7 @@ def test_failures_out_of_the_captures_reach_are_known_in_advance():
     rules = "import jax\nf = jax.custom_jvp(lambda x: x)\nf.defjvp(lambda p, t: (p[0], t[0] * t[0]))\n"
     decorated = "import jax\n@jax.custom_vjp\ndef f(x):\n    return x\n"
     plain = "import jax\nprint(jax.grad(jax.numpy.sin)(1.0))\n"
-    # a death by a signal or a hang leaves the call it died in behind (reducer.levels.jaxpr.ahead)
+    # a death by a signal or a hang leaves the call it died in behind (reducer.levels.jaxpr.write_ahead)
     assert not out_of_reach(plain, sig("crash", platform="cpu", how="signal", detail="SIGSEGV in x"))
     assert not out_of_reach(plain, sig("crash", platform="cpu", how="hang", detail="timeout"))
     internal = sig("crash", platform="cpu", how="internal-error", detail="AssertionError in jax/_src/ad.py")

@@ -44,7 +44,7 @@ def test_mlir_resume_needs_an_interrupted_run(tmp_path):
 
 @pytest.mark.slow
 def test_mlir_resume_continues_an_interrupted_reduction(tmp_path):
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+    from reducer.levels.mlir.module_job import MlirOptions, MlirReduction
 
     options = MlirOptions(isolation="here", verify_runs=1)
     first = MlirReduction.from_file(PLAIN, tmp_path / "o", options)
@@ -98,7 +98,7 @@ def test_mlir_stall_from_the_command_line(cold_and_stalled):
 
 @pytest.mark.slow
 def test_mlir_verification_reruns_the_original(tmp_path):
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+    from reducer.levels.mlir.module_job import MlirOptions, MlirReduction
 
     job = MlirReduction.from_file(PLAIN, tmp_path / "o", MlirOptions(verify_runs=1, jobs=1))
     try:
@@ -163,7 +163,7 @@ def test_report_accepts_a_module_reduction(module_reduction):
 @needs_enzyme
 def test_enzyme_module_report_does_not_name_enzyme_jax_ir(tmp_path):
     from reducer.levels.mlir import module_report
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+    from reducer.levels.mlir.module_job import MlirOptions, MlirReduction
 
     job = MlirReduction.from_file(MLIR / "topk_enzyme.mlir", tmp_path, MlirOptions())
     try:

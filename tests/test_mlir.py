@@ -272,7 +272,7 @@ def test_drop_attributes_and_canonicalize(mixed):
 @needs_enzyme
 def test_in_process_oracle_classifies_the_pipeline_failure():
     import oracles
-    from reducer.levels.mlir import module as mm, run as mlir_run
+    from reducer.levels.mlir import module as mm, run_module as mlir_run
 
     pipeline, module_text = mm.split((DATA / "topk_enzyme.mlir").read_text())
     run = mlir_run.run_here(mlir_run.ENZYME, module_text, pipeline)
@@ -293,7 +293,7 @@ def test_in_process_oracle_classifies_the_pipeline_failure():
 @needs_enzyme
 def test_worker_survives_a_crash_and_reports_its_native_frames(tmp_path):
     import oracles
-    from reducer.levels.mlir import module as mm, run as mlir_run
+    from reducer.levels.mlir import module as mm, run_module as mlir_run
 
     from reducer.levels.mlir.worker import IrModule
     from reducer.workers.sandbox import Limits, Sandbox
@@ -338,7 +338,7 @@ def test_reduce_enzyme_dump_end_to_end(tmp_path):
 @needs_enzyme
 def test_xla_module_reduces_in_process(tmp_path):
     from reducer.levels.mlir import module as mm
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+    from reducer.levels.mlir.module_job import MlirOptions, MlirReduction
 
     job = MlirReduction.from_file(DATA / "cusolver_plain.mlir", tmp_path / "xla",
                                   MlirOptions(isolation="here", verify_runs=1, full_outputs=False))
@@ -355,7 +355,7 @@ def test_xla_module_reduces_in_process(tmp_path):
 
 @needs_enzyme
 def test_a_crash_is_established_in_a_subprocess(tmp_path):
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+    from reducer.levels.mlir.module_job import MlirOptions, MlirReduction
 
     job = MlirReduction.from_file(DATA / "sort_crash.mlir", tmp_path / "crash", MlirOptions(full_outputs=False))
     try:
@@ -511,15 +511,15 @@ def test_a_printed_form_that_changes_the_failure_is_passed_over(ir):
 
 def test_dead_code_removal_asks_mlir_and_keeps_what_the_failure_names():
     from oracles.outcome import Signature
-    from reducer.levels.mlir import graph as mlir_graph, labels, module as mm
+    from reducer.levels.mlir import graph as mlir_graph, failure_names, module as mm
 
     text = (DATA / "unused_alloc.mlir").read_text()
     sig = Signature("crash", (("how", "parse"), ("diagnostic", "'memref.alloc' op is not what the pass expects")))
-    assert labels.named_ops(sig) == {"memref.alloc"}
+    assert failure_names.named_ops(sig) == {"memref.alloc"}
     xla = Signature("crash", (("diagnostic", "Dialect `memref' not found for custom op 'memref.alloc'"),))
-    assert labels.named_ops(xla) == {"memref.alloc"}
+    assert failure_names.named_ops(xla) == {"memref.alloc"}
     kept = mm.parse_module(text)
-    mlir_graph.remove_dead(kept, labels.named_ops(sig))
+    mlir_graph.remove_dead(kept, failure_names.named_ops(sig))
     names = [op.name for op in mm.walk(kept)]
     assert "memref.alloc" in names and "foo.opaque" in names  # unknown effects: kept
     bare = mm.parse_module(text)
@@ -545,7 +545,7 @@ def test_pipeline_grammar_is_mlirs():
 @needs_enzyme
 def test_labels_say_parse_and_name_the_failing_pass(ir):
     import oracles
-    from reducer.levels.mlir import module as mm, run as mlir_run
+    from reducer.levels.mlir import module as mm, run_module as mlir_run
 
     bad = mlir_run.run_here(mlir_run.ENZYME, (DATA / "required_attrs.mlir").read_text().replace("{nonNeg}", "{nonNeg = 3}"),
                             "canonicalize")

@@ -1,7 +1,7 @@
 """The IR level for crashes and wrong gradients, on real modules with Enzyme-JAX's pipeline run for
 real: a pipeline that kills the process (a sort's reverse mode, tests/data/mlir/sort_crash.mlir)
 and a gradient that disagrees with finite differences (Enzyme-JAX's derivative of `digamma`);
-the module each comes from when a script fails so (`reducer.levels.mlir.follow`)."""
+the module each comes from when a script fails so (`reducer.levels.mlir.script_module`)."""
 from __future__ import annotations
 
 import subprocess
@@ -73,7 +73,7 @@ def test_a_right_gradient_does_not_fail(tmp_path):
     import jax.numpy as jnp
 
     from reducer.errors import NO_FAILURE, ReducerError
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+    from reducer.levels.mlir.module_job import MlirOptions, MlirReduction
 
     job = MlirReduction(lowered(lambda x: jnp.sum(jnp.exp(x) * jnp.sin(x)), (3,)), "exp_sin.mlir", tmp_path / "out",
                         MlirOptions(full_outputs=False))
@@ -93,7 +93,7 @@ def test_a_gradient_that_cannot_be_checked_says_why(tmp_path):
 
     from reducer.errors import NO_FAILURE, ReducerError
     from reducer.levels.mlir import module as mm
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+    from reducer.levels.mlir.module_job import MlirOptions, MlirReduction
 
     text = jax.jit(lambda x, k: jnp.sum(x * 2.0) + jnp.sum(k.astype(jnp.float32))).lower(
         jnp.ones(3), jnp.ones(3, jnp.int4)).as_text()
@@ -111,7 +111,7 @@ def test_a_gradient_that_cannot_be_checked_says_why(tmp_path):
 @pytest.mark.slow
 @needs_enzyme
 def test_the_digamma_module_reduces_to_digamma(tmp_path, digamma_module):
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+    from reducer.levels.mlir.module_job import MlirOptions, MlirReduction
 
     out = tmp_path / "out"
     job = MlirReduction(digamma_module, "dirichlet.mlir", out, MlirOptions(full_outputs=False, max_time=120,
@@ -131,7 +131,7 @@ def test_the_digamma_module_reduces_to_digamma(tmp_path, digamma_module):
 
 @needs_enzyme
 def test_a_pipeline_crash_has_one_signature_naming_its_pass_and_reduces(tmp_path):
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+    from reducer.levels.mlir.module_job import MlirOptions, MlirReduction
 
     seen = []
     for k in range(3):
@@ -157,12 +157,12 @@ def test_a_pipeline_crash_has_one_signature_naming_its_pass_and_reduces(tmp_path
 @pytest.mark.parametrize("script, crashed, wanted", [(MEDIAN_SCRIPT, True, "stablehlo.sort"),
                                                      (DIGAMMA_SCRIPT, False, "chlo.digamma")])
 def test_a_script_gives_the_module_its_pipeline_ran(tmp_path, script, crashed, wanted):
-    from reducer.levels.mlir import follow, module as mm, wrong_gradient
+    from reducer.levels.mlir import script_module, module as mm, wrong_gradient
     from reducer.workers.sandbox import Limits, Sandbox
 
     box = Sandbox(tmp_path / "runs", warm=False)
     try:
-        text = follow.dumped_module(box, script, Limits(timeout=120))
+        text = script_module.dumped_module(box, script, Limits(timeout=120))
     finally:
         box.close()
     assert text is not None
@@ -172,16 +172,16 @@ def test_a_script_gives_the_module_its_pipeline_ran(tmp_path, script, crashed, w
 
 def test_the_capture_goes_after_future_imports_and_the_follow_up_applies_where_it_should():
     from oracles.outcome import Signature
-    from reducer.levels.mlir import follow
+    from reducer.levels.mlir import script_module
 
-    captured = follow.with_capture(DIGAMMA_SCRIPT)
+    captured = script_module.with_capture(DIGAMMA_SCRIPT)
     compile(captured, "script.py", "exec")  # `from __future__` still comes first
     assert captured.index("from __future__") < captured.index("_reducer_capture_pipeline_inputs")
     numeric = Signature("activity-mismatch", (("source", "enzyme"), ("kind", "numeric")))
     crash = Signature("crash", (("platform", "cpu"), ("how", "signal"), ("detail", "SIGSEGV in f")))
-    assert follow.applies(numeric, "") and follow.applies(crash, MEDIAN_SCRIPT)
-    assert not follow.applies(crash, "import jax\n")
-    assert not follow.applies(Signature("activity-mismatch", (("kind", "structure"),)), DIGAMMA_SCRIPT)
+    assert script_module.applies(numeric, "") and script_module.applies(crash, MEDIAN_SCRIPT)
+    assert not script_module.applies(crash, "import jax\n")
+    assert not script_module.applies(Signature("activity-mismatch", (("kind", "structure"),)), DIGAMMA_SCRIPT)
 
 
 @pytest.mark.slow

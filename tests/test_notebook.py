@@ -104,8 +104,8 @@ def test_check_a_notebook(tmp_path):
 def test_reduce_a_notebook_with_magics(tmp_path):
     shutil.copy(FORMS / "analysis.ipynb", tmp_path)
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=1")
-    done = reducer_cli("reduce", "analysis.ipynb", "--max-time", "90", "--jobs", "2", "--json", cwd=tmp_path,
-                       env=env)
+    done = reducer_cli("reduce", "analysis.ipynb", "--max-time", "90", "--jobs", "2", "--runs", "1", "--json",
+                       cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["verified"].startswith("yes")

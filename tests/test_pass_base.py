@@ -40,13 +40,12 @@ def test_candidates_read_the_text_as_the_level_s_work_item():
     from reducer.levels.source.passes.delete_statements import DeleteStatements
 
     assert list(DeleteStatements().candidates("a = 1\nb = 2\n")) == ["\n", "b = 2\n", "a = 1\n"]
-    spec = {"transforms": [], "args": [], "jaxpr": {"in": [], "consts": [], "eqns": [],
-                                                    "out": [["a", [], "float32"], ["b", [], "float32"]]}}
-    from reducer.levels.jaxpr import program as jp
+    from reducer.levels.jaxpr.model import Arg, Jaxpr, Spec, Var
 
-    program = jp.dumps(spec)
-    outs = [jp.loads(c)["jaxpr"]["out"] for c in DropOutputs().candidates(program)]
-    assert outs == [[["a", [], "float32"]], [["b", [], "float32"]]]  # the last first, never all
+    scalars = [Var("a", (), "float32"), Var("b", (), "float32")]
+    program = Spec([], Jaxpr(scalars, [], ["a", "b"]), [Arg((), "float32")] * 2).to_json()
+    outs = [Spec.from_json(c).jaxpr.outputs for c in DropOutputs().candidates(program)]
+    assert outs == [["a"], ["b"]]  # the last first, never all
 
 
 def test_a_guarded_pass_reports_through_the_base():
@@ -72,7 +71,7 @@ def test_drop_lines_chunks_survive_the_trip_from_the_ir_worker():
 
     program = ("module {\n  func.func @f(%a: f32) -> f32 {\n    %0 = arith.addf %a, %a : f32\n"
                "    %1 = arith.mulf %0, %a : f32\n    return %1 : f32\n  }\n}\n")
-    item, p = _ir.Item(program, parse=False), DropLines()
+    item, p = _ir.Item(program, form="text"), DropLines()
     points = p.points(item)
     assert points and all(isinstance(point, Chunk) for point in points)
     here = [p.apply(item, point) for point in points]

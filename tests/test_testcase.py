@@ -201,7 +201,7 @@ def check_reduced(out, needle: str) -> str:
 def test_reduce_a_failing_pytest_test_end_to_end(tmp_path):
     out = tmp_path / "out"
     done = reducer_cli("reduce", f"{PYTEST_SUITE}::test_step", "--out", out, "--max-time", "120", "--quiet",
-                       "--jobs", "2", cwd=tmp_path)
+                       "--jobs", "2", "--runs", "1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     repro = check_reduced(out, "Reverse-mode differentiation does not work for lax.while_loop")
     assert not names_in(repro) & {"batch", "weights", "test_step"}
@@ -211,7 +211,7 @@ def test_reduce_a_failing_pytest_test_end_to_end(tmp_path):
 def test_reduce_a_failing_absltest_method_end_to_end(tmp_path):
     out = tmp_path / "out"
     done = reducer_cli("reduce", f"{ABSL_SUITE}::ModelTest::test_clip_grad", "--out", out, "--max-time", "120",
-                       "--quiet", "--jobs", "2", cwd=tmp_path)
+                       "--quiet", "--jobs", "2", "--runs", "1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     repro = check_reduced(out, "Custom VJP bwd rule must produce an output")
     assert not names_in(repro) & {"setUp", "ModelTest", "case"} and "unittest" not in imported(repro)

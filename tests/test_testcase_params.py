@@ -120,6 +120,9 @@ def test_the_ids_are_the_ones_pytest_prints():
     assert made[:3] == ["test_monotone_running_lse", "test_monotone_running_max", "test_monotone_cumsum"]
 
 
+# 41 scripts, each in an interpreter of its own, and the suites once under pytest: a quarter of the fast
+# tier's time, so they run with the end-to-end tests (`.ci/run` runs both)
+@pytest.mark.slow
 @pytest.mark.parametrize("suite, node, fails", [(PYTEST_SUITE, n, f) for n, f in PYTEST_CASES.items()] +
                          [(ABSL_SUITE, n, f) for n, f in ABSL_CASES.items()], ids=lambda v: getattr(v, "name", v))
 def test_each_case_runs_alone_and_ends_as_under_pytest(suite, node, fails, under_pytest, tmp_path):

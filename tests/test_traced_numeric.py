@@ -257,17 +257,17 @@ def test_a_wrong_gradient_reduces_at_the_traced_level_and_the_script_still_compa
 
 
 def test_an_enzyme_function_differentiated_inside_a_larger_one_is_recorded_with_its_own_derivative():
-    from reducer.levels.jaxpr import ahead
+    from reducer.levels.jaxpr import write_ahead
 
     class Call:
         def __init__(self, kind):
             self.kind = kind
 
     enzyme = Call("enzyme")
-    assert ahead.prefixes(enzyme, []) == [[]]
-    assert ahead.prefixes(enzyme, [Call("jit"), Call("grad")]) == [[("jit", {})], [("jit", {}), ("vjp", {})]]
-    assert ahead.prefixes(enzyme, [Call("jvp")]) == [[], [("jit", {}), ("jvp", {})]]
-    assert ahead.prefixes(Call("grad"), [Call("jit")]) == [[("jit", {})]]  # only Enzyme's own derivative
+    assert write_ahead.prefixes(enzyme, []) == [[]]
+    assert write_ahead.prefixes(enzyme, [Call("jit"), Call("grad")]) == [[("jit", {})], [("jit", {}), ("vjp", {})]]
+    assert write_ahead.prefixes(enzyme, [Call("jvp")]) == [[], [("jit", {}), ("jvp", {})]]
+    assert write_ahead.prefixes(Call("grad"), [Call("jit")]) == [[("jit", {})]]  # only Enzyme's own derivative
 
 
 def test_a_vjp_of_one_scalar_result_is_written_back_as_grad():

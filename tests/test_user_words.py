@@ -99,16 +99,16 @@ def segments(m, ids):
 
 
 def test_equations_record_the_public_call_they_come_from():
-    spec = jp.loads(spec_of(lambda x: jnp.sin(jnp.fft.rfft(x)), X))
-    found = {(e["p"], e.get("src")) for _, j in jp.jaxprs(spec["jaxpr"]) for e in j["eqns"]}
+    spec = jp.parse(spec_of(lambda x: jnp.sin(jnp.fft.rfft(x)), X))
+    found = {(e.primitive, e.src) for _, j in spec.jaxpr.walk() for e in j.eqns}
     assert ("jit", "jnp.fft.rfft") in found and ("fft", "jnp.fft.rfft") in found  # the jit's body inherits
     assert ("sin", None) in found  # a method or operator of the program's own: nothing recorded
-    spec = jp.loads(spec_of(segments, M, IDS))
-    assert {e.get("src") for e in spec["jaxpr"]["eqns"] if e["p"].startswith("scatter")} == {
+    spec = jp.parse(spec_of(segments, M, IDS))
+    assert {e.src for e in spec.jaxpr.eqns if e.primitive.startswith("scatter")} == {
         "jax.ops.segment_max", "jax.ops.segment_sum", "jax.ops.segment_min"}
-    assert all("src" not in e for _, j in jp.jaxprs(spec["jaxpr"]) for e in j["eqns"] if e["p"] in ("max", "add"))
+    assert all(e.src is None for _, j in spec.jaxpr.walk() for e in j.eqns if e.primitive in ("max", "add"))
     program = spec_of(ffts, X)
-    assert jp.dumps(jp.loads(program)) == program and jp.well_formed(jp.loads(program))
+    assert jp.parse(program).to_json() == program and jp.well_formed(jp.parse(program))
 
 
 @pytest.mark.parametrize("jit", [False, True])

@@ -104,7 +104,7 @@ def test_pass_names_come_from_the_per_pass_dump(tmp_path):
 def test_the_phase_a_run_died_in_goes_into_the_crash_signature():
     from oracles.crash import Crash
     from oracles.outcome import RunResult
-    from reducer.levels.mlir import run as mlir_run
+    from reducer.levels.mlir import run_module as mlir_run
 
     died = RunResult(returncode=-11, stdout="", stderr="reducer-xla: phase=compile\nreducer-xla: phase=execute\n"
                      "Fatal Python error: Segmentation fault\n\nCurrent thread (most recent call first):\n"
@@ -139,7 +139,7 @@ RECORDED_GPU = {
 def test_recorded_gpu_failures_of_xla_say_where_they_died(case):
     from oracles.crash import Crash
     from oracles.outcome import RunResult
-    from reducer.levels.mlir import run as mlir_run
+    from reducer.levels.mlir import run_module as mlir_run
 
     output, expected = RECORDED_GPU[case]
     sig = mlir_run.WithDiagnostic(Crash("gpu")).classify(RunResult(returncode=1, stdout="", stderr=output,
@@ -153,7 +153,7 @@ def test_recorded_gpu_failures_of_xla_say_where_they_died(case):
 def test_a_report_of_an_xla_crash_sends_it_to_xla():
     from oracles.base import Signature
     from reducer.levels.mlir import module_report
-    from reducer.levels.mlir.run import XLA
+    from reducer.levels.mlir.run_module import XLA
 
     module = "module {\n  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n    return %a : tensor<2xf32>\n  }\n}\n"
     sig = Signature("crash", (("platform", "cpu"), ("how", "signal"), ("detail", "SIGSEGV"), ("phase", "execute")),
@@ -228,7 +228,7 @@ def test_the_rank7_crash_reduces_to_the_reduction_and_blames_xla(tmp_path, rank7
 
 @pytest.mark.slow
 def test_a_miscompile_is_held_to_its_culprit_pass(tmp_path, miscompiled_module):
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
+    from reducer.levels.mlir.module_job import MlirOptions, MlirReduction
 
     if not jaxlib_is("0.10.2"):
         pytest.skip("jax-ml/jax#39103 is a bug of jaxlib 0.10.2")

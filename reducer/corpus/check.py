@@ -42,7 +42,7 @@ def run_once(repro: Path, spec: str, wanted: Signature, platform: str = "cpu",
                                                warm=False))
     private = [str(job.scratch), str(Path(repro).resolve().parent)]
     try:
-        est = job.establish(runs=1)
+        established = job.establish(runs=1)
         fix = mode(wanted)
         # the bug taken away (`reducer.counterfactual`): the reproducer's own check must then pass
         still = fix is not None and job.fresh_run(fixed(job.source, fix)).returncode != 0
@@ -58,12 +58,12 @@ def run_once(repro: Path, spec: str, wanted: Signature, platform: str = "cpu",
         return CHANGED, f"fails differently: {saw}", None, "", private
     finally:
         job.close()
-    if est.run is not None:
-        same, seen = est.oracle.judge(wanted, est.run)
-        seen = seen or est.signature
+    if established.run is not None:
+        same, seen = established.oracle.judge(wanted, established.run)
+        seen = seen or established.signature
     else:
-        same, seen = est.oracle.same(wanted, est.signature), est.signature
-    excerpt = seen.excerpt or est.signature.excerpt
+        same, seen = established.oracle.same(wanted, established.signature), established.signature
+    excerpt = seen.excerpt or established.signature.excerpt
     if same and still:
         return (UNCONDITIONAL, f"still fails with {WHAT[fix]}: its own check does not rest on the bug; reduce "
                 "the original again", seen, excerpt, private)
@@ -101,11 +101,11 @@ def run_module_once(module: Path, wanted: Signature, timeout: float | None = Non
     job = module_job(module, None, Options(oracle=oracle_spec(wanted), platform=wanted.get("platform") or "cpu",
                                            timeout=timeout))
     try:
-        est = job.check()
-        same, seen = est.oracle.judge(wanted, est.run)
-        seen = seen or est.signature
-        status, detail = (REPRODUCES, str(wanted)) if same else (CHANGED, f"fails differently: {est.signature}")
-        excerpt = est.signature.excerpt
+        established = job.check()
+        same, seen = established.oracle.judge(wanted, established.run)
+        seen = seen or established.signature
+        status, detail = (REPRODUCES, str(wanted)) if same else (CHANGED, f"fails differently: {established.signature}")
+        excerpt = established.signature.excerpt
     except ReducerError as exc:
         if exc.status not in (NO_FAILURE, OTHER_FAILURE, NO_BACKEND):
             raise

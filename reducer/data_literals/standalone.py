@@ -51,9 +51,9 @@ class Standalone:
         return names
 
 
-def make_standalone(job, program: str, est) -> Standalone:
+def make_standalone(job, program: str, established) -> Standalone:
     """The reduced `program` with the data it reads written in (see the package's docstring), checked
-    to fail as `est` says with only the files it still needs; else `program` as it was."""
+    to fail as `established` says with only the files it still needs; else `program` as it was."""
     box = job.sandbox
     originals = tuple(box.data_files)
     if not any(_is_user_data(p, job) for p in originals):  # modules beside it, or a level's own data only
@@ -64,12 +64,12 @@ def make_standalone(job, program: str, est) -> Standalone:
     levels = {p.name for p in originals if not _is_user_data(p, job) and p.suffix != ".py"}
     records = [r for r in records if os.path.relpath(r["path"], scratch).split(os.sep)[0] not in levels]
     try:
-        return _written_in(job, program, est, records, scratch, originals)
+        return _written_in(job, program, established, records, scratch, originals)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _written_in(job, program: str, est, records: list[dict], scratch: Path, originals: tuple) -> Standalone:
+def _written_in(job, program: str, established, records: list[dict], scratch: Path, originals: tuple) -> Standalone:
     """`make_standalone` once `program` ran under the recorder in `scratch` (with copies of `originals`)."""
     if not records:
         return Standalone(program, beside=_named(originals, program, job))
@@ -93,7 +93,7 @@ def _written_in(job, program: str, est, records: list[dict], scratch: Path, orig
     # first with only what it still reads (files no recorded call reads, a docstring naming them, stay out)
     read = [p for p in files if not _is_user_data(p, job) or _covered(in_scratch.get(p, p), done.kept)
             or p.name == DATA_NPZ]
-    files = _first_that_fails(job, est, done.program, (tuple(read), tuple(files)), originals)
+    files = _first_that_fails(job, established, done.program, (tuple(read), tuple(files)), originals)
     if files is None:
         job.log("standalone reproducer: the program with its data written in does not fail the same way; "
                 "keeping its data files beside repro.py")
@@ -104,15 +104,15 @@ def _written_in(job, program: str, est, records: list[dict], scratch: Path, orig
     return Standalone(done.program, npz=npz, beside=beside, note=_written_note(job, done, npz, beside))
 
 
-def _first_that_fails(job, est, program: str, trials: tuple, originals: tuple) -> tuple | None:
-    """The first of `trials` (sets of data files) `program` fails with as `est` says, left in the
+def _first_that_fails(job, established, program: str, trials: tuple, originals: tuple) -> tuple | None:
+    """The first of `trials` (sets of data files) `program` fails with as `established` says, left in the
     sandbox's files first; None when it fails with none, the sandbox given back `originals`."""
     box = job.sandbox
     for trial in dict.fromkeys(trials):
         box.data_files = trial
         try:
             run = job.execute(program, job.limits, fresh=True)
-            ok = job.judge(est.oracle, est.signature, run)[0]
+            ok = job.judge(established.oracle, established.signature, run)[0]
         finally:
             box.data_files = trial + tuple(p for p in originals if p not in trial)
         if ok:
@@ -174,21 +174,21 @@ def _kept_note(records: list[dict]) -> str:
 
 
 # -- what the job calls around it ---------------------------------------------------------------------
-def deadline(job, est) -> float | None:
+def deadline(job, established) -> float | None:
     """When shrinking stops: before the final checks, and, with data files, the two runs that make the
     reproducer standalone."""
-    when = job.shrink_deadline(est.seconds, est.rate)
+    when = job.shrink_deadline(established.seconds, established.rate)
     if when is None or not job.sandbox.data_files:
         return when
-    return when - min(0.15 * job.options.max_time, 2 * (1.5 * est.seconds + 5.0))
+    return when - min(0.15 * job.options.max_time, 2 * (1.5 * established.seconds + 5.0))
 
 
-def after_shrinking(job, best: str, est) -> str:
+def after_shrinking(job, best: str, established) -> str:
     """The data `best` reads written in, before the final checks (not after a stop, nor a bug of the
     tool's): the program the final checks take; `job.data` keeps the `Standalone` for the outputs."""
     if job.stop.is_set() or job.bug is not None:
         return best
-    job.data = make_standalone(job, best, est)
+    job.data = make_standalone(job, best, established)
     return job.data.program
 
 

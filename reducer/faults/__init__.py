@@ -10,12 +10,12 @@ for nothing more. The localisers, by where they live:
 
 - `reducer.faults.nonfinite.NonFiniteValues`: where a NaN or an Inf is made (`in`, `op`, `from`),
   from runs with JAX's own checks on;
-- `reducer.levels.jaxpr.crash_site.Sites`: the operation a crash (a death by a signal) happens in
+- `reducer.levels.jaxpr.crash_site.CrashingOperation`: the operation a crash (a death by a signal) happens in
   (`op`), by replaying the crashing call cut short;
-- `reducer.levels.mlir.labels.FailingPass`: the pass of an Enzyme-JAX pipeline that fails (`pass`),
+- `reducer.levels.mlir.failure_names.FailingPass`: the pass of an Enzyme-JAX pipeline that fails (`pass`),
   the last of the shortest prefix that fails as the whole does (the title of a pass failure names
-  it, through the bisection `labels.failing_pass`; its fields stay as they are);
-- `reducer.levels.mlir.crashing.CrashingPass`: the same for a pipeline that kills the process;
+  it, through the bisection `failure_names.failing_pass`; its fields stay as they are);
+- `reducer.levels.mlir.crash_pass.CrashingPass`: the same for a pipeline that kills the process;
 - `reducer.levels.mlir.wrong_gradient.GradientCulprit`: the operation whose gradient alone is wrong
   (`op`), each kept alone in turn (`reducer.faults.alone.Alone`);
 - `reducer.levels.mlir.xla_results.ResultCulprit`: the operation whose result alone XLA gets wrong
@@ -23,7 +23,7 @@ for nothing more. The localisers, by where they live:
 - `reducer.levels.mlir.xla_passes.CulpritPass`: the HLO pass of XLA a failure needs (`xla-pass`),
   the one whose removal alone makes the failure go away.
 
-`reducer.faults.attach.Attached` puts a localiser between a job's runs and its oracle (`Sites` has
+`reducer.faults.attach.Attached` puts a localiser between a job's runs and its oracle (`CrashingOperation` has
 the same `establish` / `attach` shape, since the crash oracle reads its operation from a key of its
 own). `signed` puts a fault's fields into a signature, `render` writes them for the log. A new
 localiser is one class with `fields` and `locate`, in the level that knows its programs or, when it

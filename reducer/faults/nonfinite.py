@@ -33,6 +33,9 @@ from reducer.faults import Fault
 
 FLOATING = re.compile(r"^(?:\S*JaxStackTraceBeforeTransformation: )?FloatingPointError: invalid value \((?P<kind>nan|inf)\) encountered in (?P<prim>\w+)", re.M)
 LAX_CALL = re.compile(r"\blax\.(?P<name>\w+)\(")
+#: a primitive bound by the `lax` function itself (`sqrt_p.bind(x)`): what a frame shows of a `lax`
+#: function the program handed to a transformation (`f = lax.sqrt; jax.grad(f)(a)`)
+BIND = re.compile(r"\b(?P<name>[a-z]\w*)_p\.bind\(")
 CALL = re.compile(r"(?P<callee>[A-Za-z_][\w.]*)\s*\(")
 #: the function a transformation is given: `norm` in `jax.grad(jnp.linalg.norm)`
 GIVEN = re.compile(r"\b(?:value_and_grad|grad|vjp|jvp|jacrev|jacfwd|hessian|vmap|jit)\(\s*([A-Za-z_][\w.]*)\s*[,)]")
@@ -132,6 +135,8 @@ def read(output: str, source: str = "") -> dict | None:
     lax = next((m.group("name") for f in reversed(below) for m in [LAX_CALL.search(f.source)] if m), "")
     if not lax and LAX_CALL.search(frames[inner].source):  # the program calls `lax` itself
         lax = LAX_CALL.search(frames[inner].source).group("name")
+    if not lax:  # the outermost primitive bound below: the `lax` function the transformation was given
+        lax = next((m.group("name") for f in below for m in [BIND.search(f.source)] if m), "")
     prim = last.group("prim")
     line = frames[inner].source
     op = lax if lax and lax not in SPREADING else (_singular(line) or _made_by(source, frames[inner].line, line)

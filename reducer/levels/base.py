@@ -5,10 +5,12 @@ its passes and its test, and exits to a program again, returning a `LevelResult`
 or writes the job's attributes. What it needs from the job comes in a `LevelContext`: judging runs
 through `Job.judge` (an oracle's exception is a bug of the tool, never a verdict), keeping other
 failures aside, the stop event, the deadline, the engine's stall and pass order, the number of
-jobs, the log, progress events, the sandbox and limits candidates run under; and for the level
-whose candidates are the job's own programs (the source level of a script), the job's test, keeping
-the best program so far, a second look at the result and when shrinking must stop. What the failure
-is (oracle, signature, limits, votes …) comes in the frozen `reducer.established.Established`.
+jobs, the log, progress events, the sandbox and limits candidates run under, keeping the best
+program so far with what --resume needs (`on_accept`, in the level's own form: a script, a traced
+program, a module) and, on --resume, the best program an interrupted run of the level kept
+(`resumed`); for the level whose candidates are the job's own programs (the source level of a
+script), the job's test, a second look at the result and when shrinking must stop. What the
+failure is (oracle, signature, limits, votes …) comes in the frozen `reducer.established.Established`.
 """
 from __future__ import annotations
 
@@ -28,8 +30,8 @@ class LevelResult:
     writer), the output files it leaves (name -> text or bytes), the levels whose result the
     program is (empty when the level's result was not kept), the data files the next level's
     candidates need beside them, and the most seconds the next level should go without a smaller
-    candidate (None: its own --stall), and whether the level itself stopped early for want of a
-    smaller candidate (its --stall)."""
+    candidate (None: its own --stall), whether the level itself stopped early for want of a
+    smaller candidate (its --stall), and its engine's cache hits and seconds spent shrinking."""
 
     program: str
     tested: int = 0
@@ -41,15 +43,18 @@ class LevelResult:
     stall: float | None = None
     report: Mapping[str, object] = field(default_factory=dict)
     stalled: bool = False
+    cache_hits: int = 0
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
 class LevelContext:
-    """What a job gives a level: ways to judge and keep aside, when to stop, and how to run. The
-    last fields are for the level whose candidates are the job's own programs and whose result the
-    job keeps (the source level of a script): the job's test, keeping the best program so far, the
-    job's second look at the result, and when shrinking must stop; a level that makes its own test
-    leaves them alone."""
+    """What a job gives a level: ways to judge and keep aside, when to stop, and how to run; keeping
+    the best program so far and where an interrupted run left off (`on_accept`, `resumed`); the
+    job's final check, for a level that checks a result of its own (`verify`). `test_for`, `restart`
+    and `until` are for the level whose candidates are the job's own programs (the source level of
+    a script): the job's test, its second look at the result, and when shrinking must stop; a level
+    that makes its own test leaves them alone."""
 
     judge: Callable  # (oracle, wanted, run) -> (ok, seen): `Job.judge`
     keep_aside: Callable  # (program, seen, suffix) -> None: `Job.keep_aside`
@@ -66,25 +71,30 @@ class LevelContext:
     bounded: Callable[[float], float]  # a run's timeout, cut to end before --max-time
     scratch: Path  # the job's private folder
     platform: str
-    adopt: Callable  # run a nested job under this job's stop event and signals
-    out: Path  # the output folder, where a nested job keeps its best program while it runs
+    adopt: Callable  # (sandbox) -> None: a level's own sandbox, whose running candidates an interrupt kills too
+    out: Path  # the output folder
     levels: tuple[str, ...] = ()  # the levels before this one whose result the program handed to it is
     test_for: Callable | None = None  # (program) -> the job's test of candidates (candidate, cancel) -> bool
     on_accept: Callable | None = None  # (program, counts) -> None: keep the best program so far (and --resume's state)
+    resumed: str | None = None  # the best program an interrupted run of this level kept: go on from it (--resume)
+    verify: Callable | None = None  # (program, established, original, fresh_run) -> Verdict: the job's final check
     restart: Callable | None = None  # (result) -> the program to go on from when the result cannot stand, or None
     until: float | None = None  # when shrinking must stop for the final checks to fit (None: `deadline`)
 
 
 class Level(Protocol):
     """One level of reduction (`reducer.levels.jaxpr.level.JaxprLevel`,
-    `reducer.levels.source.level.SourceLevel`, `reducer.levels.mlir.follow.IrLevel`). The levels
-    of a script's chain also say `why_not(established, program)`: None when the level runs, else the
-    log line saying why not ("": none)."""
+    `reducer.levels.source.level.SourceLevel`, `reducer.levels.mlir.ir_level.IrLevel`), chained by
+    `reducer.levels.chain.ChainJob`. `suffix` names the files of its programs (`best.jaxpr` …)."""
 
     name: str
+    suffix: str
 
     def applies(self, established: Established, program: str) -> bool:
         """Whether this level runs on `program` for this failure."""
+
+    def why_not(self, established: Established, program: str) -> str | None:
+        """None when the level runs on `program`, else the log line saying why not ("": none)."""
 
     def reduce(self, program: str, established: Established, context: LevelContext) -> LevelResult | None:
         """Enter from `program`, shrink, exit to a program; None (and a log line saying why) when

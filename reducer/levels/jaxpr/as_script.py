@@ -7,7 +7,7 @@ definitions). Only a primitive with no public call is bound directly (`from jax.
 name_p`; `name_p.bind(...)`), and `bind_all=True` binds every plain primitive that way (the
 fallback when the public spelling changes the failure). Inputs are built inline: `jnp.ones(shape, dtype)`, or their recorded values (inline when small, else from
 `inputs.npz`, returned alongside). The transformations are applied in order, and the result printed.
-An equation that records the public call the program made (`"src"`) is written as that call when it is
+An equation that records the public call the program made (`src`) is written as that call when it is
 its plain use (`jnp.fft.rfft(a)`, `jax.ops.segment_max(…)`: `reducer.levels.jaxpr.public_calls`).
 """
 from __future__ import annotations
@@ -19,9 +19,9 @@ import numpy as np
 
 from reducer.levels.jaxpr import custom_rules, public_calls, spelling
 from reducer.levels.jaxpr.codec import registry
+from reducer.levels.jaxpr.model import Equation, Jaxpr, Spec, as_spec
 from reducer.levels.jaxpr.params import decode_param, decode_params
-from reducer.levels.jaxpr.program import (argnums_source, batched_predicate, jaxprs, masked_loop, platform_branches,
-                                          uses)
+from reducer.levels.jaxpr.program import argnums_source, batched_predicate, masked_loop, platform_branches
 
 INFIX = {"add": "+", "sub": "-", "mul": "*", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
          "and": "&", "or": "|", "xor": "^"}
@@ -57,7 +57,7 @@ class Emitter:
     def atom(self, a) -> str:
         if isinstance(a, str):
             return self.name(a)
-        return spelling.literal(a["lit"], a["dtype"])
+        return spelling.literal(a.value, a.dtype)
 
     def fun_name(self, kind: str) -> str:
         self.funcs += 1
@@ -68,54 +68,54 @@ class Emitter:
         return self.spelling.value(v)
 
     # -- equations ------------------------------------------------------------------------------
-    def eqn(self, e: dict, indent: str) -> list[str]:
+    def eqn(self, e: Equation, indent: str) -> list[str]:
         words = None if self.bind_all else self.words.lines(self, e, indent)  # the public call the program made
         if words is not None:
             return words
-        p, ins = e["p"], [self.atom(a) for a in e["in"]]
-        outs = [self.name(o[0]) for o in e["out"]]
+        p, ins = e.primitive, [self.atom(a) for a in e.inputs]
+        outs = [self.name(o.name) for o in e.outputs]
         listed = p in ("while", "scan", "cond", "jit", "enzyme", *custom_rules.KINDS) or (
             p in registry() and registry()[p][0].multiple_results) and not (
             p in spelling.CALLBACKS and not self.bind_all)  # jax.pure_callback returns one array as one
         lhs = ", ".join(outs) + ("," if len(outs) == 1 and listed else "")
         if p == "__fill__":
-            o = e["out"][0]
-            return [f"{indent}{lhs} = {spelling.filled(o[1], o[2], e['params'].get('fill', 0))}"]
+            o = e.outputs[0]
+            return [f"{indent}{lhs} = {spelling.filled(o.shape, o.dtype, e.params.get('fill', 0))}"]
         if p == "__const__":
-            o = e["out"][0]
-            return [f"{indent}{lhs} = {self.array_expr(o[0], o[1], o[2], e['params']['values'])}"]
+            o = e.outputs[0]
+            return [f"{indent}{lhs} = {self.array_expr(o.name, o.shape, o.dtype, e.params['values'])}"]
         if p in ("while", "scan", "cond", "jit", "enzyme"):
             return self.structured(e, ins, lhs, indent)
         if p in custom_rules.KINDS:
             return custom_rules.emit_lines(self, e, ins, lhs, indent)
-        if any(isinstance(v, dict) and set(REFS) & set(v) for v in e["params"].values()):
+        if any(isinstance(v, dict) and set(REFS) & set(v) for v in e.params.values()):
             return self.with_jaxprs(e, ins, lhs, indent)
-        return [f"{indent}{lhs + ' = ' if outs else ''}{self.call(p, ins, decode_params(e['params']), e)}"]
+        return [f"{indent}{lhs + ' = ' if outs else ''}{self.call(p, ins, decode_params(e.params), e)}"]
 
-    def with_jaxprs(self, e: dict, ins: list[str], lhs: str, indent: str) -> list[str]:
+    def with_jaxprs(self, e: Equation, ins: list[str], lhs: str, indent: str) -> list[str]:
         """A primitive with jaxpr parameters (scatter's `update_jaxpr`, `reduce`'s `jaxpr` …): its public
         call when one takes the other parameters (JAX derives the jaxpr again), else bound with
         each jaxpr traced from a function written for it."""
-        plain = {k: v for k, v in e["params"].items() if not (isinstance(v, dict) and set(REFS) & set(v))}
+        plain = {k: v for k, v in e.params.items() if not (isinstance(v, dict) and set(REFS) & set(v))}
         params = {k: decode_param(v) for k, v in plain.items() if v != {"t": []}}
         if not self.bind_all:
-            public = self.public(e["p"], ins, params, e)
+            public = self.public(e.primitive, ins, params, e)
             if public:
                 return [f"{indent}{lhs} = {public}"]
         lines, funs = [], []
-        for sub in e["subs"]:
+        for sub in e.subs:
             fn = self.fun_name("computation")
-            lines += self.function(fn, sub, [self.name(v[0]) for v in sub["in"]], indent, True)
+            lines += self.function(fn, sub, [self.name(v.name) for v in sub.inputs], indent, True)
             funs.append((fn, sub))
         spelled = {k: self.value(decode_param(v)) for k, v in plain.items()}
-        for k, v in e["params"].items():
+        for k, v in e.params.items():
             if k in plain:
                 continue
             ref = next(r for r in REFS if r in v)
             fn, sub = funs[v[ref]]
-            avals = ", ".join(f"jax.ShapeDtypeStruct({tuple(x[1])!r}, {_dtype(x[2])})" for x in sub["in"])
+            avals = ", ".join(f"jax.ShapeDtypeStruct({tuple(x.shape)!r}, {_dtype(x.dtype)})" for x in sub.inputs)
             spelled[k] = fn if ref == "fn_of" else f"jax.make_jaxpr({fn})({avals})" + (".jaxpr" if ref == "jaxpr" else "")
-        lines.append(f"{indent}{lhs} = {self.bound(e['p'], ins, spelled)}")
+        lines.append(f"{indent}{lhs} = {self.bound(e.primitive, ins, spelled)}")
         return lines
 
     def bound(self, p: str, ins: list[str], spelled: dict) -> str:
@@ -124,14 +124,14 @@ class Emitter:
         self.imports.add(f"from {module} import {attr}")
         return f"{attr}.bind({', '.join(ins + [f'{k}={v}' for k, v in spelled.items()])})"
 
-    def call(self, p: str, ins: list[str], params: dict, e: dict) -> str:
+    def call(self, p: str, ins: list[str], params: dict, e: Equation) -> str:
         if not self.bind_all:
             public = self.public(p, ins, params, e)
             if public:
                 return public
         return self.bound(p, ins, {k: self.value(v) for k, v in params.items()})
 
-    def public(self, p: str, ins: list[str], params: dict, e: dict) -> str:
+    def public(self, p: str, ins: list[str], params: dict, e: Equation) -> str:
         """The primitive as an operator or a public call taking its parameters ("" when none does)."""
         from jax import lax
 
@@ -139,7 +139,7 @@ class Emitter:
             return f"{ins[0]} {INFIX[p]} {ins[1]}"
         if p == "neg":
             return f"-{ins[0]}"
-        if p == "div" and e["out"][0][2].startswith(("float", "bfloat", "complex")):
+        if p == "div" and e.outputs[0].dtype.startswith(("float", "bfloat", "complex")):
             return f"{ins[0]} / {ins[1]}"
         if p == "dot_general" and params["dimension_numbers"] == (((1,), (0,)), ((), ())) and \
                 all(len(s) == 2 for s in self._in_shapes(e)) and params.get("precision") is None:
@@ -180,8 +180,8 @@ class Emitter:
         return self.spelling.callback_call(p, ins, params) if p in spelling.CALLBACKS else \
             spelling.random_call(p, ins, params)
 
-    def _in_shapes(self, e: dict) -> list:
-        return [self.shapes.get(a, ()) if isinstance(a, str) else () for a in e["in"]]
+    def _in_shapes(self, e: Equation) -> list:
+        return [self.shapes.get(a, ()) if isinstance(a, str) else () for a in e.inputs]
 
     def array_expr(self, var: str, shape, dtype: str, values) -> str:
         from reducer.levels.jaxpr.params import array_of, key_impl
@@ -199,34 +199,34 @@ class Emitter:
         return f"jnp.asarray(INPUTS[{key!r}], {_dtype(dtype)})"
 
     # -- nested jaxprs --------------------------------------------------------------------------
-    def function(self, fname: str, j: dict, params: list[str], indent: str, tuple_out: bool,
+    def function(self, fname: str, j: Jaxpr, params: list[str], indent: str, tuple_out: bool,
                  bound: dict | None = None) -> list[str]:
         """`def fname(params): …` for the jaxpr `j`; `bound` pre-assigns some of its inputs."""
         lines = [f"{indent}def {fname}({', '.join(params)}):"]
         inner = indent + "    "
-        used = uses(j)
+        used = j.uses()
         for var, expr in (bound or {}).items():
             if var in used:
                 lines.append(f"{inner}{self.name(var)} = {expr}")
-        for v in j["in"]:
-            self.shapes[v[0]] = v[1]
+        for v in j.inputs:
+            self.shapes[v.name] = v.shape
         body = self.body(j, inner)
         lines += body
-        outs = [self.atom(a) for a in j["out"]]
+        outs = [self.atom(a) for a in j.outputs]
         ret = ", ".join(outs) + ("," if len(outs) == 1 and tuple_out else "")
         lines.append(f"{inner}return {ret if outs else '()'}")
         return lines
 
-    def body(self, j: dict, indent: str) -> list[str]:
+    def body(self, j: Jaxpr, indent: str) -> list[str]:
         lines = []
-        for e in j["eqns"]:
+        for e in j.eqns:
             lines += self.eqn(e, indent)
-            for o in e["out"]:
-                self.shapes[o[0]] = o[1]
+            for o in e.outputs:
+                self.shapes[o.name] = o.shape
         return lines
 
-    def structured(self, e: dict, ins: list[str], lhs: str, indent: str) -> list[str]:
-        p, subs, params = e["p"], e["subs"], e["params"]
+    def structured(self, e: Equation, ins: list[str], lhs: str, indent: str) -> list[str]:
+        p, subs, params = e.primitive, e.subs, e.params
         if p == "while":
             nc, nb = params["cond_nconsts"], params["body_nconsts"]
             cond, body = subs
@@ -257,7 +257,7 @@ class Emitter:
             names, lines = [], []
             for s in subs:
                 names.append(self.fun_name("branch"))
-                lines += self.function(names[-1], s, [self.name(v[0]) for v in s["in"]], indent, True)
+                lines += self.function(names[-1], s, [self.name(v.name) for v in s.inputs], indent, True)
             if params.get("branches_platforms"):  # one branch lowered, the platform's
                 chosen = [f"{k}={v}" for k, v in platform_branches(e, names).items()]
                 return lines + [f"{indent}{lhs} = lax.platform_dependent({', '.join(ins[1:] + chosen)})"]
@@ -266,109 +266,87 @@ class Emitter:
             return [f"{indent}{lhs.rstrip(',')} = {spelling.public_jit(e, ins)}"]
         kind = "inner" if p == "jit" else "enzyme_fun"
         fn = self.fun_name(kind)
-        one = len(subs[0]["out"]) == 1  # one result is returned as itself, as users write it
-        lines = self.function(fn, subs[0], [self.name(v[0]) for v in subs[0]["in"]], indent, not one)
+        one = len(subs[0].outputs) == 1  # one result is returned as itself, as users write it
+        lines = self.function(fn, subs[0], [self.name(v.name) for v in subs[0].inputs], indent, not one)
         wrap = f"jax.jit({fn})" if p == "jit" else f"{spelling.enzyme_wrapper(params.get('options'), self.imports)}({fn})"
         lines.append(f"{indent}{lhs.rstrip(',') if one else lhs} = {wrap}({', '.join(ins)})")
         return lines
 
-    def _scan(self, e: dict, ins: list[str], indent: str) -> list[str]:
+    def _scan(self, e: Equation, ins: list[str], indent: str) -> list[str]:
         """`lax.scan` of a step function written for the body of the `scan` equation `e`."""
-        params = e["params"]
+        params = e.params
         nc, nk = params["num_consts"], params["num_carry"]
-        body = e["subs"][0]
+        body = e.subs[0]
         sn = self.fun_name("step")
-        bound = {v[0]: a for v, a in zip(body["in"][:nc], ins[:nc])}
-        carry = [self.name(v[0]) for v in body["in"][nc:nc + nk]]
-        xs = [self.name(v[0]) for v in body["in"][nc + nk:]]
-        for v in body["in"]:
-            self.shapes[v[0]] = v[1]
+        bound = {v.name: a for v, a in zip(body.inputs[:nc], ins[:nc])}
+        carry = [self.name(v.name) for v in body.inputs[nc:nc + nk]]
+        xs = [self.name(v.name) for v in body.inputs[nc + nk:]]
+        for v in body.inputs:
+            self.shapes[v.name] = v.shape
         lines = [f"{indent}def {sn}(carry, x_slice):"]
         inner = indent + "    "
-        lines += [f"{inner}{self.name(var)} = {expr}" for var, expr in bound.items() if var in uses(body)]
+        lines += [f"{inner}{self.name(var)} = {expr}" for var, expr in bound.items() if var in body.uses()]
         if carry:
             lines.append(f"{inner}{', '.join(carry)}, = carry")
         if xs:
             lines.append(f"{inner}{', '.join(xs)}, = x_slice")
         lines += self.body(body, inner)
-        outs = [self.atom(a) for a in body["out"]]
+        outs = [self.atom(a) for a in body.outputs]
         c, y = outs[:nk], outs[nk:]
         lines.append(f"{inner}return ({', '.join(c)}{',' if len(c) == 1 else ''}), "
                      f"({', '.join(y)}{',' if len(y) == 1 else ''})")
-        n_out = len(e["out"])
-        cs = ", ".join(self.name(o[0]) for o in e["out"][:nk])
-        ys = ", ".join(self.name(o[0]) for o in e["out"][nk:])
+        n_out = len(e.outputs)
+        cs = ", ".join(self.name(o.name) for o in e.outputs[:nk])
+        ys = ", ".join(self.name(o.name) for o in e.outputs[nk:])
         lhs2 = f"({cs}{',' if nk == 1 else ''}), ({ys}{',' if n_out - nk == 1 else ''})"
         lines.append(f"{indent}{lhs2} = lax.scan({sn}, ({', '.join(ins[nc:nc + nk])}{',' if nk == 1 else ''}), "
                      f"({', '.join(ins[nc + nk:])}{',' if len(ins) - nc - nk == 1 else ''}), "
                      f"length={params['length']}, reverse={params['reverse']})")
         return lines
 
-    def _carry_fun(self, fname: str, j: dict, consts: list[str], indent: str, tuple_out: bool,
+    def _carry_fun(self, fname: str, j: Jaxpr, consts: list[str], indent: str, tuple_out: bool,
                    alone: bool = False) -> list[str]:
         """A loop's `cond` or `body` function of the carry (`alone`: the one value carried, itself)."""
         n = len(consts)
-        bound = {v[0]: c for v, c in zip(j["in"][:n], consts)}
-        carry = [self.name(v[0]) for v in j["in"][n:]]
-        for v in j["in"]:
-            self.shapes[v[0]] = v[1]
+        bound = {v.name: c for v, c in zip(j.inputs[:n], consts)}
+        carry = [self.name(v.name) for v in j.inputs[n:]]
+        for v in j.inputs:
+            self.shapes[v.name] = v.shape
         lines = [f"{indent}def {fname}({carry[0] if alone else 'carry'}):"]
         inner = indent + "    "
-        lines += [f"{inner}{self.name(var)} = {expr}" for var, expr in bound.items() if var in uses(j)]
-        if not alone and any(v[0] in uses(j) for v in j["in"][n:]):
+        used = j.uses()
+        lines += [f"{inner}{self.name(var)} = {expr}" for var, expr in bound.items() if var in used]
+        if not alone and any(v.name in used for v in j.inputs[n:]):
             lines.append(f"{inner}{', '.join(carry)}, = carry")
         lines += self.body(j, inner)
-        outs = [self.atom(a) for a in j["out"]]
+        outs = [self.atom(a) for a in j.outputs]
         ret = ", ".join(outs) + ("," if len(outs) == 1 and tuple_out else "")
         lines.append(f"{inner}return {ret}")
         return lines
 
     # -- the script -----------------------------------------------------------------------------
-    def script(self, spec: dict, header: str = "") -> str:
+    def script(self, spec: Spec, header: str = "") -> str:
         self.shapes: dict = {}
         self.words = public_calls.Words(spec)
-        j = spec["jaxpr"]
-        params = [self.name(v[0]) for v in j["in"]]
+        j = spec.jaxpr
+        params = [self.name(v.name) for v in j.inputs]
         fn = self.function("f", j, params, "", False)
         inputs = []
-        for v, a in zip(j["in"], spec["args"]):
-            shape = tuple(a["shape"])
-            if "values" in a:
-                inputs.append(f"{self.name(v[0])} = {self.array_expr(v[0], shape, a['dtype'], a['values'])}")
+        for v, a in zip(j.inputs, spec.args):
+            if a.values is not None:
+                inputs.append(f"{self.name(v.name)} = {self.array_expr(v.name, a.shape, a.dtype, a.values)}")
             else:
-                inputs.append(f"{self.name(v[0])} = {spelling.filled(shape, a['dtype'], 1)}")
-        chain = []
-
-        uses_enzyme = any(t["t"] == "enzyme" for t in spec["transforms"]) or any(
-            e["p"] == "enzyme" for _, sub in jaxprs(j) for e in sub["eqns"])
-        current = "f"
-        for k, t in enumerate(reversed(spec["transforms"])):
-            kind = t["t"]
-            if kind == "jit":
-                expr = f"jax.jit({current})"
-            elif kind == "enzyme":
-                expr = f"{spelling.enzyme_wrapper(t.get('options'), self.imports)}({current})"
-            elif kind == "vmap":
-                expr = f"jax.vmap({current}, in_axes={tuple(t['in_axes'])!r})"
-            elif kind == "vjp":
-                chain.append(f"def fn{k}(*xs):\n    out, pullback = jax.vjp({current}, *xs)\n"
-                             f"    return pullback(jax.tree_util.tree_map(jnp.ones_like, out))\n")
-                current = f"fn{k}"
-                continue
-            elif kind == "jvp":
-                chain.append(f"def fn{k}(*xs):\n    return jax.jvp({current}, xs, tuple(jnp.ones_like(x) for x in xs))\n")
-                current = f"fn{k}"
-                continue
-            else:
-                expr = f"jax.{kind}({current}, argnums={argnums_source(t['argnums'])})"
-            current = expr  # nested, as users write it: jax.jit(jax.grad(f))
+                inputs.append(f"{self.name(v.name)} = {spelling.filled(a.shape, a.dtype, 1)}")
+        uses_enzyme = "enzyme" in spec.kinds() or any(
+            e.primitive == "enzyme" for _, sub in j.walk() for e in sub.eqns)
+        chain, current = self.transformed(spec.transforms)
         head = ["import jax", "import jax.numpy as jnp", "from jax import lax"]
         if self.arrays:
             head.append("import numpy as np")
         if uses_enzyme:
             head.append("from enzyme_ad.jax import enzyme_jax_ir")
         head += sorted(self.imports - set(head))
-        if spec.get("x64"):
+        if spec.x64:
             head += ["", 'jax.config.update("jax_enable_x64", True)']
         if self.arrays:
             head += ["", f"INPUTS = np.load({NPZ!r})"]
@@ -377,9 +355,33 @@ class Emitter:
         parts += ["\n".join(head), "\n".join(fn), "\n".join(inputs + chain + [call])]
         return "\n\n\n".join(p for p in parts if p) + "\n"
 
+    def transformed(self, transforms: list) -> tuple[list[str], str]:
+        """The helper functions applying `transforms` to `f` needs (for vjp / jvp), and the
+        expression of the transformed function: nested calls, as users write them (jax.jit(jax.grad(f)))."""
+        chain, current = [], "f"
+        for k, t in enumerate(reversed(transforms)):
+            kind = t.kind
+            if kind == "jit":
+                current = f"jax.jit({current})"
+            elif kind == "enzyme":
+                current = f"{spelling.enzyme_wrapper(t.options, self.imports)}({current})"
+            elif kind == "vmap":
+                current = f"jax.vmap({current}, in_axes={tuple(t.in_axes)!r})"
+            elif kind == "vjp":
+                chain.append(f"def fn{k}(*xs):\n    out, pullback = jax.vjp({current}, *xs)\n"
+                             f"    return pullback(jax.tree_util.tree_map(jnp.ones_like, out))\n")
+                current = f"fn{k}"
+            elif kind == "jvp":
+                chain.append(f"def fn{k}(*xs):\n    return jax.jvp({current}, xs, tuple(jnp.ones_like(x) for x in xs))\n")
+                current = f"fn{k}"
+            else:
+                current = f"jax.{kind}({current}, argnums={argnums_source(t.argnums)})"
+        return chain, current
 
-def emit(spec: dict, header: str = "", bind_all: bool = False) -> tuple[str, dict]:
-    """The script for `spec` and the arrays it reads from `inputs.npz` (empty when none)."""
+
+def emit(spec: Spec | dict, header: str = "", bind_all: bool = False) -> tuple[str, dict]:
+    """The script for `spec` (the model, or its JSON data) and the arrays it reads from `inputs.npz`
+    (empty when none)."""
     e = Emitter(bind_all)
-    text = e.script(spec, header)
+    text = e.script(as_spec(spec), header)
     return text, e.arrays

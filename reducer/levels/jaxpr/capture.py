@@ -22,10 +22,11 @@ import runpy
 import sys
 import traceback
 
-from reducer.levels.jaxpr import ahead
+from reducer.levels.jaxpr import write_ahead
 from reducer.levels.jaxpr.codec import MAX_VALUES, Encoder, Unencodable
 from reducer.levels.jaxpr.libraries import as_pytrees
 from reducer.levels.jaxpr.libraries import install as install_libraries
+from reducer.levels.jaxpr.model import Arg, Spec, Transform, Var
 from reducer.levels.jaxpr.params import dtype_of, enzyme_options
 
 MAX_SPECS = 8
@@ -59,7 +60,7 @@ class Transformed:
         if not outermost and len(_NESTED) < MAX_NESTED:
             staged = any(t.kind == "jit" for t in _ACTIVE)
             _NESTED.append(([("jit", {})] if staged and self.kind != "jit" else [], self, args, kwargs))
-        ahead.before_call(self, args, kwargs, _ACTIVE)  # a process that dies in the call leaves it behind
+        write_ahead.before_call(self, args, kwargs, _ACTIVE)  # a process that dies in the call leaves it behind
         _ACTIVE.append(self)
         try:
             return self.real(*args, **kwargs)
@@ -169,11 +170,11 @@ class Call:
         inner, transforms, aux = dict(self.shapes), [], False
         for kind, opts in self.chain:
             if kind in jp.GRAD_LIKE:
-                transforms.append({"t": kind, "argnums": self.differentiable(_argnums(opts.get("argnums", 0)))})
+                transforms.append(Transform(kind, argnums=self.differentiable(_argnums(opts.get("argnums", 0)))))
             elif kind == "vmap":
-                transforms.append({"t": "vmap", "in_axes": self._unbatch(opts.get("in_axes", 0), inner)})
+                transforms.append(Transform("vmap", in_axes=self._unbatch(opts.get("in_axes", 0), inner)))
             else:
-                transforms.append({"t": kind, **({"options": opts["enzyme"]} if opts.get("enzyme") else {})})
+                transforms.append(Transform(kind, options=opts.get("enzyme") or None))
             aux = aux or bool(opts.get("has_aux"))
         return transforms, inner, aux
 
@@ -206,31 +207,36 @@ class Call:
 
         return jax.make_jaxpr(flat)(*[jax.ShapeDtypeStruct(inner[i][0], dtype_of(inner[i][1])) for i in self.index])
 
-    def arg_specs(self) -> list:
+    def arg_specs(self) -> list[Arg]:
         import jax
         import numpy as np
 
         specs = []
         for i in self.index:
             shape, dtype = self.shapes[i]
-            spec = {"shape": list(shape), "dtype": dtype}
+            spec = Arg(tuple(shape), dtype)
             size = int(np.prod(shape, dtype=np.int64))
-            if not isinstance(self.leaves[i], jax.core.Tracer) and size <= ahead.values_limit(MAX_VALUES):
-                spec["values"] = _values(self.leaves[i])
+            if not isinstance(self.leaves[i], jax.core.Tracer) and size <= write_ahead.values_limit(MAX_VALUES):
+                spec.values = _values(self.leaves[i])
             specs.append(spec)
         return specs
 
 
 def input_leaves(prefix: list, top, args: tuple, kwargs: dict) -> list:
-    """The call's inputs, in the order of its spec's arguments."""
+    """The call's inputs, in the order of its spec's arguments: under an outer trace, the values of
+    that trace it closes over last (`encode_call` makes them inputs of their own)."""
+    import jax
+
     call = Call(prefix, top, args, kwargs)
-    return [call.leaves[i] for i in call.index]
+    leaves = [call.leaves[i] for i in call.index]
+    if not any(isinstance(v, jax.core.Tracer) for v in leaves):
+        return leaves
+    closed = call.jaxpr(*call.transforms()[1:])
+    return leaves + [v for v in closed.consts if isinstance(v, jax.core.Tracer)]
 
 
 def encode_call(prefix: list, top, args: tuple, kwargs: dict) -> str:
     import jax
-
-    from reducer.levels.jaxpr import program as jp
 
     call = Call(prefix, top, args, kwargs)
     transforms, inner, aux = call.transforms()
@@ -240,20 +246,17 @@ def encode_call(prefix: list, top, args: tuple, kwargs: dict) -> str:
     for var, value in zip(closed.jaxpr.constvars, closed.consts):
         env[var] = enc.fresh()
         if isinstance(value, jax.core.Tracer):  # a value of an outer trace: an input of its own
-            promoted.append((env[var], [int(d) for d in var.aval.shape], str(var.aval.dtype)))
+            promoted.append(Var(env[var], tuple(int(d) for d in var.aval.shape), str(var.aval.dtype)))
         else:
             const_eqns.append(enc.const_eqn(env[var], value))
     body = enc.jaxpr(closed.jaxpr, env)
-    body["eqns"] = const_eqns + body["eqns"]
-    body["in"] += [list(p) for p in promoted]
-    arg_specs = call.arg_specs() + [{"shape": p[1], "dtype": p[2]} for p in promoted]
+    body.eqns = const_eqns + body.eqns
+    body.inputs += promoted
+    arg_specs = call.arg_specs() + [Arg(p.shape, p.dtype) for p in promoted]
     for t in transforms:
-        if t["t"] == "vmap":
-            t["in_axes"] += [None] * len(promoted)
-    spec = {"transforms": transforms, "jaxpr": body, "args": arg_specs}
-    if jax.config.jax_enable_x64:
-        spec["x64"] = True
-    return jp.dumps(spec)
+        if t.kind == "vmap":
+            t.in_axes += [None] * len(promoted)
+    return Spec(transforms, body, arg_specs, x64=bool(jax.config.jax_enable_x64)).to_json()
 
 
 # -- the patches --------------------------------------------------------------------------------
@@ -341,8 +344,8 @@ def main(argv: list[str]) -> int:
     sys.argv = [script]
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     install()
-    if ahead.enabled():
-        ahead.start(out, encode_call, SPECS, NOTES, input_leaves)
+    if write_ahead.enabled():
+        write_ahead.start(out, encode_call, SPECS, NOTES, input_leaves)
     error = ""
     try:
         runpy.run_path(script, run_name="__main__")
@@ -351,7 +354,7 @@ def main(argv: list[str]) -> int:
         traceback.print_exc()
     finally:
         with open(out, "w") as fh:
-            json.dump({"specs": SPECS, "notes": NOTES, "error": error, "ahead": ahead.specs()}, fh)
+            json.dump({"specs": SPECS, "notes": NOTES, "error": error, "ahead": write_ahead.specs()}, fh)
     return 0
 
 

@@ -1,6 +1,7 @@
-"""Turning a JAX jaxpr into the traced-program spec (plain JSON data) and back into JAX objects.
+"""Turning a JAX jaxpr into the traced-program spec and back into JAX objects.
 
-A spec jaxpr is `{"in": [[var, shape, dtype]…], "eqns": [eqn…], "out": [atom…]}`; an equation is
+The encoder builds the typed model (`reducer.levels.jaxpr.model`), whose JSON text is the spec's:
+a spec jaxpr is `{"in": [[var, shape, dtype]…], "eqns": [eqn…], "out": [atom…]}`; an equation is
 `{"p": primitive name, "in": [atom…], "out": [[var, shape, dtype]…], "params": {…}, "subs": [jaxpr…]}`;
 an atom is a variable name or a literal `{"lit": value, "dtype": name}`. Nested jaxprs live in
 `subs` (the body of `while`, `scan`, `cond` branches, an inner `jit`, an `enzyme_jax_ir` call),
@@ -24,12 +25,12 @@ import sys
 import numpy as np
 
 from reducer.levels.jaxpr import custom_rules, public_calls
+from reducer.levels.jaxpr.model import Equation, Jaxpr, Literal, Var
 from reducer.levels.jaxpr.params import (MAX_VALUES, Unencodable, array_of, encode_param, enzyme_options,
                                          flat_values)
 INLINED = {"custom_jvp_call", "custom_jvp_call_jaxpr", "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "remat2",
            "checkpoint", "closed_call", "core_call", "call", "custom_vmap_call"}
 SOLVES = {"custom_linear_solve"}  # inlined as their `solve` jaxpr
-VALUE_PRIMS = {"__const__", "__fill__"}
 #: equations that only print (`jax.debug.print`, `jax.debug.callback`): left out, as they compute nothing
 PRINTS = {"debug_print", "debug_callback"}
 
@@ -81,20 +82,24 @@ class Encoder:
     def fresh(self) -> str:
         return f"v{next(self.counter)}"
 
-    @staticmethod
-    def aval(v) -> tuple[list, str]:
-        a = v.aval
+    def var(self, v, env: dict) -> Var:
+        """A fresh spec variable for the JAX variable `v` (named in `env`)."""
+        env[v], a = self.fresh(), v.aval
         if not hasattr(a, "shape"):
             raise Unencodable(f"a value of type {type(a).__name__}")
-        return [int(d) for d in a.shape], str(a.dtype)
+        return Var(env[v], tuple(int(d) for d in a.shape), str(a.dtype))
 
-    def const_eqn(self, name: str, value) -> dict:
+    def const_eqn(self, name: str, value) -> Equation:
         size = int(np.prod(np.shape(value), dtype=np.int64))
         params = {"values": flat_values(value)} if size <= self.max_values else {"fill": 1}
-        return {"p": "__const__" if "values" in params else "__fill__", "in": [],
-                "out": [[name, list(np.shape(value)), str(value.dtype)]], "params": params, "subs": []}
+        return Equation("__const__" if "values" in params else "__fill__", [],
+                        [Var(name, tuple(np.shape(value)), str(value.dtype))], params)
 
     def closed(self, closed) -> dict:
+        """A ClosedJaxpr as the JSON data of a spec jaxpr (for callers writing spec data themselves)."""
+        return self.closed_jaxpr(closed).to_data()
+
+    def closed_jaxpr(self, closed) -> Jaxpr:
         """A ClosedJaxpr as a spec jaxpr; its constants become `__const__` equations."""
         env: dict = {}
         consts = []
@@ -102,24 +107,21 @@ class Encoder:
             env[var] = self.fresh()
             consts.append(self.const_eqn(env[var], value))
         body = self.jaxpr(closed.jaxpr, env)
-        body["eqns"] = consts + body["eqns"]
+        body.eqns = consts + body.eqns
         return body
 
-    def jaxpr(self, jaxpr, env: dict | None = None) -> dict:
+    def jaxpr(self, jaxpr, env: dict | None = None) -> Jaxpr:
         env = dict(env or {})
-        ins = []
-        for v in jaxpr.invars:
-            env[v] = self.fresh()
-            ins.append([env[v], *self.aval(v)])
+        ins = [self.var(v, env) for v in jaxpr.invars]
         eqns: list = []
         self._eqns(jaxpr.eqns, env, eqns)
-        return {"in": ins, "eqns": eqns, "out": [self.atom(v, env) for v in jaxpr.outvars]}
+        return Jaxpr(ins, eqns, [self.atom(v, env) for v in jaxpr.outvars])
 
     def atom(self, v, env):
         from jax._src import core
 
         if isinstance(v, core.Literal):
-            return {"lit": flat_values(v.val)[0], "dtype": str(v.aval.dtype)}
+            return Literal(flat_values(v.val)[0], str(v.aval.dtype))
         return env[v]
 
     def _eqns(self, eqns, env, out: list) -> None:
@@ -144,26 +146,20 @@ class Encoder:
                     self._bind_out(var, self.atom(o, local), env, out)
                 continue
             ins = [self.atom(a, env) for a in e.invars]
-            outs = []
-            for var in e.outvars:
-                env[var] = self.fresh()
-                outs.append([env[var], *self.aval(var)])
-            eqn = {"p": name, "in": ins, "out": outs, "params": {}, "subs": []}
-            public_calls.record(e, eqn)  # `"src"`: the public call it comes from, when a handled one
+            eqn = Equation(name, ins, [self.var(var, env) for var in e.outvars])
+            public_calls.record(e, eqn)  # `src`: the public call it comes from, when a handled one
             with public_calls.inside(eqn):
                 self._special(e, eqn)
             out.append(eqn)
 
     def _custom(self, e, env, out: list) -> bool:
         """Encode the script's own custom rule `e` as such (False, and nothing written, when it cannot be)."""
-        eqn = {"p": "", "in": [self.atom(a, env) for a in e.invars], "out": [], "params": {}, "subs": []}
+        eqn = Equation("", [self.atom(a, env) for a in e.invars], [])
         try:
             custom_rules.encode(self, e, eqn)
         except Unencodable:
             return False
-        for var in e.outvars:
-            env[var] = self.fresh()
-            eqn["out"].append([env[var], *self.aval(var)])
+        eqn.outputs = [self.var(var, env) for var in e.outvars]
         out.append(eqn)
         return True
 
@@ -172,33 +168,33 @@ class Encoder:
             env[var] = atom
             return
         env[var] = self.fresh()  # a literal returned by an inlined call: a constant equation
-        out.append(self.const_eqn(env[var], array_of([atom["lit"]], (), atom["dtype"])))
+        out.append(self.const_eqn(env[var], array_of([atom.value], (), atom.dtype)))
 
-    def _special(self, e, eqn: dict) -> None:
+    def _special(self, e, eqn: Equation) -> None:
         name, p = e.primitive.name, e.params
         if name in ("jit", "pjit"):
-            eqn["p"] = "jit"
-            eqn["params"] = {"name": p.get("name", "f")}
-            eqn["subs"] = [self.closed(p["jaxpr"])]
+            eqn.primitive = "jit"
+            eqn.params = {"name": p.get("name", "f")}
+            eqn.subs = [self.closed_jaxpr(p["jaxpr"])]
         elif name == "while":
-            eqn["params"] = {"cond_nconsts": p["cond_nconsts"], "body_nconsts": p["body_nconsts"]}
-            eqn["subs"] = [self.closed(p["cond_jaxpr"]), self.closed(p["body_jaxpr"])]
+            eqn.params = {"cond_nconsts": p["cond_nconsts"], "body_nconsts": p["body_nconsts"]}
+            eqn.subs = [self.closed_jaxpr(p["cond_jaxpr"]), self.closed_jaxpr(p["body_jaxpr"])]
         elif name == "scan":
-            eqn["params"] = {k: encode_param(p[k]) for k in ("num_consts", "num_carry", "length", "reverse")}
-            eqn["params"]["unroll"] = int(p["unroll"])
-            eqn["subs"] = [self.closed(p["jaxpr"])]
+            eqn.params = {k: encode_param(p[k]) for k in ("num_consts", "num_carry", "length", "reverse")}
+            eqn.params["unroll"] = int(p["unroll"])
+            eqn.subs = [self.closed_jaxpr(p["jaxpr"])]
         elif name == "cond":
-            eqn["subs"] = [self.closed(b) for b in p["branches"]]
+            eqn.subs = [self.closed_jaxpr(b) for b in p["branches"]]
             if p.get("branches_platforms") is not None:  # `lax.platform_dependent`: one branch lowered
-                eqn["params"] = {"branches_platforms": encode_param(p["branches_platforms"])}
+                eqn.params = {"branches_platforms": encode_param(p["branches_platforms"])}
         elif name == "enzyme_primal":
-            eqn["p"] = "enzyme"
-            eqn["subs"] = [self.closed(enzyme_inner_jaxpr(e))]
+            eqn.primitive = "enzyme"
+            eqn.subs = [self.closed_jaxpr(enzyme_inner_jaxpr(e))]
             options = enzyme_options(p.get("argv", ()), True, p.get("pipeline_options"))
             if options:
-                eqn["params"] = {"options": options}
+                eqn.params = {"options": options}
         else:
-            eqn["params"] = self.params(e, eqn["subs"])
+            eqn.params = self.params(e, eqn.subs)
 
     def params(self, e, subs: list) -> dict:
         """The parameters of a plain primitive's equation; jaxprs among them go into `subs`."""
@@ -207,7 +203,7 @@ class Encoder:
         def nest(j) -> int:
             if isinstance(j, core.Jaxpr) and j.constvars:
                 raise Unencodable("a Jaxpr parameter with constants")
-            subs.append(self.closed(j) if isinstance(j, core.ClosedJaxpr) else self.jaxpr(j))
+            subs.append(self.closed_jaxpr(j) if isinstance(j, core.ClosedJaxpr) else self.jaxpr(j))
             return len(subs) - 1
 
         name, out, functions = e.primitive.name, {}, []

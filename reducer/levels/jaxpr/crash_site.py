@@ -2,7 +2,7 @@
 lowering, compilation or derivative kills it.
 
 A dying process cannot say which operation it was compiling, so the crashing call (the last one
-recorded ahead, `reducer.levels.jaxpr.ahead`) is replayed cut short: the prefix of its jaxpr up to
+recorded ahead, `reducer.levels.jaxpr.write_ahead`) is replayed cut short: the prefix of its jaxpr up to
 equation k computes what the rest of the function needs from it (its values read later or returned)
 and returns them, under the call's own transformations (a gradient as a `vjp`, since a prefix need
 not return a scalar; only floating-point values are returned where the chain differentiates). The
@@ -14,7 +14,7 @@ wanted operation (the one the reduction's signature names) two tests confirm it:
 its first equation dies, the one before it does not. Each test runs in a forked child of a warm
 worker (`reducer.levels.jaxpr.worker.run_spec`), so only that child dies.
 
-`Sites` is the localiser (`reducer.faults`: field `op`) with the `establish` / `attach` shape of
+`CrashingOperation` is the localiser (`reducer.faults`: field `op`) with the `establish` / `attach` shape of
 `reducer.faults.attach.Attached`: the operation travels in the run's harness record under `KEY`,
 where the crash oracle reads it.
 """
@@ -26,6 +26,7 @@ from oracles.crash import OPERATION, without_operation
 from oracles.outcome import RunResult, Signature
 from reducer.faults import Fault
 from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.model import Arg, Equation, Jaxpr, Spec, Transform, Var, names
 from reducer.levels.jaxpr.passes._edit import clone
 from reducer.levels.jaxpr.passes.inline_calls import inline_body
 
@@ -37,32 +38,32 @@ DIFFERENTIATING = jp.GRAD_LIKE | {"vjp", "jvp", "enzyme"}  # where a cut returns
 ENTERED = {"jit"}
 
 
-def frontier(j: dict, k: int) -> list:
+def frontier(j: Jaxpr, k: int) -> list[Var]:
     """The outputs of equations 0..k that the equations after k or the function's results read."""
-    later = {a for e in j["eqns"][k + 1:] for a in e["in"] if isinstance(a, str)}
-    later.update(a for a in j["out"] if isinstance(a, str))
-    return [o for e in j["eqns"][:k + 1] for o in e["out"] if o[0] in later]
+    later = {a for e in j.eqns[k + 1:] for a in names(e.inputs)}
+    later.update(names(j.outputs))
+    return [o for e in j.eqns[:k + 1] for o in e.outputs if o.name in later]
 
 
-def _floating(out: list) -> bool:
-    return out[2].startswith(("float", "bfloat", "complex"))
+def _floating(out: Var) -> bool:
+    return out.dtype.startswith(("float", "bfloat", "complex"))
 
 
-def prefix(spec: dict, k: int) -> str | None:
+def prefix(spec: Spec, k: int) -> str | None:
     """The spec of the function cut after equation k, or None when it would return nothing."""
     new = clone(spec)
-    j = new["jaxpr"]
-    differentiates = any(t["t"] in DIFFERENTIATING for t in new["transforms"])
+    j = new.jaxpr
+    differentiates = bool(set(new.kinds()) & DIFFERENTIATING)
     outs = [o for o in frontier(j, k) if _floating(o) or not differentiates]
     if not outs:
         return None
-    j["eqns"], j["out"] = j["eqns"][:k + 1], [o[0] for o in outs]
+    j.eqns, j.outputs = j.eqns[:k + 1], [o.name for o in outs]
     transforms = []
-    for t in new["transforms"]:
-        transforms += [{"t": kind} for kind in AS_PULLBACK[t["t"]]] if t["t"] in AS_PULLBACK else [t]
-    new["transforms"] = transforms
-    jp.dce(j)
-    return jp.dumps(new)
+    for t in new.transforms:
+        transforms += [Transform(kind) for kind in AS_PULLBACK[t.kind]] if t.kind in AS_PULLBACK else [t]
+    new.transforms = transforms
+    j.dce()
+    return new.to_json()
 
 
 class Search:
@@ -83,20 +84,20 @@ class Search:
             self._seen[text] = self.dies(text)
         return self._seen[text]
 
-    def operation(self, spec: dict, wanted: str | None = None) -> str:
+    def operation(self, spec: Spec, wanted: str | None = None) -> str:
         """The operation at fault ('' when the cut-short function never dies the same way)."""
         try:
             return self._operation(spec, wanted, 0, None, depth=0)
         except TimeoutError:
             return ""
 
-    def _operation(self, spec: dict, wanted: str | None, start: int, stop: int | None, depth: int) -> str:
+    def _operation(self, spec: Spec, wanted: str | None, start: int, stop: int | None, depth: int) -> str:
         """The search among equations `start`..`stop` (the prefixes before `start` live; the one
         through `stop` is known to die) or, without `stop`, from `start` on."""
-        eqns = spec["jaxpr"]["eqns"]
+        eqns = spec.jaxpr.eqns
         last = len(eqns) - 1 if stop is None else stop
         cut = {k: prefix(spec, k) for k, e in enumerate(eqns)
-               if start <= k <= last and e["p"] not in jp.VALUE_PRIMS}
+               if start <= k <= last and e.primitive not in jp.VALUE_PRIMS}
         points = [k for k in cut if cut[k] is not None]
         if not points:
             return ""
@@ -112,41 +113,41 @@ class Search:
         k = next(k for k in points if k == points[-1] or self.test(cut[k]))
         return self._found(spec, k, wanted, depth)
 
-    def _found(self, spec: dict, k: int, wanted: str | None, depth: int) -> str:
+    def _found(self, spec: Spec, k: int, wanted: str | None, depth: int) -> str:
         """The operation at fault, given that equation k is the first whose prefix dies: itself, or
         for an inner `jit`, the first of its own equations whose prefix dies, or for an
         `enzyme_jax_ir` call, the operation at fault of its own derivative."""
-        e = spec["jaxpr"]["eqns"][k]
-        if e["p"] == "enzyme" and e["subs"] and e["subs"][0]["eqns"] and depth < 4:
-            return self._operation(enzyme_derivative(spec, e), wanted, 0, None, depth + 1) or e["p"]
-        if e["p"] in ENTERED and e["subs"] and e["subs"][0]["eqns"] and depth < 4:
+        e = spec.jaxpr.eqns[k]
+        if e.primitive == "enzyme" and e.subs and e.subs[0].eqns and depth < 4:
+            return self._operation(enzyme_derivative(spec, e), wanted, 0, None, depth + 1) or e.primitive
+        if e.primitive in ENTERED and e.subs and e.subs[0].eqns and depth < 4:
             inner = clone(spec)
-            inline_body(inner["jaxpr"], k, e["subs"][0], e["in"])
-            end = k + len(e["subs"][0]["eqns"]) - 1
-            return self._operation(inner, wanted, k, end, depth + 1) or e["p"]
-        return e["p"]
+            inline_body(inner.jaxpr, k, e.subs[0], e.inputs)
+            end = k + len(e.subs[0].eqns) - 1
+            return self._operation(inner, wanted, k, end, depth + 1) or e.primitive
+        return e.primitive
 
 
-def holds(e: dict, op: str) -> bool:
+def holds(e: Equation, op: str) -> bool:
     """Whether equation `e` is `op`, or an inner `jit` or `enzyme_jax_ir` call that holds it."""
-    return e["p"] == op or (e["p"] in ENTERED | {"enzyme"} and any(holds(x, op) for sub in e["subs"]
-                                                                   for x in sub["eqns"]))
+    return e.primitive == op or (e.primitive in ENTERED | {"enzyme"} and any(holds(x, op) for sub in e.subs
+                                                                             for x in sub.eqns))
 
 
-def enzyme_derivative(spec: dict, e: dict) -> dict:
+def enzyme_derivative(spec: Spec, e: Equation) -> Spec:
     """The spec of the `enzyme_jax_ir` function called by equation `e`, differentiated on its own as
     the call's chain differentiates it (`jit ∘ vjp ∘ enzyme`, or `jvp` in forward mode): a crash in
     Enzyme-JAX's derivative of the call is one of its own equations'."""
-    forward = any(t["t"] in ("jvp", "jacfwd") for t in spec["transforms"])
-    body = e["subs"][0]
-    enzyme = {"t": "enzyme", **({"options": e["params"]["options"]} if e["params"].get("options") else {})}
-    return {"transforms": [{"t": "jit"}, {"t": "jvp" if forward else "vjp"}, enzyme], "jaxpr": body,
-            "args": [{"shape": v[1], "dtype": v[2]} for v in body["in"]], **({"x64": True} if spec.get("x64") else {})}
+    forward = bool(set(spec.kinds()) & {"jvp", "jacfwd"})
+    body = e.subs[0]
+    enzyme = Transform("enzyme", options=e.params.get("options") or None)
+    return Spec([Transform("jit"), Transform("jvp" if forward else "vjp"), enzyme], body,
+                [Arg(v.shape, v.dtype) for v in body.inputs], x64=spec.x64)
 
 
 def operation(spec_text: str, dies, wanted: str | None = None, budget: int = MAX_TESTS) -> str:
     """The operation at fault in the crashing call `spec_text` ('' when none is found)."""
-    return Search(dies, budget).operation(jp.loads(spec_text), wanted)
+    return Search(dies, budget).operation(jp.parse(spec_text), wanted)
 
 
 # -- runs -----------------------------------------------------------------------------------------
@@ -166,7 +167,7 @@ def evidence(op: str) -> str:
             f"and cut before it does not")
 
 
-class Sites:
+class CrashingOperation:
     """Names the operation at fault in the runs of one reduction that die by a signal, by replaying
     their crashing call (recorded ahead by a capturing run of the script, or the traced level's
     own candidate) in forked children of `sandbox`'s workers."""

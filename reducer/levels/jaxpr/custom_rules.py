@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
+from reducer.levels.jaxpr.model import Equation, Jaxpr
 from reducer.levels.jaxpr.params import Unencodable
 
 RULES = {"custom_jvp_call": "custom_jvp", "custom_vjp_call": "custom_vjp"}
@@ -48,12 +49,12 @@ def keeps(e) -> bool:
         not e.params.get("symbolic_zeros") and _own(_rule_file(e))
 
 
-def encode(encoder, e, eqn: dict) -> None:
+def encode(encoder, e, eqn: Equation) -> None:
     """Fill the spec equation `eqn` for the custom-rule equation `e` (raises Unencodable)."""
     n = len(e.invars)
     if any(str(v.aval.dtype).startswith(("int", "uint", "bool")) for v in e.invars):
         raise Unencodable("a custom rule over integer inputs")
-    call = encoder.closed(e.params["call_jaxpr"])
+    call = encoder.closed_jaxpr(e.params["call_jaxpr"])
     encoder.in_rule += 1  # a rule calling its own function (`y = softclip(x)` in softclip's jvp) inlines it
     try:
         _encode_rules(encoder, e, eqn, call, n)
@@ -61,20 +62,21 @@ def encode(encoder, e, eqn: dict) -> None:
         encoder.in_rule -= 1
 
 
-def _encode_rules(encoder, e, eqn: dict, call: dict, n: int) -> None:
+def _encode_rules(encoder, e, eqn: Equation, call: Jaxpr, n: int) -> None:
     from jax._src import core
 
     if e.primitive.name == "custom_jvp_call":
         jaxpr, consts, out_zeros = e.params["jvp_jaxpr_fun"].call_wrapped(*[False] * n)
         if any(out_zeros):
             raise Unencodable("a custom_jvp rule with symbolically zero tangents")
-        eqn.update(p="custom_jvp", params={}, subs=[call, encoder.closed(core.ClosedJaxpr(jaxpr, consts))])
+        eqn.primitive, eqn.params = "custom_jvp", {}
+        eqn.subs = [call, encoder.closed_jaxpr(core.ClosedJaxpr(jaxpr, consts))]
         return
     fwd, bwd, cts = _vjp_rules(encoder, e, n)
-    eqn.update(p="custom_vjp", params={"cts": cts}, subs=[call, fwd, bwd])
+    eqn.primitive, eqn.params, eqn.subs = "custom_vjp", {"cts": cts}, [call, fwd, bwd]
 
 
-def _vjp_rules(encoder, e, n: int) -> tuple[dict, dict, object]:
+def _vjp_rules(encoder, e, n: int) -> tuple[Jaxpr, Jaxpr, object]:
     import jax
     from jax._src import core
 
@@ -86,13 +88,13 @@ def _vjp_rules(encoder, e, n: int) -> tuple[dict, dict, object]:
     in_tree = bwd.transforms[0][1][0]
     if in_tree != jax.tree_util.tree_structure(tuple(range(n))):
         raise Unencodable("a custom_vjp function of pytree arguments")
-    fwd = encoder.closed(core.ClosedJaxpr(fwd_jaxpr, consts))
+    fwd = encoder.closed_jaxpr(core.ClosedJaxpr(fwd_jaxpr, consts))
     out_tree, res_tree, forwarded = p["out_trees"]()
     k = out_tree.num_leaves
-    pruned, outs = fwd["out"][:len(fwd["out"]) - k], fwd["out"][len(fwd["out"]) - k:]
+    pruned, outs = fwd.outputs[:len(fwd.outputs) - k], fwd.outputs[len(fwd.outputs) - k:]
     pruned_iter = iter(pruned)
-    res = [fwd["in"][f][0] if f is not None else next(pruned_iter) for f in forwarded]
-    fwd["out"] = outs + res
+    res = [fwd.inputs[f].name if f is not None else next(pruned_iter) for f in forwarded]
+    fwd.outputs = outs + res
     res_avals = [_aval_of(fwd, a) for a in res]
     out_avals = [v.aval for v in e.outvars]
 
@@ -106,7 +108,7 @@ def _vjp_rules(encoder, e, n: int) -> tuple[dict, dict, object]:
         *[jax.ShapeDtypeStruct(a.shape, a.dtype) for a in out_avals])
     if any(str(v.aval.dtype) == "float0" for v in closed.jaxpr.outvars):
         raise Unencodable("a custom_vjp backward rule returning float0 cotangents")
-    return fwd, encoder.closed(closed), structure(shapes, iter(range(len(closed.jaxpr.outvars))))
+    return fwd, encoder.closed_jaxpr(closed), structure(shapes, iter(range(len(closed.jaxpr.outvars))))
 
 
 def _unbatched(bwd, check: bool = True):
@@ -125,15 +127,15 @@ def _unbatched(bwd, check: bool = True):
     return bwd
 
 
-def _aval_of(j: dict, atom) -> tuple:
+def _aval_of(j: Jaxpr, atom) -> tuple:
     """(shape, dtype) of an atom of the spec jaxpr `j`."""
     from reducer.levels.jaxpr.params import dtype_of
 
     if not isinstance(atom, str):
-        return (), dtype_of(atom["dtype"])
-    for v in j["in"] + [o for e in j["eqns"] for o in e["out"]]:
-        if v[0] == atom:
-            return tuple(v[1]), dtype_of(v[2])
+        return (), dtype_of(atom.dtype)
+    v = j.variables().get(atom)
+    if v is not None:
+        return tuple(v.shape), dtype_of(v.dtype)
     raise Unencodable(f"a residual {atom} the forward rule does not define")
 
 
@@ -160,20 +162,20 @@ def rebuild(code, values: list):
 
 
 # -- running ------------------------------------------------------------------------------------
-def run(e: dict, ins: list, interpret) -> list:
+def run(e: Equation, ins: list, interpret) -> list:
     """The outputs of a `custom_jvp` / `custom_vjp` spec equation on `ins`, its rules made again."""
     import jax
 
-    call, k = e["subs"][0], len(e["out"])
+    call, k = e.subs[0], len(e.outputs)
 
     def primal(*xs):
         return tuple(interpret(call, list(xs)))
 
-    if e["p"] == "custom_jvp":
+    if e.primitive == "custom_jvp":
         fn = jax.custom_jvp(primal)
 
         def jvp(primals, tangents):
-            r = interpret(e["subs"][1], list(primals) + list(tangents))
+            r = interpret(e.subs[1], list(primals) + list(tangents))
             return tuple(r[:k]), tuple(r[k:])
 
         fn.defjvp(jvp)
@@ -181,11 +183,11 @@ def run(e: dict, ins: list, interpret) -> list:
         fn = jax.custom_vjp(primal)
 
         def fwd(*xs):
-            r = interpret(e["subs"][1], list(xs))
+            r = interpret(e.subs[1], list(xs))
             return tuple(r[:k]), tuple(r[k:])
 
         def bwd(res, g):
-            return rebuild(e["params"]["cts"], interpret(e["subs"][2], list(res) + list(g)))
+            return rebuild(e.params["cts"], interpret(e.subs[2], list(res) + list(g)))
 
         fn.defvjp(fwd, bwd)
     return list(fn(*ins))
@@ -207,13 +209,13 @@ def _spelled(code, outs: list[str]) -> str:
     return _tuple(made) if kind == "tuple" else f"[{', '.join(made)}]"
 
 
-def _rule(em, fname: str, j: dict, groups: list[tuple[str, int]], ret, indent: str) -> list[str]:
+def _rule(em, fname: str, j: Jaxpr, groups: list[tuple[str, int]], ret, indent: str) -> list[str]:
     """`def fname(group, …):` unpacking each group of `j`'s inputs, then `j`'s body; `ret(outs)`
     is the return expression. A group named with a trailing `=` is one value, not a tuple of them."""
     inner = indent + "    "
     params, unpack, start = [], [], 0
     for group, size in groups:
-        names = [em.name(v[0]) for v in j["in"][start:start + size]]
+        names = [em.name(v.name) for v in j.inputs[start:start + size]]
         if group.endswith("=") and len(names) == 1:
             params.append(names[0])
         else:
@@ -222,35 +224,35 @@ def _rule(em, fname: str, j: dict, groups: list[tuple[str, int]], ret, indent: s
                 unpack.append(f"{inner}{', '.join(names)}, = {group.rstrip('=')}")
         start += size
     lines = [f"{indent}def {fname}({', '.join(params)}):", *unpack]
-    for v in j["in"]:
-        em.shapes[v[0]] = v[1]
+    for v in j.inputs:
+        em.shapes[v.name] = v.shape
     lines += em.body(j, inner)
-    lines.append(f"{inner}return {ret([em.atom(a) for a in j['out']])}")
+    lines.append(f"{inner}return {ret([em.atom(a) for a in j.outputs])}")
     return lines
 
 
-def emit_lines(em, e: dict, ins: list[str], lhs: str, indent: str) -> list[str]:
+def emit_lines(em, e: Equation, ins: list[str], lhs: str, indent: str) -> list[str]:
     """The definition of a `custom_jvp` / `custom_vjp` equation's function and its call, as lines.
     A function of one result is written as users write one: returning that value, not a 1-tuple."""
-    subs, n, k = e["subs"], len(e["in"]), len(e["out"])
+    subs, n, k = e.subs, len(e.inputs), len(e.outputs)
     one = k == 1
     pn = em.fun_name("primal")
-    lines = em.function(pn, subs[0], [em.name(v[0]) for v in subs[0]["in"]], indent, not one)
+    lines = em.function(pn, subs[0], [em.name(v.name) for v in subs[0].inputs], indent, not one)
     cn = em.fun_name("custom")
     results = lambda outs: outs[0] if one else _tuple(outs)  # noqa: E731
     split = lambda outs: f"{results(outs[:k])}, {_tuple(outs[k:])}"  # noqa: E731
-    if e["p"] == "custom_jvp":
+    if e.primitive == "custom_jvp":
         rn = em.fun_name("rule")
         lines += _rule(em, rn, subs[1], [("primals", n), ("tangents", n)],
                        lambda outs: f"{results(outs[:k])}, {results(outs[k:])}", indent)
         lines += [f"{indent}{cn} = jax.custom_jvp({pn})", f"{indent}{cn}.defjvp({rn})"]
     else:
         fn, bn = em.fun_name("fwd"), em.fun_name("bwd")
-        lines += em.function(fn, subs[1], [em.name(v[0]) for v in subs[1]["in"]], indent, True)[:-1]
-        lines.append(f"{indent}    return {split([em.atom(a) for a in subs[1]['out']])}")  # outputs, residuals
-        n_res = len(subs[2]["in"]) - k
+        lines += em.function(fn, subs[1], [em.name(v.name) for v in subs[1].inputs], indent, True)[:-1]
+        lines.append(f"{indent}    return {split([em.atom(a) for a in subs[1].outputs])}")  # outputs, residuals
+        n_res = len(subs[2].inputs) - k
         lines += _rule(em, bn, subs[2], [("res", n_res), ("g=" if one else "g", k)],
-                       lambda outs: _spelled(e["params"]["cts"], outs), indent)
+                       lambda outs: _spelled(e.params["cts"], outs), indent)
         lines += [f"{indent}{cn} = jax.custom_vjp({pn})", f"{indent}{cn}.defvjp({fn}, {bn})"]
     lines.append(f"{indent}{lhs.rstrip(',') if one else lhs} = {cn}({', '.join(ins)})")
     return lines

@@ -30,7 +30,8 @@ from reducer.levels.jaxpr import crash_site
 from reducer.levels.jaxpr import as_script
 from reducer.levels.jaxpr import nonfinite_replay, value_checks
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.fit import out_of_reach
+from reducer.levels.jaxpr.within_reach import out_of_reach
+from reducer.levels.jaxpr.kept import kept_spec
 from reducer.levels.jaxpr.passes import jaxpr_passes
 from reducer.levels.jaxpr.worker import CapturedScript, run_spec
 from reducer.levels.jaxpr.write_back import plain_judge, sites_for, write_back
@@ -56,9 +57,9 @@ class TracedResult:
     def story(self) -> str:
         """What the reduced traced program still needs to fail, for the report: its operations (not the
         calls, constants and fills around them) under its transformations."""
-        spec = jp.loads(self.spec)
-        ops = dict.fromkeys(e["p"] for _, j in jp.jaxprs(spec["jaxpr"]) for e in j["eqns"]
-                            if e["p"] not in ("jit", "enzyme", "__fill__", "__const__"))
+        spec = jp.parse(self.spec)
+        ops = dict.fromkeys(e.primitive for _, j in spec.jaxpr.walk() for e in j.eqns
+                            if e.primitive not in ("jit", "enzyme", "__fill__", "__const__"))
         if not ops:
             return ""
         under = f" under `{' ∘ '.join(self.transforms)}`" if self.transforms else ""
@@ -68,7 +69,7 @@ class TracedResult:
 
 def capture(sandbox: Sandbox, source: str, limits: Limits, ahead: bool = False, values: bool = False) -> dict:
     """Run the script once under the capturing harness; returns {"specs", "notes", "error", "ahead"}.
-    With `ahead`, every transformed call is recorded before it runs (`reducer.levels.jaxpr.ahead`),
+    With `ahead`, every transformed call is recorded before it runs (`reducer.levels.jaxpr.write_ahead`),
     so a run that dies or hangs still leaves its calls; with `values`, calls made inside traced ones
     get the values they were called with (a value failure replays them)."""
     run = sandbox.run(CapturedScript(sandbox.script_name, source, ahead, values), limits, isolated=True)
@@ -89,7 +90,7 @@ class Judge:
     """Whether a traced candidate shows the wanted failure: through the oracle, or for a numeric
     failure through the replay's own check (`reducer.levels.jaxpr.value_checks`)."""
 
-    def __init__(self, oracle: Oracle, wanted: Signature, sites: crash_site.Sites | None = None,
+    def __init__(self, oracle: Oracle, wanted: Signature, sites: crash_site.CrashingOperation | None = None,
                  verdict=None):
         self.oracle, self.wanted, self.sites = oracle, wanted, sites
         self.verdict = verdict or plain_judge  # the job's `Job.judge`: an oracle's exception is a tool bug
@@ -102,7 +103,7 @@ class Judge:
             return found["specs"]
         specs = found.get("ahead", []) + [s for s in found["specs"] if s not in found.get("ahead", [])]
         if self.check:
-            specs = [s for s in specs if value_checks.fits(jp.loads(s), self.check)]
+            specs = [s for s in specs if value_checks.fits(jp.parse(s), self.check)]
         if self.check == "nonfinite":
             specs = nonfinite_replay.likeliest_first(specs, self.wanted)
         return specs
@@ -136,8 +137,8 @@ def first_reproducing(found: dict, judge: Judge, sandbox: Sandbox, limits: Limit
         run = run_spec(sandbox, judge.request(candidate, explain=True), limits, max(limits.timeout, 30.0))
         ok, seen = judge(run, candidate)
         if ok:
-            return candidate, run
-        chain = " ∘ ".join(t["t"] for t in jp.loads(candidate)["transforms"]) or "plain"
+            return nonfinite_replay.start(candidate, run, log), run
+        chain = " ∘ ".join(jp.parse(candidate).kinds()) or "plain"
         log(f"jaxpr level: a captured {chain} call shows {seen or 'no failure'}, not the failure; skipped")
     return None, None
 
@@ -152,45 +153,48 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
                            on_event=on_event or (lambda e: None), sandbox=sandbox, limits=limits,
                            bounded=lambda t: t, scratch=Path(sandbox.root), platform=sandbox.platform,
                            adopt=lambda job: None, out=Path(sandbox.root))
-    est = Established(oracle, wanted, None, 1.0, 0.0, limits=limits)
-    return traced(source, est, context, budget, verify_runs)
+    established = Established(oracle, wanted, None, 1.0, 0.0, limits=limits)
+    return traced(source, established, context, budget, verify_runs)
 
 
-def traced(source: str, est: Established, ctx: LevelContext, budget: float,
+def traced(source: str, established: Established, ctx: LevelContext, budget: float,
            verify_runs: int = 2) -> TracedResult | None:
     """Capture, reduce and write back the failing traced program of `source`; None (and a log line
     saying why) when no captured program shows the failure or the written-back script does not."""
     start, log, sandbox, limits = time.monotonic(), ctx.log, ctx.sandbox, ctx.limits
-    oracle, wanted = est.oracle, est.signature
+    oracle, wanted = established.oracle, established.signature
     judge = Judge(oracle, wanted, sites_for(sandbox, limits, oracle, wanted), ctx.judge)
-    found = capture(sandbox, source, limits, ahead=judge.ahead, values=bool(judge.check))
+    spec, first = kept_spec(ctx.resumed, judge, sandbox, limits, log) if ctx.resumed else (None, None)
+    found = {"specs": []} if spec else capture(sandbox, source, limits, ahead=judge.ahead, values=bool(judge.check))
     for note in found.get("notes", [])[:3]:
         log(f"jaxpr level: not captured: {note}")
-    if not judge.candidates(found):
+    if not spec and not judge.candidates(found):
         log("jaxpr level: no failing transformation was captured")
         return None
-    spec, first = first_reproducing(found, judge, sandbox, limits, log)
+    spec, first = (spec, first) if spec else first_reproducing(found, judge, sandbox, limits, log)
     if spec is None:
         log("jaxpr level: no captured program reproduces the failure on its own")
         return None
     # a hang is the failure itself: candidates run as long as the program did before it was stopped
     hang = wanted.get("how") == "hang"
     timeout = limits.timeout if hang else max(3.0, 3 * (first.seconds or 1.0))
-    before = jp.count_eqns(jp.loads(spec)["jaxpr"])
-    log(f"jaxpr level: captured {' ∘ '.join(t['t'] for t in jp.loads(spec)['transforms']) or 'a call'} of "
+    before = jp.count_eqns(jp.parse(spec).jaxpr)
+    log(f"jaxpr level: captured {' ∘ '.join(jp.parse(spec).kinds()) or 'a call'} of "
         f"{before} equations (first run {first.seconds:.2f} s; candidate timeout {timeout:.0f} s"
         f"{'; judged by the ' + judge.check + ' check' if judge.check else ''})")
     fault = value_checks.fault_line(first)
     if fault:
         log(f"jaxpr level: {fault}")
     clock = None if hang else AdaptiveTimeout(timeout)
-    problem = Problem(jp.JaxprSpec(), candidate_test(judge, ctx, est.votes, clock or timeout), on_event=ctx.on_event,
-                      level="jaxpr")
+    keep = ctx.on_accept or (lambda best, counts: None)  # the best program so far, for --resume
+    problem = Problem(jp.JaxprSpec(), candidate_test(judge, ctx, established.votes, clock or timeout), on_event=ctx.on_event,
+                      on_accept=lambda best: keep(best, problem.stats), level="jaxpr")
+    keep(spec, problem.stats)
     engine = Engine(problem, jaxpr_passes(), jobs=ctx.jobs, stop=ctx.stop, deadline=start + budget,
                     stall=ctx.stall, reorder=ctx.reorder)
     best = engine.reduce(spec)
     stats = problem.stats
-    after = jp.count_eqns(jp.loads(best)["jaxpr"])
+    after = jp.count_eqns(jp.parse(best).jaxpr)
     log(f"jaxpr level: {before} -> {after} equations; {stats.tested} tested, {stats.accepted} accepted")
     for name, counts in stats.per_pass.items():
         log(f"  jaxpr pass {name}: {counts['tested']} tested, {counts['accepted']} accepted")
@@ -205,7 +209,7 @@ def traced(source: str, est: Established, ctx: LevelContext, budget: float,
     script, arrays, verified = result
     return TracedResult(script=script, arrays=arrays, spec=best, equations_before=before, equations_after=after,
                         tested=stats.tested, accepted=stats.accepted, seconds=time.monotonic() - start,
-                        verified=verified, transforms=[t["t"] for t in jp.loads(best)["transforms"]])
+                        verified=verified, transforms=jp.parse(best).kinds())
 
 
 def candidate_test(judge: Judge, ctx: LevelContext, votes: int, clock):
@@ -236,7 +240,7 @@ def candidate_test(judge: Judge, ctx: LevelContext, votes: int, clock):
 # -- choosing the level, inside a script reduction ------------------------------------------------
 LEVELS = ("source", "jaxpr")
 #: `auto` runs the jaxpr level on programs built from classes (modules, configs: the structure the
-#: source level stalls on) or longer than this, unless `reducer.levels.jaxpr.fit` knows before capturing
+#: source level stalls on) or longer than this, unless `reducer.levels.jaxpr.within_reach` knows before capturing
 #: that the failure is out of its reach. On the shared benchmark's flat scripts (240-460 tokens) it
 #: ended smaller and faster than the source level alone where the failure can be captured
 #: (gp_cholesky_enzyme 57 against 76 tokens, newton_while_loop 40 against 46,
@@ -276,42 +280,42 @@ def parse_levels(text: str) -> tuple[str, ...] | None:
 class JaxprLevel:
     """The traced-program level in a script's chain (`reducer.levels.base.Level`): by default on a
     program with classes or over AUTO_MIN_TOKENS tokens, or a wrong value, with an oracle that
-    judges output; its result is the written-back script when it reproduces and is smaller."""
+    judges output; its result is the written-back script when it reproduces and is smaller. It
+    keeps its best traced program so far through the context's `on_accept` (`best.jaxpr`), and on
+    --resume starts its engine from the one kept (`resumed`) instead of capturing again."""
 
-    name = "jaxpr"
+    name, suffix = "jaxpr", ".jaxpr"
 
-    def __init__(self, chosen: tuple[str, ...] | None, source_rep, resume: bool = False):
-        self.chosen, self.rep, self.resume = chosen, source_rep, resume  # the levels asked for; the script's rep
+    def __init__(self, chosen: tuple[str, ...] | None, source_rep):
+        self.chosen, self.rep = chosen, source_rep  # the levels asked for; the script's rep
 
-    def why_not(self, est: Established, program: str) -> str | None:
+    def why_not(self, established: Established, program: str) -> str | None:
         """None when the level runs on `program`; else the log line saying why not ("": none)."""
         size = self.rep.size(program)
         if self.chosen is None:
             # a wrong value is compared on both sides: the source level cannot shrink one side alone
-            want = size > AUTO_MIN_TOKENS or _has_classes(program) or bool(value_checks.check_of(est.signature))
+            want = size > AUTO_MIN_TOKENS or _has_classes(program) or bool(value_checks.check_of(established.signature))
             why = f"a flat script of {size} tokens, at most {AUTO_MIN_TOKENS}" if not want else ""
         else:
             want, why = "jaxpr" in self.chosen, "not asked for"
         # an activity mismatch JAX raises (custom_vjp structure …) shows in a traced program's own output
-        if want and est.oracle.runs_candidates:
-            want, why = False, f"the {est.oracle.name} oracle needs the script itself"
-        if want and out_of_reach(program, est.signature):
-            want, why = False, out_of_reach(program, est.signature)
-        if want and self.resume:
-            want, why = False, "resuming a source-level reduction"
+        if want and established.oracle.runs_candidates:
+            want, why = False, f"the {established.oracle.name} oracle needs the script itself"
+        if want and out_of_reach(program, established.signature):
+            want, why = False, out_of_reach(program, established.signature)
         if want:
             return None
         worth = self.chosen is not None or size > AUTO_MIN_TOKENS or _has_classes(program)
         return f"jaxpr level: not run ({why})" if worth else ""
 
-    def applies(self, est: Established, program: str) -> bool:
-        return self.why_not(est, program) is None
+    def applies(self, established: Established, program: str) -> bool:
+        return self.why_not(established, program) is None
 
-    def reduce(self, program: str, est: Established, ctx: LevelContext) -> LevelResult | None:
+    def reduce(self, program: str, established: Established, ctx: LevelContext) -> LevelResult | None:
         """Capture, shrink and write back; the result's program is the written-back script when it
         is kept (its arrays in `inputs.npz`, a file of the output and a data file of candidates)."""
         budget = min(600.0, 0.5 * (ctx.deadline - ctx.started)) if ctx.deadline is not None else 600.0
-        result = traced(program, est, ctx, budget)
+        result = traced(program, established, ctx, budget)
         if result is None:
             return None
         size, story = self.rep.size(program), result.story()

@@ -3,7 +3,7 @@ Inf, and the operation at fault named exactly as the program's own run names it.
 
 A program that fails its own check on a non-finite value (`assert jnp.isfinite(grads).all()`)
 raises nothing inside JAX: the values come back from a transformed call and the check reads them.
-The traced level records those calls ahead, with the values they got (`reducer.levels.jaxpr.ahead`),
+The traced level records those calls ahead, with the values they got (`reducer.levels.jaxpr.write_ahead`),
 and replays each with the `nonfinite` check (`value_checks.with_check`). In the worker, `run_check`:
 
 1. runs the transformed call, compiled; when every output is finite the replay passes;
@@ -11,16 +11,24 @@ and replays each with the `nonfinite` check (`value_checks.with_check`). In the 
    the call, where JAX's checks stop it) and runs that script here twice, with JAX's NaN checks and with its
    NaN and Inf checks on, reading the operation at fault from the `FloatingPointError`'s traceback
    with the very code that reads the program's own run (`reducer.faults.nonfinite.located`);
-3. writes what it found into the run's harness report under `nonfinite` and fails the run.
+3. writes what it found into the run's harness report under `nonfinite` and fails the run;
+4. on the level's first replay of a captured call (`explain`), also tries the operation at fault
+   alone, on the values its inputs had (`reducer.levels.jaxpr.fault_alone`), judged the same way,
+   and reports the first such program that shows the same fault under `alone`: the level starts
+   from it (`start`) instead of shrinking a large call one slow candidate at a time.
 
 So a candidate is judged by what its written-back script will show, not by a second opinion of
-this level: `same` asks for the same `in` and `op` as the program's failure.
+this level: `same` asks for the same `in` and `op` as the program's failure. The written-back
+script ends in the program's kind of check (`finish`), the call reading the functions and scalars
+it is given in place (`inlined`: `jax.grad(lax.sqrt)(0.0)`).
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 import tempfile
+import time
 import traceback
 
 from oracles.outcome import Signature
@@ -99,21 +107,62 @@ def locate(spec: dict) -> dict | None:
             os.chdir(here)
 
 
-def run_check(spec: dict) -> None:
-    """In the worker: replay `spec`; on a non-finite output, report the fault and raise NonFinite."""
+def judged(spec) -> dict | None:
+    """Replay `spec`: None when every output is finite, else the fault its written-back script
+    shows under JAX's checks ({} when they name none)."""
     import jax
 
     fun, args = jp.build(spec)
     outs = jax.tree_util.tree_leaves(jax.block_until_ready(fun(*args)))
-    bad = [o for o in outs if not finite(o)]
-    found = (locate(spec) or {}) if bad else None
+    return (locate(spec) or {}) if any(not finite(o) for o in outs) else None
+
+
+def run_check(spec) -> None:
+    """In the worker: replay `spec`; on a non-finite output, report the fault and raise NonFinite.
+    On the first replay (`explain`), the smallest program of the operation at fault alone that
+    shows the same fault goes into the report too, under `alone` (`fault_alone`)."""
+    started = time.monotonic()
+    found = judged(spec)
+    report = {"program": {"exit": 0 if found is None else 1}, "nonfinite": found}
+    if found and "op" in found and spec.explain:  # within about the time the replay took, not to time out
+        report["alone"] = smallest_alone(spec, found, time.monotonic() + max(10.0, time.monotonic() - started))
     out = os.environ.get("REDUCER_HARNESS_OUT")
     if out:
         with open(out, "w") as fh:
-            json.dump({"program": {"exit": 1 if bad else 0}, "nonfinite": found}, fh)
-    if bad:
+            json.dump(report, fh)
+    if found is not None:
         where = f" from `{found['op']}` ({found['in']})" if "op" in found else ""
         raise NonFinite(f"invalid value in the replayed call's result{where}")
+
+
+def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | None:
+    """The text of the first program of the operation at fault alone, on the values it got, whose
+    replay shows the same fault as `spec`'s (`found`); None when none does before `deadline` (a
+    `time.monotonic()` value)."""
+    from reducer.levels.jaxpr import fault_alone
+
+    try:
+        for candidate in fault_alone.candidates(spec, found, finite):
+            if time.monotonic() > deadline:
+                return None
+            seen = judged(candidate)
+            if seen and all(seen.get(k) == found[k] for k in ("in", "op")):
+                return candidate.to_json()
+    except Exception:  # a program the forward run or a replay cannot build: the level starts from the call
+        return None
+    return None
+
+
+def start(spec: str, first, log) -> str:
+    """The spec the level reduces, given the first replay `first` of the captured `spec`: the
+    operation at fault alone when that replay found a program of it showing the same fault."""
+    alone = (first.harness or {}).get("alone")
+    if not alone:
+        return spec
+    log(f"jaxpr level: the operation at fault alone, on the values it got, shows the same fault "
+        f"({jp.count_eqns(jp.parse(spec).jaxpr)} -> {jp.count_eqns(jp.parse(alone).jaxpr)} equations); "
+        f"reduced from there")
+    return alone
 
 
 def likeliest_first(specs: list[str], wanted: Signature) -> list[str]:
@@ -122,12 +171,12 @@ def likeliest_first(specs: list[str], wanted: Signature) -> list[str]:
     from the value itself, not from its derivative), then those replayed on the values the program
     gave them, then the smaller."""
     def key(text: str) -> tuple:
-        spec = jp.loads(text)
-        kinds = {t["t"] for t in spec["transforms"]}
+        spec = jp.parse(text)
+        kinds = set(spec.kinds())
         takes = {"grad": jp.GRAD_LIKE | {"vjp"}, "jvp": FORWARD}.get(wanted.get("in"),
                                                                           jp.GRAD_LIKE | {"vjp", "jvp"})
-        guessed = sum("values" not in a for a in spec["args"])
-        return (not kinds & takes, guessed > 0, jp.count_eqns(spec["jaxpr"]))
+        guessed = sum(a.values is None for a in spec.args)
+        return (not kinds & takes, guessed > 0, jp.count_eqns(spec.jaxpr))
 
     return sorted(specs, key=key)
 
@@ -152,17 +201,81 @@ def fault_line(run) -> str:
 
 
 # -- the written-back script ----------------------------------------------------------------------
-def finish(lines: list[str], got: str, spec: dict, wanted: Signature) -> str:
+def finish(lines: list[str], got: str, spec, wanted: Signature) -> str:
     """The written-back script `lines`, whose last line printed the call `got`, made to end in the
     program's kind of check: `assert jnp.isfinite(g).all()`, or `raise TYPE(…)` for one that raised."""
     import builtins
 
     kind, check = wanted.get("type") or "AssertionError", wanted.get("check")
-    body = lines[:-1] + [f"g = {got}"]
+    lines, got = inlined(lines[:-1], got, spec)
+    body = lines + [f"g = {got}"]
     finite_all = "jnp.isfinite(g).all()" if jp.one_result(spec) else \
         "all(jnp.isfinite(x).all() for x in jax.tree_util.tree_leaves(g))"
+    if jp.one_result(spec) and all(not a.shape for a in spec.args):
+        finite_all = "jnp.isfinite(g)"  # a scalar's, as users write it
     if check == "raise" and kind != "AssertionError":
         if not hasattr(builtins, kind):  # the program's own exception class
             body = [f"class {kind}(Exception):", "    pass", ""] + body
         return "\n".join(body + [f"if not {finite_all}:", f"    raise {kind}('non-finite value')"]) + "\n"
     return "\n".join(body + [f"assert {finite_all}"]) + "\n"
+
+
+#: float32 scalars the write-back spells as arrays, and the number that stands for each
+FLOAT32_FILLS = {"jnp.ones((), jnp.float32)": 1.0, "jnp.zeros((), jnp.float32)": 0.0}
+
+
+def _plain(value: ast.expr, spec) -> ast.expr | None:
+    """What a call may read in place of a name bound to `value`: a function by its dotted name
+    (`lax.sqrt`), a number, or a float32 scalar as the number itself (JAX's default float type)."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
+        return value
+    chain = value
+    while isinstance(chain, ast.Attribute):
+        chain = chain.value
+    if isinstance(value, ast.Attribute) and isinstance(chain, ast.Name):
+        return value
+    if spec.x64 or not isinstance(value, ast.Call) or value.keywords:
+        return None
+    text = ast.unparse(value)
+    if text in FLOAT32_FILLS:
+        return ast.Constant(FLOAT32_FILLS[text])
+    arg = value.args[0] if ast.unparse(value.func) == "jnp.float32" and len(value.args) == 1 else None
+    return arg if isinstance(arg, ast.Constant) and isinstance(arg.value, float) else None
+
+
+def _globals_read(node: ast.AST, bound: frozenset) -> set:
+    """The names read in `node` that are not parameters of a function around the read."""
+    found = set()
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.Lambda)):
+            found |= _globals_read(child, bound | {a.arg for a in child.args.args})
+        elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and child.id not in bound:
+            found.add(child.id)
+        else:
+            found |= _globals_read(child, bound)
+    return found
+
+
+def inlined(lines: list[str], got: str, spec) -> tuple[list[str], str]:
+    """`lines` without the assignments of names only the call `got` reads, and `got` with their values
+    in place: `jax.grad(lax.sqrt)(0.0)`, as users write it, rather than `f = lax.sqrt`, `a = …`."""
+    try:
+        tree, call = ast.parse("\n".join(lines)), ast.parse(got, mode="eval")
+    except SyntaxError:
+        return lines, got
+    read = _globals_read(tree, frozenset())
+    values, drop = {}, set()
+    for node in tree.body:
+        one = isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        value = _plain(node.value, spec) if one else None
+        if value is not None and node.targets[0].id not in read:
+            values[node.targets[0].id] = value
+            drop.update(range(node.lineno, node.end_lineno + 1))
+
+    class Inline(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            return values.get(node.id, node) if isinstance(node.ctx, ast.Load) else node
+
+    got = ast.unparse(Inline().visit(call))
+    kept = [line for k, line in enumerate(lines, 1) if k not in drop]
+    return [line for k, line in enumerate(kept) if line.strip() or k < 2 or kept[k - 1].strip() or kept[k - 2].strip()], got

@@ -250,13 +250,14 @@ def _prim(d, subs):
     return registry()[d["prim"]][0]
 
 
-def closed_jaxpr(sub: dict):
-    """A JAX ClosedJaxpr computing the spec jaxpr `sub` (traced from its interpreter)."""
+def closed_jaxpr(sub):
+    """A JAX ClosedJaxpr computing the spec jaxpr `sub` (a `reducer.levels.jaxpr.model.Jaxpr`),
+    traced from its interpreter."""
     import jax
 
     from reducer.levels.jaxpr.program import interpret
 
-    avals = [jax.ShapeDtypeStruct(tuple(v[1]), dtype_of(v[2])) for v in sub["in"]]
+    avals = [jax.ShapeDtypeStruct(tuple(v.shape), dtype_of(v.dtype)) for v in sub.inputs]
     return jax.make_jaxpr(lambda *xs: tuple(interpret(sub, list(xs))))(*avals)
 
 

@@ -208,16 +208,16 @@ def round_trip(program: Program) -> str:
     from reducer.levels.jaxpr import program as jp
     from reducer.levels.jaxpr.capture import _dtype_name, _values
     from reducer.levels.jaxpr.codec import Encoder, Unencodable
+    from reducer.levels.jaxpr.model import Arg, Spec
 
     flat = jax.tree_util.tree_leaves(program.args)
     try:
-        body = Encoder().closed(program.closed)
+        body = Encoder().closed_jaxpr(program.closed)
     except Unencodable as exc:
         return f"cannot be encoded: {exc}"
     except Exception as exc:  # noqa: BLE001 - a bug of the encoder, named in the verdict
         return f"encoding raises {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
-    args = [{"shape": list(np.shape(a)), "dtype": _dtype_name(a), "values": _values(a)} for a in flat]
-    spec = jp.dumps({"transforms": [], "jaxpr": body, "args": args})
+    spec = Spec([], body, [Arg(tuple(np.shape(a)), _dtype_name(a), _values(a)) for a in flat]).to_json()
     try:
         want = jax.core.eval_jaxpr(program.closed.jaxpr, program.closed.consts, *flat)
     except Exception as exc:  # noqa: BLE001 - not the codec's doing

@@ -1,7 +1,9 @@
 """The traced-program level's representation: a spec (JSON text) and how to run it.
 
 A spec is `{"transforms": [outermost … innermost], "jaxpr": spec jaxpr, "args": [{"shape", "dtype",
-"values"?}…], "x64"?: true}` (see `reducer.levels.jaxpr.codec` for the jaxpr part). Running it rebuilds a function that
+"values"?}…], "x64"?: true}` (see `reducer.levels.jaxpr.codec` for the jaxpr part), read once into the
+typed model of `reducer.levels.jaxpr.model` (`parse`), which everything here works on; JSON data (`loads`,
+`jaxprs`, `dumps`) is for readers and writers of spec text outside the level. Running it rebuilds a function that
 interprets the jaxpr by binding primitives looked up by name (control flow, inner `jit` and
 `enzyme_jax_ir` calls through their public APIs), applies the transformations (`jit`, `grad`,
 `value_and_grad`, `vjp`, `jvp`, `vmap`, `jacrev`, `jacfwd`, `hessian`, `enzyme`) and calls it on
@@ -15,7 +17,8 @@ import json
 from typing import Iterator
 
 from reducer.levels.jaxpr import custom_rules
-from reducer.levels.jaxpr.codec import VALUE_PRIMS
+from reducer.levels.jaxpr.model import VALUE_PRIMS, Equation, Jaxpr, Spec, names
+from reducer.levels.jaxpr.model import dumps  # noqa: F401  (the text of spec data, for writers outside the level)
 from reducer.levels.jaxpr.params import decode_params, dtype_of
 from reducer.levels.jaxpr.params import array_of, enzyme_kwargs, key_impl
 
@@ -23,66 +26,41 @@ GRAD_LIKE = {"grad", "value_and_grad", "jacrev", "jacfwd", "hessian"}
 
 
 # -- text -----------------------------------------------------------------------------------------
-def dumps(spec: dict) -> str:
-    return json.dumps(spec, separators=(",", ":"), sort_keys=True)
+def parse(text: str) -> Spec:
+    """The model of a spec's text (`reducer.levels.jaxpr.model`)."""
+    return Spec.from_json(text)
 
 
 def loads(text: str) -> dict:
+    """A spec's JSON data, for readers of its text outside the level (reports, tests)."""
     return json.loads(text)
 
 
-# -- walking --------------------------------------------------------------------------------------
 def jaxprs(j: dict, path: tuple = ()) -> Iterator[tuple[tuple, dict]]:
-    """Every jaxpr inside `j` (itself first), with its path: (eqn index, sub index) pairs."""
+    """Every jaxpr inside the JSON data `j` (itself first), with its path, for readers of spec text
+    outside the level (the model walks itself: `Jaxpr.walk`)."""
     yield path, j
     for i, e in enumerate(j["eqns"]):
         for k, s in enumerate(e["subs"]):
             yield from jaxprs(s, path + ((i, k),))
 
 
-def at(j: dict, path: tuple) -> dict:
-    for i, k in path:
-        j = j["eqns"][i]["subs"][k]
-    return j
+# -- walking --------------------------------------------------------------------------------------
+def count_eqns(j: Jaxpr) -> int:
+    return sum((0 if e.primitive in VALUE_PRIMS else 1) + sum(count_eqns(s) for s in e.subs) for e in j.eqns)
 
 
-def count_eqns(j: dict) -> int:
-    return sum((0 if e["p"] in VALUE_PRIMS else 1) + sum(count_eqns(s) for s in e["subs"]) for e in j["eqns"])
+def all_vars(j: Jaxpr) -> Iterator[str]:
+    for _, sub in j.walk():
+        for v in sub.inputs:
+            yield v.name
+        for e in sub.eqns:
+            for o in e.outputs:
+                yield o.name
 
 
-def uses(j: dict) -> set:
-    """Variables read by the equations and outputs of `j` (nested jaxprs are closed: not looked into)."""
-    used = {a for a in j["out"] if isinstance(a, str)}
-    for e in j["eqns"]:
-        used.update(a for a in e["in"] if isinstance(a, str))
-    return used
-
-
-def dce(j: dict) -> None:
-    """Drop equations none of whose outputs are used, in every nested jaxpr too."""
-    for e in j["eqns"]:
-        for s in e["subs"]:
-            dce(s)
-    live = {a for a in j["out"] if isinstance(a, str)}
-    kept = []
-    for e in reversed(j["eqns"]):
-        if any(o[0] in live for o in e["out"]):
-            kept.append(e)
-            live.update(a for a in e["in"] if isinstance(a, str))
-    j["eqns"] = kept[::-1]
-
-
-def all_vars(j: dict) -> Iterator[str]:
-    for _, sub in jaxprs(j):
-        for v in sub["in"]:
-            yield v[0]
-        for e in sub["eqns"]:
-            for o in e["out"]:
-                yield o[0]
-
-
-def fresh_namer(spec: dict):
-    n = max((int(v[1:]) for v in all_vars(spec["jaxpr"]) if v[1:].isdigit()), default=-1) + 1
+def fresh_namer(spec: Spec):
+    n = max((int(v[1:]) for v in all_vars(spec.jaxpr) if v[1:].isdigit()), default=-1) + 1
 
     def fresh() -> str:
         nonlocal n
@@ -90,13 +68,6 @@ def fresh_namer(spec: dict):
         return f"v{n - 1}"
 
     return fresh
-
-
-def rename(j: dict, mapping: dict) -> None:
-    """Replace uses of variables in `j`'s equations and outputs (not in nested jaxprs)."""
-    for e in j["eqns"]:
-        e["in"] = [mapping.get(a, a) if isinstance(a, str) else a for a in e["in"]]
-    j["out"] = [mapping.get(a, a) if isinstance(a, str) else a for a in j["out"]]
 
 
 def elements(shape) -> int:
@@ -108,27 +79,37 @@ def elements(shape) -> int:
 
 # -- the engine's representation ------------------------------------------------------------------
 class JaxprSpec:
-    def parse(self, program: str) -> dict:  # the work item jaxpr passes read (and never change)
-        return loads(program)
+    def __init__(self):
+        self._read: tuple = ("", None)  # the latest text sized, keyed or verified, and its model
+
+    def parse(self, program: str) -> Spec:  # the work item jaxpr passes read (and never change)
+        return parse(program)
+
+    def _model(self, program: str) -> Spec:
+        """The model of `program` for reading only (a candidate is keyed and verified in turn)."""
+        read = self._read  # one read of it: candidates may be judged on several threads
+        if read[0] != program:
+            read = self._read = (program, parse(program))
+        return read[1]
 
     def size(self, program: str) -> int:
-        spec = loads(program)
-        masked = sum(masked_loop(e) for _, j in jaxprs(spec["jaxpr"]) for e in j["eqns"])  # + its per-lane select
-        return count_eqns(spec["jaxpr"]) + masked + len(spec["jaxpr"]["in"]) + len(spec["transforms"])
+        return self._size(self._model(program))
+
+    @staticmethod
+    def _size(spec: Spec) -> int:
+        masked = sum(masked_loop(e) for _, j in spec.jaxpr.walk() for e in j.eqns)  # + its per-lane select
+        return count_eqns(spec.jaxpr) + masked + len(spec.jaxpr.inputs) + len(spec.transforms)
 
     def key(self, program: str) -> tuple:
-        spec = loads(program)
-        elems = sum(elements(o[1]) for _, j in jaxprs(spec["jaxpr"]) for e in j["eqns"] for o in e["out"])
-        elems += sum(elements(a["shape"]) for a in spec["args"])
-        values = sum(len(e["params"].get("values", ())) for _, j in jaxprs(spec["jaxpr"]) for e in j["eqns"])
-        values += sum(len(a.get("values", ())) for a in spec["args"])
-        outs = len(spec["jaxpr"]["out"])
-        return (self.size(program), outs, elems, values, len(program))
+        spec = self._model(program)
+        eqns = [e for _, j in spec.jaxpr.walk() for e in j.eqns]
+        elems = sum(elements(o.shape) for e in eqns for o in e.outputs) + sum(elements(a.shape) for a in spec.args)
+        values = sum(len(e.params.get("values", ())) for e in eqns) + sum(len(a.values or ()) for a in spec.args)
+        return (self._size(spec), len(spec.jaxpr.outputs), elems, values, len(program))
 
     def verify(self, program: str) -> bool:
         try:
-            spec = loads(program)
-            return well_formed(spec)
+            return well_formed(self._model(program))
         except (ValueError, KeyError, TypeError, IndexError):
             return False
 
@@ -139,37 +120,36 @@ def argnums_source(argnums) -> str:
     return repr(argnums[0]) if len(argnums) == 1 else repr(tuple(argnums))
 
 
-def one_result(spec: dict) -> bool:
+def one_result(spec: Spec) -> bool:
     """Whether the transformed call returns a single array (no tuple to walk when comparing it)."""
-    through = all(t["t"] in ("jit", "enzyme") or (t["t"] == "grad" and len(t["argnums"]) == 1)
-                  for t in spec["transforms"])
-    return through and len(spec["jaxpr"]["out"]) == 1
+    through = all(t.kind in ("jit", "enzyme") or (t.kind == "grad" and len(t.argnums) == 1)
+                  for t in spec.transforms)
+    return through and len(spec.jaxpr.outputs) == 1
 
 
-def well_formed(spec: dict) -> bool:
-    j = spec["jaxpr"]
-    if len(spec["args"]) != len(j["in"]) or not j["out"]:
+def well_formed(spec: Spec) -> bool:
+    j = spec.jaxpr
+    if len(spec.args) != len(j.inputs) or not j.outputs:
         return False
-    for t in spec["transforms"]:
-        if t["t"] in GRAD_LIKE and (not t["argnums"] or max(t["argnums"]) >= len(j["in"])):
+    for t in spec.transforms:
+        if t.kind in GRAD_LIKE and (not t.argnums or max(t.argnums) >= len(j.inputs)):
             return False
-        if t["t"] in ("grad", "value_and_grad", "hessian") and len(j["out"]) != 1:
+        if t.kind in ("grad", "value_and_grad", "hessian") and len(j.outputs) != 1:
             return False
-        if t["t"] == "vmap" and len(t["in_axes"]) != len(j["in"]):
+        if t.kind == "vmap" and len(t.in_axes) != len(j.inputs):
             return False
-    return _scoped(j, set())
+    return _scoped(j)
 
 
-def _scoped(j: dict, outer: set) -> bool:
-    defined = {v[0] for v in j["in"]}
-    for e in j["eqns"]:
-        if any(isinstance(a, str) and a not in defined for a in e["in"]):
+def _scoped(j: Jaxpr) -> bool:
+    defined = {v.name for v in j.inputs}
+    for e in j.eqns:
+        if any(a not in defined for a in names(e.inputs)):
             return False
-        for s in e["subs"]:
-            if not _scoped(s, set()):
-                return False
-        defined.update(o[0] for o in e["out"])
-    return all(not isinstance(a, str) or a in defined for a in j["out"])
+        if not all(_scoped(s) for s in e.subs):
+            return False
+        defined.update(o.name for o in e.outputs)
+    return all(a in defined for a in names(j.outputs))
 
 
 # -- running --------------------------------------------------------------------------------------
@@ -189,71 +169,74 @@ def make_value(shape, dtype: str, values=None, fill=1):
     return np.full(tuple(shape), fill, dtype=dt)
 
 
-def interpret(j: dict, args) -> list:
+def interpret(j: Jaxpr, args) -> list:
     """Evaluate a spec jaxpr on `args` (arrays or tracers)."""
+    env = {v.name: a for v, a in zip(j.inputs, args)}
+
+    def read(a):
+        if isinstance(a, str):
+            return env[a]
+        return make_value((), a.dtype, [a.value])
+
+    for e in j.eqns:
+        outs = _outputs(e, [read(a) for a in e.inputs])
+        for o, v in zip(e.outputs, outs):
+            env[o.name] = v
+    return [read(a) for a in j.outputs]
+
+
+def _outputs(e: Equation, ins: list) -> list:
+    """The values of equation `e`'s outputs on the values `ins` of its inputs."""
     import jax
     from jax import lax
 
     from reducer.levels.jaxpr.codec import registry
 
-    env = {v[0]: a for v, a in zip(j["in"], args)}
+    p, params, subs = e.primitive, e.params, e.subs
+    if p == "__const__":
+        o = e.outputs[0]
+        return [make_value(o.shape, o.dtype, params["values"])]
+    if p == "__fill__":
+        o = e.outputs[0]
+        return [make_value(o.shape, o.dtype, fill=params.get("fill", 0))]
+    if p == "jit":
+        return list(jax.jit(_as_fun(subs[0]))(*ins))
+    if p == "enzyme":
+        from enzyme_ad.jax import enzyme_jax_ir
 
-    def read(a):
-        if isinstance(a, str):
-            return env[a]
-        return make_value((), a["dtype"], [a["lit"]])
+        return list(enzyme_jax_ir(**enzyme_kwargs(params.get("options")))(_as_fun(subs[0]))(*ins))
+    if p == "while":
+        return _while(e, ins)
+    if p == "scan":
+        nc, nk = params["num_consts"], params["num_carry"]
+        consts, init, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
+        body = subs[0]
 
-    for e in j["eqns"]:
-        ins = [read(a) for a in e["in"]]
-        p, params, subs = e["p"], e["params"], e["subs"]
-        if p == "__const__":
-            o = e["out"][0]
-            outs = [make_value(o[1], o[2], params["values"])]
-        elif p == "__fill__":
-            o = e["out"][0]
-            outs = [make_value(o[1], o[2], fill=params.get("fill", 0))]
-        elif p == "jit":
-            outs = list(jax.jit(_as_fun(subs[0]))(*ins))
-        elif p == "enzyme":
-            from enzyme_ad.jax import enzyme_jax_ir
+        def step(c, x):
+            r = interpret(body, consts + list(c) + list(x))
+            return tuple(r[:nk]), tuple(r[nk:])
 
-            outs = list(enzyme_jax_ir(**enzyme_kwargs(params.get("options")))(_as_fun(subs[0]))(*ins))
-        elif p == "while":
-            outs = _while(e, ins)
-        elif p == "scan":
-            nc, nk = params["num_consts"], params["num_carry"]
-            consts, init, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
-            body = subs[0]
-
-            def step(c, x, consts=consts, body=body, nk=nk):
-                r = interpret(body, consts + list(c) + list(x))
-                return tuple(r[:nk]), tuple(r[nk:])
-
-            c, ys = lax.scan(step, tuple(init), tuple(xs), length=params["length"], reverse=params["reverse"],
-                             unroll=params.get("unroll", 1))
-            outs = list(c) + list(ys)
-        elif p == "cond" and params.get("branches_platforms"):
-            outs = list(lax.platform_dependent(*ins[1:], **platform_branches(e, [_as_fun(s) for s in subs])))
-        elif p == "cond":
-            outs = list(lax.switch(ins[0], [_as_fun(s) for s in subs], *ins[1:]))
-        elif p in custom_rules.KINDS:
-            outs = custom_rules.run(e, ins, interpret)
-        else:
-            prim = registry()[p][0]
-            r = prim.bind(*ins, **decode_params(params, subs))
-            outs = list(r) if prim.multiple_results else [r]
-        for o, v in zip(e["out"], outs):
-            env[o[0]] = v
-    return [read(a) for a in j["out"]]
+        c, ys = lax.scan(step, tuple(init), tuple(xs), length=params["length"], reverse=params["reverse"],
+                         unroll=params.get("unroll", 1))
+        return list(c) + list(ys)
+    if p == "cond" and params.get("branches_platforms"):
+        return list(lax.platform_dependent(*ins[1:], **platform_branches(e, [_as_fun(s) for s in subs])))
+    if p == "cond":
+        return list(lax.switch(ins[0], [_as_fun(s) for s in subs], *ins[1:]))
+    if p in custom_rules.KINDS:
+        return custom_rules.run(e, ins, interpret)
+    prim = registry()[p][0]
+    r = prim.bind(*ins, **decode_params(params, subs))
+    return list(r) if prim.multiple_results else [r]
 
 
-def _while(e: dict, ins: list) -> list:
+def _while(e: Equation, ins: list) -> list:
     """The outputs of a `while` spec equation on `ins` (a batched predicate's lanes stop one by one)."""
     from jax import lax
 
-    nc, nb = e["params"]["cond_nconsts"], e["params"]["body_nconsts"]
+    nc, nb = e.params["cond_nconsts"], e.params["body_nconsts"]
     cc, bc, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
-    cond, body = e["subs"]
+    cond, body = e.subs
     return list(lax.while_loop(lambda c: any_lane(interpret(cond, cc + list(c))[0]),
                                lambda c: masked_step(interpret(cond, cc + list(c))[0],
                                                      interpret(body, bc + list(c)), c) if
@@ -261,39 +244,31 @@ def _while(e: dict, ins: list) -> list:
                                tuple(init)))
 
 
-def platform_branches(e: dict, branches: list) -> dict:
+def platform_branches(e: Equation, branches: list) -> dict:
     """`lax.platform_dependent`'s keyword arguments for a `cond` with `branches_platforms`: each
     platform (or `default`) named with its branch."""
-    platforms = decode_params(e["params"], e["subs"])["branches_platforms"]
+    platforms = decode_params(e.params, e.subs)["branches_platforms"]
     return {name: branch for group, branch in zip(platforms, branches)
             for name in (["default"] if group is None else group)}
 
 
-def out_shape(j: dict, k: int) -> list:
+def out_shape(j: Jaxpr, k: int) -> tuple:
     """The shape of output `k` of the spec jaxpr `j` (a literal's is ())."""
-    a = j["out"][k]
-    if not isinstance(a, str):
-        return []
-    for v in j["in"]:
-        if v[0] == a:
-            return v[1]
-    for e in j["eqns"]:
-        for o in e["out"]:
-            if o[0] == a:
-                return o[1]
-    return []
+    a = j.outputs[k]
+    v = j.variables().get(a) if isinstance(a, str) else None
+    return v.shape if v is not None else ()
 
 
-def batched_predicate(cond: dict) -> bool:
+def batched_predicate(cond: Jaxpr) -> bool:
     """Whether a `while`'s condition returns one predicate per lane: what `vmap` of a loop whose
     condition depends on the mapped values leaves, and `lax.while_loop` does not accept."""
     return bool(out_shape(cond, 0))
 
 
-def masked_loop(e: dict) -> bool:
+def masked_loop(e: Equation) -> bool:
     """Whether equation `e` is a `while` with a batched predicate whose lanes stop one by one (as
     JAX runs it); with the parameter `any_lane` set, every lane steps while any goes on."""
-    return e["p"] == "while" and batched_predicate(e["subs"][0]) and not e["params"].get("any_lane")
+    return e.primitive == "while" and batched_predicate(e.subs[0]) and not e.params.get("any_lane")
 
 
 def any_lane(pred):
@@ -312,7 +287,7 @@ def masked_step(pred, new: list, old) -> tuple:
                  for n, o in zip(new, old))
 
 
-def _as_fun(j: dict):
+def _as_fun(j: Jaxpr):
     def fun(*xs):
         return tuple(interpret(j, list(xs)))
 
@@ -326,45 +301,54 @@ def _ones_like_tree(tree):
     return jax.tree_util.tree_map(jnp.ones_like, tree)
 
 
-def build(spec: dict):
+def build(spec: Spec):
     """The transformed function and its arguments."""
     import jax
 
-    jax.config.update("jax_enable_x64", bool(spec.get("x64")))
-    j = spec["jaxpr"]
+    jax.config.update("jax_enable_x64", spec.x64)
+    j = spec.jaxpr
 
     def f(*xs):
         outs = interpret(j, list(xs))
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    for t in reversed(spec["transforms"]):
-        kind = t["t"]
-        if kind == "jit":
-            f = jax.jit(f)
-        elif kind in GRAD_LIKE:
-            f = getattr(jax, kind)(f, argnums=tuple(t["argnums"]))
-        elif kind == "enzyme":
-            from enzyme_ad.jax import enzyme_jax_ir
+    for t in reversed(spec.transforms):
+        f = _transformed(f, t)
+    return f, arguments(spec)
 
-            f = enzyme_jax_ir(**enzyme_kwargs(t.get("options")))(f)
-        elif kind == "vmap":
-            f = jax.vmap(f, in_axes=tuple(t["in_axes"]))
-        elif kind == "vjp":
-            def f(*xs, g=f):
-                out, pullback = jax.vjp(g, *xs)
-                return pullback(_ones_like_tree(out))
-        elif kind == "jvp":
-            def f(*xs, g=f):
-                return jax.jvp(g, xs, tuple(_ones_like_tree(x) for x in xs))
-        else:
-            raise ValueError(f"unknown transformation {kind!r}")
-    args = [make_value(a["shape"], a["dtype"], a.get("values")) for a in spec["args"]]
-    return f, args
+
+def arguments(spec: Spec) -> list:
+    """The values the transformed function is called on: the recorded ones, else ones."""
+    return [make_value(a.shape, a.dtype, a.values) for a in spec.args]
+
+
+def _transformed(f, t):
+    import jax
+
+    if t.kind == "jit":
+        return jax.jit(f)
+    if t.kind in GRAD_LIKE:
+        return getattr(jax, t.kind)(f, argnums=tuple(t.argnums))
+    if t.kind == "enzyme":
+        from enzyme_ad.jax import enzyme_jax_ir
+
+        return enzyme_jax_ir(**enzyme_kwargs(t.options))(f)
+    if t.kind == "vmap":
+        return jax.vmap(f, in_axes=tuple(t.in_axes))
+    if t.kind == "vjp":
+        def pulled(*xs):
+            out, pullback = jax.vjp(f, *xs)
+            return pullback(_ones_like_tree(out))
+
+        return pulled
+    if t.kind == "jvp":
+        return lambda *xs: jax.jvp(f, xs, tuple(_ones_like_tree(x) for x in xs))
+    raise ValueError(f"unknown transformation {t.kind!r}")
 
 
 def run(program: str):
     """Run a spec (raises what the transformed program raises)."""
     import jax
 
-    f, args = build(loads(program))
+    f, args = build(parse(program))
     return jax.block_until_ready(f(*args))

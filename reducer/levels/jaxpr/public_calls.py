@@ -2,7 +2,7 @@
 
 Encoding (`record`): every JAX equation keeps the traceback of its tracing. Walking its frames from
 the outermost, the first frame of a function in `PUBLIC` (a `jax.numpy.fft` or `jax.ops` function
-in jax's own source) names the public call the program made; the equation gets `"src": "jnp.fft.rfft"`.
+in jax's own source) names the public call the program made; the equation gets `src="jnp.fft.rfft"`.
 An equation traced inside a nested jitted library function (`jnp.fft.rfft` stages a `jit` of its
 `fft` primitive) has no frame of the program's: it takes the public call of the equation it is
 nested in. Nothing is recorded when no handled function was called.
@@ -21,6 +21,7 @@ import os
 import sysconfig
 from collections import Counter
 
+from reducer.levels.jaxpr.model import Equation, Jaxpr, Spec
 from reducer.levels.jaxpr.params import decode_param
 
 #: jax's own module (its path under the `jax` package) -> (the public namespace, the functions handled)
@@ -67,20 +68,20 @@ def public_name(frames) -> tuple[str | None, bool]:
     return None, program
 
 
-def record(e, eqn: dict) -> None:
-    """Set `eqn["src"]` to the public call the JAX equation `e` comes from, when a handled one."""
+def record(e, eqn: Equation) -> None:
+    """Set `eqn.src` to the public call the JAX equation `e` comes from, when a handled one."""
     tb = getattr(getattr(e, "source_info", None), "traceback", None)
     src, program = public_name(tb.frames) if tb is not None else (None, False)
     if src is None and not program and _OUTER:
         src = _OUTER[-1]
     if src:
-        eqn["src"] = src
+        eqn.src = src
 
 
 @contextlib.contextmanager
-def inside(eqn: dict):
+def inside(eqn: Equation):
     """While the nested jaxprs of `eqn` are encoded: those of a `jit` inherit its public call."""
-    _OUTER.append(eqn.get("src") if eqn["p"] in ("jit", "pjit") else None)
+    _OUTER.append(eqn.src if eqn.primitive in ("jit", "pjit") else None)
     try:
         yield
     finally:
@@ -113,49 +114,49 @@ def fft_call(src: str, fft_type: str, lengths, shape, dtype: str) -> str:
     return f"{src}({', '.join(args)})"
 
 
-def _fft_of(e: dict, shape, dtype: str) -> str:
-    p = e["params"]
-    lengths = [int(n) for n in decode_param(p["fft_lengths"])]
-    return fft_call(e.get("src", ""), decode_param(p["fft_type"]).name, lengths, shape, dtype)
+def _fft_of(e: Equation, shape, dtype: str, src: str | None = None) -> str:
+    """The template for the `fft` equation `e` of an input (shape, dtype) as the public call `src`
+    (by default the one `e` records)."""
+    lengths = [int(n) for n in decode_param(e.params["fft_lengths"])]
+    return fft_call(src or e.src or "", decode_param(e.params["fft_type"]).name, lengths, shape, dtype)
 
 
-def _jit_fft(e: dict) -> str:
+def _jit_fft(e: Equation) -> str:
     """The template for a `jit` that is what a `jnp.fft` function stages: its `fft`, after the
     conversion of a real input to complex that `jnp.fft.fft` makes; "" for another."""
-    body = e["subs"][0]
-    if len(body["in"]) != 1 or len(e["out"]) != 1 or not 1 <= len(body["eqns"]) <= 2:
+    body = e.subs[0]
+    if len(body.inputs) != 1 or len(e.outputs) != 1 or not 1 <= len(body.eqns) <= 2:
         return ""
-    *first, last = body["eqns"]
-    source = body["in"][0][0]
-    if last["p"] != "fft" or body["out"] != [last["out"][0][0]]:
+    *first, last = body.eqns
+    source = body.inputs[0]
+    if last.primitive != "fft" or body.outputs != [last.outputs[0].name]:
         return ""
-    _, shape, dtype = body["in"][0]
     if first:
         c = first[0]
-        if c["p"] != "convert_element_type" or c["in"] != [source] or last["in"] != [c["out"][0][0]] or \
-                c["out"][0][2] != COMPLEX_OF.get(dtype):
+        if c.primitive != "convert_element_type" or c.inputs != [source.name] or \
+                last.inputs != [c.outputs[0].name] or c.outputs[0].dtype != COMPLEX_OF.get(source.dtype):
             return ""
-        call = _fft_of(dict(last, src=e["src"]), shape, c["out"][0][2])
+        call = _fft_of(last, source.shape, c.outputs[0].dtype, e.src)
         return call if call.startswith(("jnp.fft.fft", "jnp.fft.ifft")) else ""
-    return _fft_of(dict(last, src=e["src"]), shape, dtype) if last["in"] == [source] else ""
+    return _fft_of(last, source.shape, source.dtype, e.src) if last.inputs == [source.name] else ""
 
 
-def _noop_pad(e: dict) -> bool:
+def _noop_pad(e: Equation) -> bool:
     """Whether a `jit` is a pad by nothing (what `jnp.fft.irfft(x, n)` stages when `x` has its size)."""
-    body = e["subs"][0]
-    if len(e["out"]) != 1 or not isinstance(e["in"][0], str) or not body["eqns"]:
+    body = e.subs[0]
+    if len(e.outputs) != 1 or not isinstance(e.inputs[0], str) or not body.eqns:
         return False
-    pad = body["eqns"][-1]
-    if pad["in"][0] != body["in"][0][0] or body["out"] != [pad["out"][0][0]] or not _pads_nothing(pad):
+    pad = body.eqns[-1]
+    if pad.inputs[0] != body.inputs[0].name or body.outputs != [pad.outputs[0].name] or not _pads_nothing(pad):
         return False
-    return all(x["p"] == "convert_element_type" for x in body["eqns"][:-1])
+    return all(x.primitive == "convert_element_type" for x in body.eqns[:-1])
 
 
-def _pads_nothing(pad: dict) -> bool:
+def _pads_nothing(pad: Equation) -> bool:
     """Whether a `pad` equation returns its operand as it is (no padding on any side)."""
-    if pad["p"] != "pad" or not isinstance(pad["in"][0], str):
+    if pad.primitive != "pad" or not isinstance(pad.inputs[0], str):
         return False
-    config = decode_param(pad["params"]["padding_config"])
+    config = decode_param(pad.params["padding_config"])
     return not any(int(x) for dim in config for x in dim)
 
 
@@ -176,95 +177,89 @@ def identity(op: str, value, dtype: str) -> bool:
 class Words:
     """The plan for one spec: which equations are spelled as their public call, and how."""
 
-    def __init__(self, spec: dict):
+    def __init__(self, spec: Spec):
         self.calls: dict[int, tuple] = {}  # id(eqn) -> (template, the atoms it reads)
         self.aliases: dict[int, object] = {}  # id(eqn) -> the atom its one result equals
         self.skipped: set[int] = set()
-        todo = [spec["jaxpr"]]
-        while todo:  # every jaxpr, the nested ones too
-            j = todo.pop()
+        for _, j in spec.jaxpr.walk():  # every jaxpr, the nested ones too
             self._plan(j)
-            todo += [s for e in j["eqns"] for s in e["subs"]]
 
-    def _plan(self, j: dict) -> None:
-        info = {v[0]: v for v in j["in"]}
-        made = {}
-        for e in j["eqns"]:
-            for o in e["out"]:
-                info[o[0]], made[o[0]] = o, e
-        uses = Counter(a for e in j["eqns"] for a in e["in"] if isinstance(a, str))
-        uses.update(a for a in j["out"] if isinstance(a, str))
-        for e in j["eqns"]:
-            if "src" in e:
+    def _plan(self, j: Jaxpr) -> None:
+        info = j.variables()
+        made = {o.name: e for e in j.eqns for o in e.outputs}
+        uses = Counter(a for e in j.eqns for a in e.inputs if isinstance(a, str))
+        uses.update(a for a in j.outputs if isinstance(a, str))
+        for e in j.eqns:
+            if e.src is not None:
                 try:
                     self._plan_one(e, info, made, uses)
                 except (KeyError, IndexError, TypeError, ValueError, AttributeError):
                     pass  # not the shape of the call's plain use: today's spelling
 
-    def _plan_one(self, e: dict, info: dict, made: dict, uses: Counter) -> None:
+    def _plan_one(self, e: Equation, info: dict, made: dict, uses: Counter) -> None:
         """Plan `e`, which records a public call, when it is that call's plain use."""
-        if e["p"] == "fft" and isinstance(e["in"][0], str):
-            call = _fft_of(e, *info[e["in"][0]][1:])
+        if e.primitive == "fft" and isinstance(e.inputs[0], str):
+            call = _fft_of(e, *info[e.inputs[0]].aval())
             if call:
-                self.calls[id(e)] = (call, e["in"][:1])
-        elif e["p"] == "jit" and _jit_fft(e):
-            self.calls[id(e)] = (_jit_fft(e), e["in"][:1])
-        elif e["src"].startswith("jnp.fft.irfft") and (_noop_pad(e) if e["p"] == "jit" else _pads_nothing(e)):
-            self.aliases[id(e)] = e["in"][0]  # a pad by nothing (the jit of one, when not inlined)
-            value = made.get(e["in"][-1]) if e["p"] == "pad" else None
-            if value is not None and value["p"] == "convert_element_type" and uses[e["in"][-1]] == 1:
+                self.calls[id(e)] = (call, e.inputs[:1])
+        elif e.primitive == "jit" and _jit_fft(e):
+            self.calls[id(e)] = (_jit_fft(e), e.inputs[:1])
+        elif e.src.startswith("jnp.fft.irfft") and (_noop_pad(e) if e.primitive == "jit" else _pads_nothing(e)):
+            self.aliases[id(e)] = e.inputs[0]  # a pad by nothing (the jit of one, when not inlined)
+            value = made.get(e.inputs[-1]) if e.primitive == "pad" else None
+            if value is not None and value.primitive == "convert_element_type" and uses[e.inputs[-1]] == 1:
                 self.skipped.add(id(value))  # the padding value, read by nothing else
-        elif e["p"] in SEGMENTS:
+        elif e.primitive in SEGMENTS:
             self._segment(e, info, made, uses)
 
-    def _segment(self, e: dict, info: dict, made: dict, uses: Counter) -> None:
+    def _segment(self, e: Equation, info: dict, made: dict, uses: Counter) -> None:
         """A scatter that is `jax.ops.segment_…(data, ids, num_segments)`: its operand filled with the
         reduction's identity, its indices the ids as a column, its updates the data, row by row."""
-        op = SEGMENTS[e["p"]]
-        if e["src"] != f"jax.ops.{op}" or len(e["in"]) != 3 or not all(isinstance(a, str) for a in e["in"]):
+        op = SEGMENTS[e.primitive]
+        if e.src != f"jax.ops.{op}" or len(e.inputs) != 3 or not all(isinstance(a, str) for a in e.inputs):
             return
-        operand, indices, data = (info[a] for a in e["in"])
-        p = {k: decode_param(v) for k, v in e["params"].items() if k not in ("update_jaxpr", "update_consts")}
+        operand, indices, data = (info[a] for a in e.inputs)
+        p = {k: decode_param(v) for k, v in e.params.items() if k not in ("update_jaxpr", "update_consts")}
         dn = p["dimension_numbers"]
-        rank = len(data[1])
+        rank = len(data.shape)
         if (dn.update_window_dims, dn.inserted_window_dims, dn.scatter_dims_to_operand_dims) != (
                 tuple(range(1, rank)), (0,), (0,)) or dn.operand_batching_dims or \
                 dn.scatter_indices_batching_dims or p["mode"].name != "FILL_OR_DROP":
             return
-        if rank < 1 or indices[1] != [data[1][0], 1] or operand[1][1:] != data[1][1:] or \
-                operand[2] != data[2] or not indices[2].startswith(("int", "uint")):
+        if rank < 1 or indices.shape != (data.shape[0], 1) or operand.shape[1:] != data.shape[1:] or \
+                operand.dtype != data.dtype or not indices.dtype.startswith(("int", "uint")):
             return
-        fill = made.get(operand[0])
-        if fill is None or not _filled_with(fill, op, data[2]):
+        fill = made.get(operand.name)
+        if fill is None or not _filled_with(fill, op, data.dtype):
             return
-        ids = made.get(indices[0])
-        column = ids is not None and ids["p"] == "broadcast_in_dim" and isinstance(ids["in"][0], str) and \
-            decode_param(ids["params"]["broadcast_dimensions"]) == (0,) and len(info[ids["in"][0]][1]) == 1
+        ids = made.get(indices.name)
+        column = ids is not None and ids.primitive == "broadcast_in_dim" and isinstance(ids.inputs[0], str) and \
+            decode_param(ids.params["broadcast_dimensions"]) == (0,) and len(info[ids.inputs[0]].shape) == 1
         options = "".join(f", {k}=True" for k in ("indices_are_sorted", "unique_indices") if p.get(k))
-        template = f"jax.ops.{op}({{}}, {{}}{'' if column else '[:, 0]'}, num_segments={operand[1][0]}{options})"
-        self.calls[id(e)] = (template, [e["in"][2], ids["in"][0] if column else e["in"][1]])
-        for producer, var, absorbed in ((fill, operand[0], True), (ids, indices[0], column)):
-            if absorbed and uses[var] == 1 and len(producer["out"]) == 1:
+        template = f"jax.ops.{op}({{}}, {{}}{'' if column else '[:, 0]'}, num_segments={operand.shape[0]}{options})"
+        self.calls[id(e)] = (template, [e.inputs[2], ids.inputs[0] if column else e.inputs[1]])
+        for producer, var, absorbed in ((fill, operand.name, True), (ids, indices.name, column)):
+            if absorbed and uses[var] == 1 and len(producer.outputs) == 1:
                 self.skipped.add(id(producer))
 
-    def lines(self, emitter, e: dict, indent: str) -> list[str] | None:
+    def lines(self, emitter, e: Equation, indent: str) -> list[str] | None:
         """The lines of `e` in the user's words ([] when the call builds it), None when it has none."""
         key = id(e)
         if key in self.skipped:
             return []
         if key in self.aliases:
-            emitter.names[e["out"][0][0]] = emitter.atom(self.aliases[key])
+            emitter.names[e.outputs[0].name] = emitter.atom(self.aliases[key])
             return []
         if key not in self.calls:
             return None
         template, atoms = self.calls[key]
-        return [f"{indent}{emitter.name(e['out'][0][0])} = {template.format(*map(emitter.atom, atoms))}"]
+        return [f"{indent}{emitter.name(e.outputs[0].name)} = {template.format(*map(emitter.atom, atoms))}"]
 
 
-def _filled_with(e: dict, op: str, dtype: str) -> bool:
+def _filled_with(e: Equation, op: str, dtype: str) -> bool:
     """Whether the equation `e` makes an array of the identity of the segment reduction `op`."""
-    if e["p"] == "broadcast_in_dim" and not isinstance(e["in"][0], str):
-        return identity(op, e["in"][0]["lit"], dtype)
-    if e["p"] == "__fill__":
-        return identity(op, e["params"].get("fill", 0), dtype)
+    if e.primitive == "broadcast_in_dim" and not isinstance(e.inputs[0], str):
+        return identity(op, e.inputs[0].value, dtype)
+    if e.primitive == "__fill__":
+        return identity(op, e.params.get("fill", 0), dtype)
     return False

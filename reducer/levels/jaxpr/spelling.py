@@ -47,7 +47,7 @@ def nested(v) -> str:
 
 
 def literal(value, dtype: str) -> str:
-    """A scalar literal of the spec (`{"lit": value, "dtype": …}`)."""
+    """A scalar literal of the spec (`reducer.levels.jaxpr.model.Literal`)."""
     if dtype.startswith("complex"):
         return f"{dtype_expr(dtype)}(complex({number(value[0])}, {number(value[1])}))"
     if dtype in ("float32", "int32", "bool"):
@@ -191,17 +191,18 @@ CALLBACKS = ("pure_callback", "io_callback")  # primitives calling a host functi
 CUMULATIVE = ("cumsum", "cumprod")  # the jax.numpy functions staged as a `jit` of their one primitive
 
 
-def public_jit(e: dict, ins: list[str]) -> str:
-    """An inner `jit` that is exactly what a `jax.numpy` function stages (`jnp.cumprod(x, axis=1)`
-    is `jit[name=cumprod]` of one `cumprod` equation) as that call; "" for any other."""
-    body = e["subs"][0]
-    name = e["params"].get("name")
-    if name not in CUMULATIVE or len(ins) != 1 or len(body["eqns"]) != 1:
+def public_jit(e, ins: list[str]) -> str:
+    """An inner `jit` (a `reducer.levels.jaxpr.model.Equation`) that is exactly what a `jax.numpy`
+    function stages (`jnp.cumprod(x, axis=1)` is `jit[name=cumprod]` of one `cumprod` equation) as
+    that call; "" for any other."""
+    body = e.subs[0]
+    name = e.params.get("name")
+    if name not in CUMULATIVE or len(ins) != 1 or len(body.eqns) != 1:
         return ""
-    inner = body["eqns"][0]
-    params = inner["params"]
-    if inner["p"] != name or params.get("reverse") or inner["in"] != [body["in"][0][0]] or \
-            body["out"] != [inner["out"][0][0]] or body["in"][0][2] != inner["out"][0][2]:
+    inner = body.eqns[0]
+    params = inner.params
+    if inner.primitive != name or params.get("reverse") or inner.inputs != [body.inputs[0].name] or \
+            body.outputs != [inner.outputs[0].name] or body.inputs[0].dtype != inner.outputs[0].dtype:
         return ""
     return f"jnp.{name}({ins[0]}, axis={params['axis']})"
 

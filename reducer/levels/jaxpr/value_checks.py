@@ -21,12 +21,14 @@ when they disagree, in a fresh interpreter.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import os
 
 from oracles.wrong_result import CPU, against_cpu_alone
 from reducer.levels.jaxpr import nonfinite_replay
 from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.model import Spec, Transform, as_spec
 
 #: signature fields only the whole program shows: the written-back script restores them
 PROGRAM_FIELDS = ("program-compares", "program-exit")
@@ -52,16 +54,14 @@ def check_of(signature) -> str:
 def with_check(spec: str, check: str, explain: bool = False) -> str:
     """The spec text a worker replays with `check`; with `explain`, a gradient check also takes finite
     differences at the operation at fault (once, for the log: not for every candidate)."""
-    data = jp.loads(spec)
-    data["check"] = check
-    if explain:
-        data["explain"] = True
-    return jp.dumps(data)
+    model = jp.parse(spec)
+    model.check, model.explain = check, model.explain or explain
+    return model.to_json()
 
 
-def fits(spec: dict, check: str) -> bool:
-    """Whether the spec's transformations are what `check` compares."""
-    kinds = [t["t"] for t in spec["transforms"]]
+def fits(spec: Spec | dict, check: str) -> bool:
+    """Whether the spec's transformations (the model's, or its JSON data's) are what `check` compares."""
+    kinds = as_spec(spec).kinds()
     if check == "gradient":
         if "enzyme" not in kinds or "vmap" in kinds:
             return False
@@ -99,19 +99,21 @@ def fault_line(run) -> str:
 
 
 # -- in the worker --------------------------------------------------------------------------------
-def run_check(spec: dict) -> None:
-    """Replay `spec` with its check; writes the watch's report, raises NumericMismatch on a disagreement."""
+def run_check(spec: Spec | dict) -> None:
+    """Replay `spec` (the model, or the JSON data a worker request carries) with its check; writes the
+    watch's report, raises NumericMismatch on a disagreement."""
     from reducer.levels.jaxpr.codec import registry
 
     registry()
     import jax
 
-    jax.config.update("jax_enable_x64", bool(spec.get("x64")))
-    if spec["check"] == "nonfinite":
+    spec = as_spec(spec)
+    jax.config.update("jax_enable_x64", spec.x64)
+    if spec.check == "nonfinite":
         nonfinite_replay.run_check(spec)
         return
-    entry = _gradient(spec) if spec["check"] == "gradient" else _result(spec)
-    key = "checks" if spec["check"] == "gradient" else "results"
+    entry = _gradient(spec) if spec.check == "gradient" else _result(spec)
+    key = "checks" if spec.check == "gradient" else "results"
     bad = bool(entry and entry.get("mismatch"))
     report = {"program": {"exit": 1 if bad else 0}, "gradients": {"enzyme": 1, "plain": 0}, "checks": [],
               "results": []}
@@ -121,14 +123,10 @@ def run_check(spec: dict) -> None:
         with open(out, "w") as fh:
             json.dump(report, fh, default=repr)
     if bad:
-        raise NumericMismatch(f"{spec['check']} check: the two values disagree at `{entry.get('operation')}`")
+        raise NumericMismatch(f"{spec.check} check: the two values disagree at `{entry.get('operation')}`")
 
 
-def _values(spec: dict) -> list:
-    return [jp.make_value(a["shape"], a["dtype"], a.get("values")) for a in spec["args"]]
-
-
-def _gradient(spec: dict) -> dict | None:
+def _gradient(spec: Spec) -> dict | None:
     import jax.numpy as jnp
     from enzyme_ad.jax import enzyme_jax_ir
 
@@ -137,19 +135,19 @@ def _gradient(spec: dict) -> dict | None:
 
     if not fits(spec, "gradient"):
         return None
-    kinds = [t["t"] for t in spec["transforms"]]
-    options = spec["transforms"][-1].get("options")
-    args = _values(spec)
-    outer = next(t for t in spec["transforms"] if t["t"] in DIFFERENTIATING)
-    positions = outer.get("argnums") if "argnums" in outer else range(len(args))
+    kinds = spec.kinds()
+    options = spec.transforms[-1].options
+    args = jp.arguments(spec)
+    outer = next(t for t in spec.transforms if t.kind in DIFFERENTIATING)
+    positions = outer.argnums if outer.argnums is not None else range(len(args))
     active = tuple(i for i in positions if jnp.issubdtype(jnp.result_type(args[i]), jnp.inexact))
     if not active:
         return None
     mode = "forward" if any(k in GRADIENT_FORWARD for k in kinds) else "reverse"
-    fun = jp._as_fun(spec["jaxpr"])
+    fun = jp._as_fun(spec.jaxpr)
     sample = Sample("f", fun, tuple(args), {}, active, mode, enzyme_jax_ir(**enzyme_kwargs(options)))
     entry = _compare(sample)
-    if spec.get("explain") and entry.get("mismatch") and entry.get("operation"):
+    if spec.explain and entry.get("mismatch") and entry.get("operation"):
         from reducer.watches.differences import at_fault
 
         try:
@@ -162,15 +160,14 @@ def _gradient(spec: dict) -> dict | None:
     return entry
 
 
-def _result(spec: dict) -> dict | None:
+def _result(spec: Spec) -> dict | None:
     import jax
 
     from reducer.watches.results import Call, _compare
 
     if not fits(spec, "result"):
         return None
-    inner = dict(spec, transforms=spec["transforms"][1:])
-    fun, args = jp.build(inner)
+    fun, args = jp.build(dataclasses.replace(spec, transforms=spec.transforms[1:]))
     compiled = jax.jit(fun)(*args)
     return _compare(Call("f", fun, tuple(args), {}, compiled))
 
@@ -179,25 +176,27 @@ def _result(spec: dict) -> dict | None:
 FLOATS = ("float", "bfloat")
 
 
-def as_users_write(spec: dict) -> dict:
+def as_users_write(spec: Spec | dict) -> Spec | dict:
     """`spec` with a `vjp` of a function of one scalar floating-point result written as `grad` of its
     floating-point inputs: the same derivative (the pullback of one), as users write it. A `vjp`
-    comes from an `enzyme_jax_ir` function differentiated inside a larger one (`reducer.levels.jaxpr.ahead`)."""
-    j = spec["jaxpr"]
-    if "vjp" not in [t["t"] for t in spec["transforms"]] or len(j["out"]) != 1 or not isinstance(j["out"][0], str):
+    comes from an `enzyme_jax_ir` function differentiated inside a larger one (`reducer.levels.jaxpr.write_ahead`).
+    Given JSON data rather than the model, the answer is JSON data too (`spec` itself when unchanged)."""
+    model = as_spec(spec)
+    j = model.jaxpr
+    if "vjp" not in model.kinds() or len(j.outputs) != 1 or not isinstance(j.outputs[0], str):
         return spec
-    avals = {v[0]: v for v in j["in"]} | {o[0]: o for e in j["eqns"] for o in e["out"]}
-    out = avals.get(j["out"][0])
-    floats = [k for k, v in enumerate(j["in"]) if str(v[2]).startswith(FLOATS)]
-    if out is None or list(out[1]) or not str(out[2]).startswith(FLOATS) or not floats:
+    out = j.variables().get(j.outputs[0])
+    floats = [k for k, v in enumerate(j.inputs) if v.dtype.startswith(FLOATS)]
+    if out is None or out.shape or not out.dtype.startswith(FLOATS) or not floats:
         return spec
-    transforms = [{"t": "grad", "argnums": floats} if t["t"] == "vjp" else t for t in spec["transforms"]]
-    return dict(spec, transforms=transforms)
+    transforms = [Transform("grad", argnums=floats) if t.kind == "vjp" else t for t in model.transforms]
+    users = dataclasses.replace(model, transforms=transforms)
+    return users if isinstance(spec, Spec) else users.to_data()
 
 
-def finish_script(text: str, spec: dict, wanted) -> str:
-    """`_finished` with NumPy imported where its check needs it."""
-    done = _finished(text, spec, wanted)
+def finish_script(text: str, spec: Spec | dict, wanted) -> str:
+    """`_finished` (for the model of `spec`, or its JSON data) with NumPy imported where its check needs it."""
+    done = _finished(text, as_spec(spec), wanted)
     if "np.testing." in done and "import numpy as np" not in done.splitlines():
         lines = done.splitlines()
         at = next((k + 1 for k, line in enumerate(lines) if line == "import jax"), 0)
@@ -205,7 +204,7 @@ def finish_script(text: str, spec: dict, wanted) -> str:
     return done
 
 
-def _finished(text: str, spec: dict, wanted) -> str:
+def _finished(text: str, spec: Spec, wanted) -> str:
     """The written-back script `text` (which ends by printing the transformed call) made to compute
     both values and, as the program did, stop with its message when they disagree. The calls stay
     nested, as users write them (`jax.jit(jax.grad(f))(a)`), and nothing is printed that the failure
@@ -220,13 +219,13 @@ def _finished(text: str, spec: dict, wanted) -> str:
     if check == "nonfinite":
         return nonfinite_replay.finish(lines, got, spec, wanted)
     if check == "gradient" and wanted.get("program-compares"):
-        reference, name = reference_chain(spec["transforms"])
+        reference, name = reference_chain(spec.transforms)
         want = f"{name}({inputs})"
         if jp.one_result(spec):  # one comparison of the two calls, as the program wrote it
             return "\n".join(lines[:-1] + reference + _verdict(spec, check, message, got, want)) + "\n"
         body = reference + [f"got = {got}", f"want = {want}"]
     elif check == "result":  # against op by op, or for a GPU's fault alone, op by op on the CPU
-        reference, name = reference_chain(spec["transforms"][1:])
+        reference, name = reference_chain(spec.transforms[1:])
         opening, args = ["with jax.disable_jit():"], inputs
         if cpu:
             opening = ["cpu = jax.devices('cpu')[0]", "with jax.default_device(cpu), jax.disable_jit():"]
@@ -279,7 +278,7 @@ def _printed_call(line: str):
     return printed.args[0] if isinstance(printed.args[0], ast.Call) else None
 
 
-def _verdict(spec: dict, check: str, message: str, got: str = "got", want: str = "want",
+def _verdict(spec: Spec, check: str, message: str, got: str = "got", want: str = "want",
              cpu: bool = False) -> list[str]:
     """Lines that compare `got` with `want` as the watch does (its tolerances, NaNs where both have
     them agreeing; against the CPU, an atol that grows with the reference's largest finite
@@ -319,10 +318,10 @@ def reference_chain(transforms: list) -> tuple[list[str], str]:
     needs (JAX's own AD of it, run op by op as the watches take it), and the expression of the result:
     nested calls, a helper for vjp / jvp."""
     lines, current = [], "f"
-    for k, t in enumerate(t for t in reversed(transforms) if t["t"] not in ("enzyme", "jit")):
-        kind, name = t["t"], f"reference{k}"
+    for k, t in enumerate(t for t in reversed(transforms) if t.kind not in ("enzyme", "jit")):
+        kind, name = t.kind, f"reference{k}"
         if kind in jp.GRAD_LIKE:
-            argnums = jp.argnums_source(t["argnums"])
+            argnums = jp.argnums_source(t.argnums)
             current = f"jax.{kind}({current}" + (f", argnums={argnums})" if argnums != "0" else ")")
         elif kind == "vjp":
             lines += [f"def {name}(*xs):", f"    out, pullback = jax.vjp({current}, *xs)",

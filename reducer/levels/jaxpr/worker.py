@@ -11,7 +11,7 @@ only the worker's child. A spec with a `check` is judged numerically instead
 
 `CapturedScript` is the other request kind of this level: a script run under the traced level's
 capture (`reducer.levels.jaxpr.capture`), with each transformed call recorded ahead when `ahead`
-(`reducer.levels.jaxpr.ahead`), and the values of calls made inside traced ones when `values`: what the traced level starts from, and what a crash's operation is
+(`reducer.levels.jaxpr.write_ahead`), and the values of calls made inside traced ones when `values`: what the traced level starts from, and what a crash's operation is
 looked for in (`reducer.levels.jaxpr.crash_site`).
 """
 from __future__ import annotations
@@ -46,18 +46,18 @@ class CapturedScript:
     name: str
     source: str
     ahead: bool = True
-    values: bool = False  # the values of calls made inside traced ones too (`ahead.VALUES_ENV`)
+    values: bool = False  # the values of calls made inside traced ones too (`write_ahead.VALUES_ENV`)
 
     def run(self) -> int:
         from reducer.workers import imports
 
         imports.lend_nothing()  # the script sees the modules its own imports load, and the capture
-        from reducer.levels.jaxpr import ahead, capture
+        from reducer.levels.jaxpr import write_ahead, capture
 
         if self.ahead:
-            os.environ[ahead.ENV] = "1"
+            os.environ[write_ahead.ENV] = "1"
         if self.values:
-            os.environ[ahead.VALUES_ENV] = "1"
+            os.environ[write_ahead.VALUES_ENV] = "1"
         return capture.main([self.name])
 
 
@@ -71,8 +71,8 @@ def run_traced(request: TracedProgram) -> None:
 
     registry()
     jax.config.update("jax_cpu_enable_async_dispatch", False)  # a crash on the thread that ran it, as in the harness
-    spec = jaxpr_program.loads(request.spec)
-    if spec.get("check"):
+    spec = jaxpr_program.parse(request.spec)
+    if spec.check:
         value_checks.run_check(spec)
     else:
         jaxpr_program.run(request.spec)

@@ -24,11 +24,11 @@ def plain_judge(oracle: Oracle, wanted: Signature, run) -> tuple[bool, Signature
     return oracle.judge(wanted, run)
 
 
-def sites_for(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature) -> crash_site.Sites | None:
+def sites_for(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature) -> crash_site.CrashingOperation | None:
     """What names the operation a candidate's crash happens in, when the wanted failure names one."""
     if not wanted.get("op") or not crash_site.located(wanted):
         return None
-    return crash_site.Sites(sandbox, limits, oracle, wanted)
+    return crash_site.CrashingOperation(sandbox, limits, oracle, wanted)
 
 
 def nonfinite_sites(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature):
@@ -51,7 +51,7 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
     """The script for `spec` that reproduces the failure in fresh interpreters, its arrays and verdict.
     Each form that does not is logged with what its run showed instead and where it stopped; when
     none does, the log says "write-back failed" (a bug of the emitter, not an outcome)."""
-    users = value_checks.as_users_write(jp.loads(spec))
+    users = value_checks.as_users_write(jp.parse(spec))
     for bind_all, short, long in FORMS:
         text, arrays = as_script.emit(users, bind_all=bind_all)
         if value_checks.check_of(wanted):  # the script computes both values and stops as the program did

@@ -5,7 +5,8 @@ reverse mode and runs cleanly, the gradient check. A plain module runs as XLA ru
 the platform and executed on fixed inputs), then XLA's results against its unoptimised
 compilation, and only then, for a module that did not come from XLA itself (HLO text, a dump
 folder), Enzyme-JAX's reverse mode as `enzyme_jax_ir` would run it. The first run that fails sets
-the job's kind; for a dump folder the modules are tried newest first.
+the kind of its runs (`job`: the module's `reducer.levels.mlir.module_runs.ModuleRuns`); for a dump
+folder the modules are tried newest first.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from oracles.base import Oracle, Signature
 from reducer.errors import NO_BACKEND, NO_FAILURE, OTHER_FAILURE, ReducerError
 from reducer.verdict import last_words, no_backend
 from reducer.levels.mlir import module as mm, wrong_gradient, xla_results
-from reducer.levels.mlir.run import ENZYME, GRADIENT, PIPELINE_KINDS, XLA, XLA_RESULTS
+from reducer.levels.mlir.run_module import ENZYME, GRADIENT, PIPELINE_KINDS, XLA, XLA_RESULTS
 from reducer.workers.sandbox import RunResult
 
 #: what each kind of run is, in the log and in errors
@@ -66,7 +67,7 @@ def of_module(job) -> tuple[Oracle, Signature, RunResult]:
         reason = no_backend(run)
         if reason:
             raise ReducerError(f"{job.source_name}: {reason}", NO_BACKEND)
-        hit = job._classify(run)
+        hit = job.classify(run)
         seen.append((kind, run))
         verdict = xla_results.verdict(run.output) if kind == XLA_RESULTS else None
         if verdict:  # the reference every candidate is run against

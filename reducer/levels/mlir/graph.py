@@ -133,13 +133,11 @@ class Dataflow:
         return sum(1 for n in self.feeding(op) | {i} if n not in alive)
 
 
-def remove_dead(module, keep=None) -> int:
+def remove_dead(module, keep=frozenset()) -> int:
     """Erase every dead operation of `module` (MLIR's `trivial-dce`), except the operations named
-    in `keep` (default: `mm.settings.keep`, what the failure names) and what feeds them; returns
-    how many were erased."""
+    in `keep` (what the failure names) and what feeds them; returns how many were erased."""
     from jaxlib.mlir import ir
 
-    keep = mm.settings.keep if keep is None else keep
     before = len(mm.walk(module))
     anchors = []
     with module.context, ir.Location.unknown(module.context):

@@ -55,7 +55,7 @@ class Items:
 
     def __init__(self):
         self.parsed: OrderedDict[str, object] = OrderedDict()
-        self.form = None
+        self.form, self.keep = None, frozenset()
         self.passes: dict[tuple, object] = {}
 
     def get(self, request: dict):
@@ -63,14 +63,15 @@ class Items:
         from reducer.levels.mlir import module as mm
         from reducer.levels.mlir.passes import _ir
 
-        if self.form != mm.settings.form:  # what an item holds depends on the form
+        form, keep = request.get("form", "pretty"), frozenset(request.get("keep", ()))
+        if (self.form, self.keep) != (form, keep):  # what an item holds depends on them
             self.parsed.clear()
-            self.form = mm.settings.form
+            self.form, self.keep = form, keep
         key = request.get("key") or digest(request["program"])
         if key not in self.parsed:
             if "program" not in request:
                 return None
-            self.parsed[key] = _ir.Item(request["program"], parse=mm.settings.form != "text")
+            self.parsed[key] = _ir.Item(request["program"], form, keep)
             while len(self.parsed) > MAX_ITEMS:
                 self.parsed.popitem(last=False)
         self.parsed.move_to_end(key)
@@ -88,10 +89,11 @@ class Items:
 def measure(items: Items, request: dict) -> dict:
     from reducer.levels.mlir import module as mm
 
-    if mm.settings.form == "text":
-        return {"info": mm.info(request["program"])}
+    form = request.get("form", "pretty")
+    if form == "text":
+        return {"info": mm.info(request["program"], form)}
     item = items.get(request)
-    return {"info": mm.info(item.program, module=item.module) if item.ok else None}
+    return {"info": mm.info(item.program, form, module=item.module) if item.ok else None}
 
 
 def points(items: Items, request: dict) -> dict:
@@ -113,7 +115,7 @@ def apply(items: Items, request: dict) -> dict:
     candidate = items.pass_for(request).apply(item, request["point"])
     if not candidate:
         return {"candidate": None}
-    return {"candidate": candidate, "info": mm.info(candidate, verified=mm.settings.form != "text")}
+    return {"candidate": candidate, "info": mm.info(candidate, item.form, verified=item.form != "text")}
 
 
 def handle(request: dict, items: Items) -> dict:
@@ -124,8 +126,7 @@ def handle(request: dict, items: Items) -> dict:
     from reducer.levels.mlir.pipeline import registered_here
     from reducer.levels.mlir.text import pipeline_diagnostic
 
-    mm.settings.form = request.get("form", mm.settings.form)
-    mm.settings.keep = set(request.get("keep", mm.settings.keep))
+    form = request.get("form", "pretty")
     do = request["do"]
     answers = {
         "measure": lambda: measure(items, request),
@@ -133,8 +134,8 @@ def handle(request: dict, items: Items) -> dict:
         "apply": lambda: apply(items, request),
         "check": lambda: {"error": (mm.enzyme_parse_error if request.get("parser") == "enzyme"
                                     else mm.parse_error)(request["module"])},
-        "normalize": lambda: {"text": mm.normalize_here(request["program"])},
-        "ops": lambda: {"ops": mm.ops_here(request["program"])},
+        "normalize": lambda: {"text": mm.normalize_here(request["program"], form)},
+        "ops": lambda: {"ops": mm.ops_here(request["program"], form)},
         "registered": lambda: {"registered": [registered_here(name) for name in request["names"]]},
         "diagnose": lambda: {"diagnostic": pipeline_diagnostic(request["module"], request["pipeline"])},
         "default_pipeline": lambda: {"pipeline": mm.default_pipeline_here(request["module"])},

@@ -35,18 +35,6 @@ _local = threading.local()
 PARSES_PER_CONTEXT = 400
 
 
-class Settings:
-    """How this process prints and cleans up modules: `form` (pretty, generic, or text: edited as
-    lines, checked by Enzyme-JAX's parser), `keep` (names of the operations the failure names,
-    which dead-code removal never erases)."""
-
-    def __init__(self):
-        self.form = "pretty"
-        self.keep: set[str] = set()
-        self.measured: tuple[str, list] | None = None  # the last program a pass printed, and its key
-
-
-settings = Settings()
 
 
 def context():
@@ -109,10 +97,8 @@ def parse_error(module_text: str) -> str | None:
     return None
 
 
-def print_module(module, generic: bool | None = None) -> str:
-    """The module's text without debug locations, in generic form when asked or when the
-    reduction works in it."""
-    generic = settings.form == "generic" if generic is None else generic
+def print_module(module, generic: bool = False) -> str:
+    """The module's text without debug locations, in generic form when asked."""
     return module.operation.get_asm(enable_debug_info=False, print_generic_op_form=generic)
 
 
@@ -191,14 +177,20 @@ def measure(module, text: str) -> tuple:
     return (size, functions, signature, elements, attributes, len(text))
 
 
-def info(program: str, verified: bool = False, module=None) -> list | None:
-    """The key of a program in the current form (see `measure`), or None when it is no valid
-    module (in text form: when Enzyme-JAX's parser, or without enzyme-ad the bindings, refuse it).
+def remember_measure(program: str, key: list) -> None:
+    """What a pass measured of the program it just printed, for `info` to reuse (this thread's)."""
+    _local.measured = (program, key)
+
+
+def info(program: str, form: str, verified: bool = False, module=None) -> list | None:
+    """The key of a program in `form` (see `measure`), or None when it is no valid module (in
+    text form: when Enzyme-JAX's parser, or without enzyme-ad the bindings, refuse it).
     `verified`: a pass printed it after the verifier accepted it; `module`: it parsed already."""
-    if verified and settings.measured and settings.measured[0] == program:
-        return settings.measured[1]
+    measured = getattr(_local, "measured", None)
+    if verified and measured and measured[0] == program:
+        return measured[1]
     _, module_text = split(program)
-    if settings.form == "text":  # valid when either parser reads it
+    if form == "text":  # valid when either parser reads it
         if (not has_enzyme() or enzyme_parse_error(module_text)) and parse_error(module_text):
             return None
         return [len(text_ops(module_text)), module_text.count("\n"), len(module_text)]
@@ -208,20 +200,20 @@ def info(program: str, verified: bool = False, module=None) -> list | None:
     return list(measure(module, module_text))
 
 
-def normalize_here(program: str) -> str | None:
-    """The program as the passes print it (in text form: as given)."""
-    if settings.form == "text":
+def normalize_here(program: str, form: str) -> str | None:
+    """The program as the passes print it in `form` (in text form: as given)."""
+    if form == "text":
         return program
     pipeline, module_text = split(program)
     module = parse_module(module_text)
     if module is None or not verifies(module):
         return None
-    return join(pipeline, print_module(module))
+    return join(pipeline, print_module(module, form == "generic"))
 
 
-def ops_here(program: str) -> list[str]:
+def ops_here(program: str, form: str) -> list[str]:
     _, module_text = split(program)
-    if settings.form == "text":
+    if form == "text":
         return text_ops(module_text)
     module = parse_module(module_text)
     return [op.name for op in walk(module) if counted(op)] if module is not None else []
@@ -267,8 +259,7 @@ class MlirModule:
             return RemoteItem(program)
         from reducer.levels.mlir.passes import _ir
 
-        settings.form, settings.keep = self.form, self.keep
-        return _ir.Item(program, parse=self.form != "text")
+        return _ir.Item(program, self.form, self.keep)
 
     def remember(self, program: str, info_: list | None) -> None:
         digest = hashlib.sha1(program.encode()).hexdigest()
@@ -285,8 +276,7 @@ class MlirModule:
             reply = self._ask(do="measure", program=program)
             found = reply["info"] if reply else None
         else:
-            settings.form, settings.keep = self.form, self.keep
-            found = info(program)
+            found = info(program, self.form)
         self.remember(program, found)
         return self._cache[digest]
 
@@ -308,8 +298,7 @@ class MlirModule:
             reply = self._ask(do="normalize", program=program)
             text = reply["text"] if reply else None
         else:
-            settings.form = self.form
-            text = normalize_here(program)
+            text = normalize_here(program, self.form)
         if text is None:
             raise ValueError("the MLIR bindings cannot print it in " + self.form + " form")
         return text
@@ -319,8 +308,7 @@ class MlirModule:
         if self.worker is not None:
             reply = self._ask(do="ops", program=program)
             return reply["ops"] if reply else []
-        settings.form = self.form
-        return ops_here(program)
+        return ops_here(program, self.form)
 
     def default_pipeline(self, module_text: str) -> str | None:
         """The reverse-mode pass enzyme_jax_ir would run on the module, or None without a
@@ -355,9 +343,9 @@ class MlirModule:
 
     def name_failing_pass(self, sig, program: str):
         """`sig` with a title that names the pass that fails, when it is a pass failure of the
-        program's pipeline (found by `labels.FailingPass`, running prefixes of the pipeline in the
+        program's pipeline (found by `failure_names.FailingPass`, running prefixes of the pipeline in the
         IR worker); its fields stay as they are."""
-        from reducer.levels.mlir import labels
+        from reducer.levels.mlir import failure_names
 
         if self.worker is None:
             return sig
@@ -368,8 +356,8 @@ class MlirModule:
             except (Crashed, RuntimeError):
                 return None
 
-        fault = labels.FailingPass(diagnostic).locate(program, None, sig)
-        return labels.named(sig, fault.name if fault is not None else None)
+        fault = failure_names.FailingPass(diagnostic).locate(program, None, sig)
+        return failure_names.named(sig, fault.name if fault is not None else None)
 
     def problem(self, module_text: str) -> str | None:
         """Why the module is not one the tool can reduce, in one line; None when it is. The

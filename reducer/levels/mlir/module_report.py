@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from oracles.base import Signature
 from reducer import bug_report, env as envmod
 from reducer.files import scrub
-from reducer.levels.mlir.run import ENZYME, GRADIENT, PIPELINE_KINDS, XLA_KINDS, XLA_RESULTS, runner_source
+from reducer.levels.mlir.run_module import ENZYME, GRADIENT, PIPELINE_KINDS, XLA_KINDS, XLA_RESULTS, runner_source
 from reducer.levels.mlir.pipeline import opt_command
 
 

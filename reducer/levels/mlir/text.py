@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from reducer.levels.mlir.run import captured_stderr
+from reducer.levels.mlir.run_module import captured_stderr
 
 #: a line that holds an operation, in text form: `%r = dialect.op …` or `dialect.op …` or `"dialect.op"(…)`
 TEXT_OP = re.compile(r'^\s*(?:%[^=]+=\s*)?"?(?P<name>[A-Za-z_][\w$]*\.[\w$.]+)"?[\s({<@%:]', re.M)

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import ClassVar
 
-from reducer.levels.mlir.run import ENZYME, GRADIENT, NATIVE_FRAMES, PIPELINE_KINDS, XLA, XLA_KINDS, execute
+from reducer.levels.mlir.run_module import ENZYME, GRADIENT, NATIVE_FRAMES, PIPELINE_KINDS, XLA, XLA_KINDS, execute
 from reducer.workers import requests
 
 

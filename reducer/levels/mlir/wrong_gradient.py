@@ -6,7 +6,7 @@ operations. `WrongGradient` turns a disagreeing verdict into a signature of the 
 family (the family a script whose Enzyme-JAX gradient disagrees with JAX's gets), whose `op` is the
 operation at fault: found once (`GradientCulprit`, a localiser, `reducer.faults`) by keeping each
 operation of the module alone (the `isolate-culprit` pass: its operands made arguments,
-`labels.Isolating`) and checking that one-operation module's gradient; the first that disagrees on
+`failure_names.Isolating`) and checking that one-operation module's gradient; the first that disagrees on
 its own is named, else `function`. Candidates are then judged on their verdict and on still holding
 that operation.
 """
@@ -16,7 +16,7 @@ import re
 
 from oracles.outcome import Signature
 from reducer.levels.mlir.gradient_check import MARKER
-from reducer.levels.mlir.labels import Isolating
+from reducer.levels.mlir.failure_names import Isolating
 from reducer.levels.mlir.verdicts import OnVerdict, read
 
 #: operations that have no derivative of their own to get wrong

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from oracles.outcome import RunResult, Signature
 from reducer.faults import Fault
-from reducer.levels.mlir import module as mm, run as mlir_run
+from reducer.levels.mlir import module as mm, run_module as mlir_run
 from reducer.levels.mlir.xla_check import ESSENTIAL, passes_in_dump
 from reducer.workers.sandbox import Limits
 

@@ -6,7 +6,7 @@ optimisations off). `XlaResults` turns a disagreeing verdict into a signature of
 family (the family a script whose `jit` result disagrees with op-by-op evaluation gets) with
 `source=xla`, whose `op` is the operation at fault: found once (`ResultCulprit`, a localiser,
 `reducer.faults`) by keeping each operation of the module alone (the `isolate-culprit` pass: its
-operands made arguments, `labels.Isolating`) and comparing that one-operation module's results;
+operands made arguments, `failure_names.Isolating`) and comparing that one-operation module's results;
 the first that differs on its own is named, else `function` (the fault lies in how XLA combines
 operations, say a fusion). Candidates are then judged on their
 verdict and on still holding that operation.
@@ -14,7 +14,7 @@ verdict and on still holding that operation.
 from __future__ import annotations
 
 from oracles.outcome import Signature
-from reducer.levels.mlir.labels import Isolating
+from reducer.levels.mlir.failure_names import Isolating
 from reducer.levels.mlir.verdicts import OnVerdict, read
 from reducer.levels.mlir.xla_check import RESULTS
 

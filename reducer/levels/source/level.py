@@ -6,9 +6,10 @@ directly by the source passes, each candidate a script run by the job.
 `PythonSource` representation. What belongs to the job reaches it through the `LevelContext`: the
 test of a candidate (`test_for(program)`: the job's oracle, votes, keep-aside, counterfactual and
 runner confirmation), keeping the best program so far and what --resume needs (`on_accept`, with
-the engine's counts), the job's second look at the result (`restart`: the program to go on from
-when the verdicts that led to it cannot be trusted, the outcome cache then forgotten), the stall,
-the pass order, the number of jobs and when shrinking must stop (`until`, else `deadline`).
+the engine's counts; on --resume the job hands it the best script kept), the job's second look at
+the result (`restart`: the program to go on from when the verdicts that led to it cannot be
+trusted, the outcome cache then forgotten), the stall, the pass order, the number of jobs and when
+shrinking must stop (`until`, else `deadline`).
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ class SourceLevel:
     naming "source") or no level before it kept its result; else the program is kept as it comes
     (the engine runs with no pass, so that the job still keeps and checks it)."""
 
-    name = "source"
+    name, suffix = "source", ".py"
 
     def __init__(self, rep: PythonSource, chosen: tuple[str, ...] | None = None, original: str = "",
                  file_name: str = "repro.py", resume: bool = False, passes: Callable[[], list] = source_passes):
@@ -36,18 +37,18 @@ class SourceLevel:
         self.resume = resume  # the program handed in is an interrupted run's best, not a run of `original`
         self.passes = passes  # makes the passes, in order (`source_passes`)
 
-    def why_not(self, est: Established, program: str) -> str | None:
+    def why_not(self, established: Established, program: str) -> str | None:
         """None: the source level takes every script it is handed."""
         return None
 
-    def applies(self, est: Established, program: str) -> bool:
-        return self.why_not(est, program) is None
+    def applies(self, established: Established, program: str) -> bool:
+        return self.why_not(established, program) is None
 
     def shrinks(self, before: tuple[str, ...]) -> bool:
         """Whether the source passes run, after the levels `before` kept their results."""
         return self.chosen is None or "source" in self.chosen or not before
 
-    def reduce(self, program: str, est: Established, ctx: LevelContext) -> LevelResult:
+    def reduce(self, program: str, established: Established, ctx: LevelContext) -> LevelResult:
         """Shrink `program` to a fixpoint of the source passes (again from the program `restart`
         gives, when it gives one); the result names "source" among its levels when the passes ran."""
         shrinks = self.shrinks(ctx.levels)
@@ -60,7 +61,7 @@ class SourceLevel:
                         deadline=ctx.until if ctx.until is not None else ctx.deadline, stall=ctx.stall,
                         reorder=ctx.reorder)
         keep(program, problem.stats)
-        self.rep.note_failure(program, est.run.output, self.file_name, ran=None if self.resume else self.original)
+        self.rep.note_failure(program, established.run.output, self.file_name, ran=None if self.resume else self.original)
         best = engine.reduce(program)
         restart = None if ctx.stop.is_set() or ctx.restart is None else ctx.restart(best)
         if restart is not None:
@@ -71,4 +72,4 @@ class SourceLevel:
             keep(best, problem.stats)
         stats = problem.stats
         return LevelResult(best, stats.tested, stats.accepted, levels=("source",) if shrinks else (),
-                           stalled=engine.stalled)
+                           stalled=engine.stalled, cache_hits=stats.cache_hits, seconds=stats.seconds)

@@ -1,8 +1,9 @@
 """Traced-program passes: they shrink a jaxpr spec (`reducer.levels.jaxpr.program`), one pass per file.
 
 Same contract as every pass (`reducer.engine`): `points(spec)` lists what the pass can change in
-the parsed spec (a dict the engine parses once and no pass changes), largest cuts first;
-`apply(spec, point)` edits a copy and returns the candidate's text. Passes never run anything.
+the parsed spec (a `reducer.levels.jaxpr.model.Spec` the engine parses once and no pass changes),
+largest cuts first; `apply(spec, point)` edits a copy and returns the candidate's text (JSON is
+written only there). Passes never run anything.
 To add a pass: one module with a `_edit.JaxprPass` subclass, and one line below.
 """
 from __future__ import annotations

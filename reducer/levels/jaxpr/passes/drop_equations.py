@@ -4,23 +4,23 @@ inside nested jaxprs (loop bodies, branches, inner calls) as well."""
 from __future__ import annotations
 
 from reducer.engine import Chunks
-from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.model import Spec
 from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, fill, finish, real_eqns
 
 
 class DropEquations(JaxprPass):
     name = "drop-equations"
 
-    def points(self, spec: dict) -> list:
+    def points(self, spec: Spec) -> list:
         return [Chunks((path, tuple(real_eqns(j))), len(real_eqns(j)), from_end=True)
-                for path, j in list(jp.jaxprs(spec["jaxpr"]))]
+                for path, j in list(spec.jaxpr.walk())]
 
-    def apply(self, spec: dict, chunk) -> str:
+    def apply(self, spec: Spec, chunk) -> str:
         path, idx = chunk.where
         chosen = set(idx[chunk.start:chunk.stop])
         new = clone(spec)
-        target = jp.at(new["jaxpr"], path)
-        eqns = target["eqns"]
-        target["eqns"] = ([fill(o) for i in sorted(chosen) for o in eqns[i]["out"]]
-                          + [e for i, e in enumerate(eqns) if i not in chosen])
+        target = new.jaxpr.at(path)
+        eqns = target.eqns
+        target.eqns = ([fill(o) for i in sorted(chosen) for o in eqns[i].outputs]
+                       + [e for i, e in enumerate(eqns) if i not in chosen])
         return finish(new, spec)

@@ -2,18 +2,19 @@
 from __future__ import annotations
 
 from reducer.engine import chunk_order
+from reducer.levels.jaxpr.model import Spec
 from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish
 
 
 class DropOutputs(JaxprPass):
     name = "drop-outputs"
 
-    def points(self, spec: dict) -> list:
-        n = len(spec["jaxpr"]["out"])  # chunks of them, never all
+    def points(self, spec: Spec) -> list:
+        n = len(spec.jaxpr.outputs)  # chunks of them, never all
         return [(start, stop) for start, stop in chunk_order(n, from_end=True) if stop - start < n]
 
-    def apply(self, spec: dict, point) -> str:
+    def apply(self, spec: Spec, point) -> str:
         start, stop = point
         new = clone(spec)
-        new["jaxpr"]["out"] = new["jaxpr"]["out"][:start] + new["jaxpr"]["out"][stop:]
+        new.jaxpr.outputs = new.jaxpr.outputs[:start] + new.jaxpr.outputs[stop:]
         return finish(new)

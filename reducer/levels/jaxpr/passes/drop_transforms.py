@@ -2,22 +2,23 @@
 `vmap`, …), outermost first; the oracle keeps those the failure needs."""
 from __future__ import annotations
 
+from reducer.levels.jaxpr.model import Spec
 from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish
 
 
 class DropTransforms(JaxprPass):
     name = "drop-transforms"
 
-    def points(self, spec: dict) -> list:
-        return list(range(len(spec["transforms"])))
+    def points(self, spec: Spec) -> list:
+        return list(range(len(spec.transforms)))
 
-    def apply(self, spec: dict, k) -> str:
-        t = spec["transforms"][k]
+    def apply(self, spec: Spec, k) -> str:
+        t = spec.transforms[k]
         new = clone(spec)
-        if t["t"] == "vmap":  # the arguments lose their batch axes
-            for a, ax in zip(new["args"], t["in_axes"]):
+        if t.kind == "vmap":  # the arguments lose their batch axes
+            for a, ax in zip(new.args, t.in_axes):
                 if ax is not None:
-                    del a["shape"][ax % len(a["shape"])]
-                    a.pop("values", None)
-        del new["transforms"][k]
+                    at = ax % len(a.shape)
+                    a.shape, a.values = a.shape[:at] + a.shape[at + 1:], None
+        del new.transforms[k]
         return finish(new)

@@ -3,30 +3,30 @@ need Enzyme; a `custom_jvp` / `custom_vjp` function, in case it does not need th
 the equations of its (primal) body."""
 from __future__ import annotations
 
-from reducer.levels.jaxpr import program as jp
+from dataclasses import replace
+
+from reducer.levels.jaxpr.model import Jaxpr, Spec
 from reducer.levels.jaxpr.passes._edit import JaxprPass, edit, equations, finish, splice
 
 CALLS = ("jit", "enzyme", "custom_jvp", "custom_vjp")
 
 
-def inline_body(j: dict, i: int, sub: dict, ins: list) -> None:
+def inline_body(j: Jaxpr, i: int, sub: Jaxpr, ins: list) -> None:
     """Replace equation `i` of `j` by `sub`'s equations applied to `ins`."""
-    e = j["eqns"][i]
-    body = [dict(x) for x in sub["eqns"]]
-    local = {v[0]: a for v, a in zip(sub["in"], ins)}
-    holder = {"eqns": body, "out": list(sub["out"])}
-    jp.rename(holder, local)
-    splice(j, i, holder["eqns"], {o[0]: a for o, a in zip(e["out"], holder["out"])})
+    e = j.eqns[i]
+    holder = Jaxpr([], [replace(x) for x in sub.eqns], list(sub.outputs))
+    holder.rename({v.name: a for v, a in zip(sub.inputs, ins)})
+    splice(j, i, holder.eqns, {o.name: a for o, a in zip(e.outputs, holder.outputs)})
 
 
 class InlineCalls(JaxprPass):
     name = "inline-calls"
 
-    def points(self, spec: dict) -> list:
+    def points(self, spec: Spec) -> list:
         return [(path, i) for kind in CALLS for path, i, _ in equations(spec, (kind,))]
 
-    def apply(self, spec: dict, point) -> str:
+    def apply(self, spec: Spec, point) -> str:
         path, i = point
         new, target, ne = edit(spec, path, i)
-        inline_body(target, i, ne["subs"][0], ne["in"])
+        inline_body(target, i, ne.subs[0], ne.inputs)
         return finish(new)

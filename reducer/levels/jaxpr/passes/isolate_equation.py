@@ -9,6 +9,7 @@ equation per primitive, in every nested jaxpr (the body of an inner `jit` too)."
 from __future__ import annotations
 
 from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.model import Arg, Equation, Jaxpr, Spec, Var, names
 from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish
 
 MAX_TRIED = 6  # primitives tried per round
@@ -22,56 +23,56 @@ COMMON = {
 SCALAR_OUT = set(jp.GRAD_LIKE) | {"vjp", "jvp"}  # transformations that want one scalar output
 
 
-def _avals(j: dict, i: int) -> dict:
-    found = {v[0]: v for v in j["in"]}
-    for e in j["eqns"][:i]:
-        found.update((o[0], o) for o in e["out"])
+def _avals(j: Jaxpr, i: int) -> dict:
+    found = {v.name: v for v in j.inputs}
+    for e in j.eqns[:i]:
+        found.update((o.name, o) for o in e.outputs)
     return found
 
 
 class IsolateEquation(JaxprPass):
     name = "isolate-equation"
 
-    def points(self, spec: dict) -> list:
-        if any(t["t"] == "vmap" for t in spec["transforms"]):
+    def points(self, spec: Spec) -> list:
+        if "vmap" in spec.kinds():
             return []
         seen: dict = {}
-        for path, j in jp.jaxprs(spec["jaxpr"]):
-            for i, e in enumerate(j["eqns"]):
-                if e["p"] not in COMMON and e["p"] not in jp.VALUE_PRIMS:
-                    count, where = seen.get(e["p"], (0, (path, i)))
-                    seen[e["p"]] = (count + 1, where)
-        if jp.count_eqns(spec["jaxpr"]) <= 2:
+        for path, j in spec.jaxpr.walk():
+            for i, e in enumerate(j.eqns):
+                if e.primitive not in COMMON and e.primitive not in jp.VALUE_PRIMS:
+                    count, where = seen.get(e.primitive, (0, (path, i)))
+                    seen[e.primitive] = (count + 1, where)
+        if jp.count_eqns(spec.jaxpr) <= 2:
             return []
         ranked = sorted(seen.items(), key=lambda kv: kv[1][0])
         return [where for _, (_, where) in ranked[:MAX_TRIED]]
 
-    def apply(self, spec: dict, point) -> str | None:
+    def apply(self, spec: Spec, point) -> str | None:
         path, i = point
         new = clone(spec)
-        j = jp.at(new["jaxpr"], path)
-        e, avals = j["eqns"][i], _avals(j, i)
-        ins = [list(avals[a]) for a in dict.fromkeys(a for a in e["in"] if isinstance(a, str))]
-        top = {"in": ins, "eqns": [e], "out": [o[0] for o in e["out"]]}
-        if any(t["t"] in SCALAR_OUT for t in new["transforms"]):
-            floats = [o for o in e["out"] if o[2].startswith(("float", "bfloat"))]
+        j = new.jaxpr.at(path)
+        e, avals = j.eqns[i], _avals(j, i)
+        ins = [avals[a] for a in dict.fromkeys(names(e.inputs))]
+        top = Jaxpr(ins, [e], [o.name for o in e.outputs])
+        if set(new.kinds()) & SCALAR_OUT:
+            floats = [o for o in e.outputs if o.dtype.startswith(("float", "bfloat"))]
             if not floats:
                 return None
-            top["out"] = [self._scalar(top, floats[0], jp.fresh_namer(new))]
-        new["jaxpr"], new["args"] = top, [{"shape": list(v[1]), "dtype": v[2]} for v in ins]
-        differentiable = [k for k, v in enumerate(ins) if v[2].startswith(("float", "bfloat", "complex"))]
-        for t in new["transforms"]:
-            if "argnums" in t:
+            top.outputs = [self._scalar(top, floats[0], jp.fresh_namer(new))]
+        new.jaxpr, new.args = top, [Arg(v.shape, v.dtype) for v in ins]
+        differentiable = [k for k, v in enumerate(ins) if v.dtype.startswith(("float", "bfloat", "complex"))]
+        for t in new.transforms:
+            if t.argnums is not None:
                 if not differentiable:
                     return None
-                t["argnums"] = differentiable
+                t.argnums = differentiable
         return finish(new)
 
     @staticmethod
-    def _scalar(top: dict, out: list, fresh) -> str:
-        if not out[1]:
-            return out[0]
+    def _scalar(top: Jaxpr, out: Var, fresh) -> str:
+        if not out.shape:
+            return out.name
         total = fresh()
-        top["eqns"].append({"p": "reduce_sum", "in": [out[0]], "out": [[total, [], out[2]]],
-                            "params": {"axes": {"t": list(range(len(out[1])))}, "out_sharding": None}, "subs": []})
+        top.eqns.append(Equation("reduce_sum", [out.name], [Var(total, (), out.dtype)],
+                                 {"axes": {"t": list(range(len(out.shape)))}, "out_sharding": None}))
         return total

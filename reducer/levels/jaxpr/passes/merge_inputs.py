@@ -6,33 +6,34 @@ of the written-back function. An input that a `grad`-like transformation differe
 (its cotangent is part of the result); the one read instead must be mapped alike by every `vmap`."""
 from __future__ import annotations
 
-from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.model import Spec
 from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish, remove_inputs
 
 
-def _same_mapping(spec: dict, k: int, m: int) -> bool:
-    return all(t["in_axes"][k] == t["in_axes"][m] for t in spec["transforms"] if t["t"] == "vmap")
+def _same_mapping(spec: Spec, k: int, m: int) -> bool:
+    return all(t.in_axes[k] == t.in_axes[m] for t in spec.transforms if t.kind == "vmap")
 
 
 class MergeInputs(JaxprPass):
     name = "merge-inputs"
 
-    def points(self, spec: dict) -> list:
+    def points(self, spec: Spec) -> list:
         """(k, m): input k replaced by the first other input m of its type, later inputs first."""
-        ins = spec["jaxpr"]["in"]
-        differentiated = {k for t in spec["transforms"] for k in t.get("argnums", ())}
+        ins = spec.jaxpr.inputs
+        differentiated = {k for t in spec.transforms for k in t.argnums or ()}
         out = []
         for k in reversed(range(len(ins))):
-            same = (m for m in range(len(ins)) if m != k and ins[m][1:] == ins[k][1:] and _same_mapping(spec, k, m))
+            same = (m for m in range(len(ins))
+                    if m != k and ins[m].aval() == ins[k].aval() and _same_mapping(spec, k, m))
             m = next(same, None)
             if k not in differentiated and m is not None:
                 out.append((k, m))
         return out
 
-    def apply(self, spec: dict, point) -> str:
+    def apply(self, spec: Spec, point) -> str:
         k, m = point
-        ins = spec["jaxpr"]["in"]
+        ins = spec.jaxpr.inputs
         new = clone(spec)
-        jp.rename(new["jaxpr"], {ins[k][0]: ins[m][0]})
+        new.jaxpr.rename({ins[k].name: ins[m].name})
         remove_inputs(new, {k})
         return finish(new)

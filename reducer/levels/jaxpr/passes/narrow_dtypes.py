@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.model import Spec
 from reducer.levels.jaxpr.passes._edit import JaxprPass
 
 NARROW = {"float64": "float32", "int64": "int32", "uint64": "uint32", "complex128": "complex64"}
@@ -21,10 +22,10 @@ def narrowed(value):
 class NarrowDtypes(JaxprPass):
     name = "narrow-dtypes"
 
-    def points(self, spec: dict) -> list:
-        return ["narrow"] if spec.get("x64") else []
+    def points(self, spec: Spec) -> list:
+        return ["narrow"] if spec.x64 else []
 
-    def apply(self, spec: dict, point) -> str:
-        new = narrowed(spec)  # a new structure: `spec` stays as it is
+    def apply(self, spec: Spec, point) -> str:
+        new = narrowed(spec.to_data())  # every name in the spec's data: dtypes, and those in parameters
         del new["x64"]
         return jp.dumps(new)

@@ -8,7 +8,9 @@ Where the jaxpr needs its shapes (a matrix product, an axis parameter) the repla
 candidate is not kept."""
 from __future__ import annotations
 
-from reducer.levels.jaxpr import program as jp
+from dataclasses import replace
+
+from reducer.levels.jaxpr.model import Jaxpr, Spec, names
 from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish
 
 REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"}
@@ -26,52 +28,52 @@ def _array(shape) -> bool:
 class OnePoint(JaxprPass):
     name = "one-point"
 
-    def points(self, spec: dict) -> list:
-        shapes = [a["shape"] for a in spec["args"]]
-        shapes += [o[1] for _, j in jp.jaxprs(spec["jaxpr"]) for e in j["eqns"] for o in e["out"]]
+    def points(self, spec: Spec) -> list:
+        shapes = [a.shape for a in spec.args]
+        shapes += [o.shape for _, j in spec.jaxpr.walk() for e in j.eqns for o in e.outputs]
         points = ["every array"] if any(_array(s) for s in shapes) else []
         if any(_unit(s) for s in shapes) and not all(_unit(s) for s in shapes if s):
             points.append("one-element arrays")
         return points
 
-    def apply(self, spec: dict, point) -> str:
+    def apply(self, spec: Spec, point) -> str:
         which = _array if point == "every array" else _unit
         new = clone(spec)
-        for a in new["args"]:
-            if which(a["shape"]):
-                a["shape"] = []
-                if a.get("values") and not a["dtype"].startswith("complex"):
-                    a["values"] = a["values"][:1]  # its first value
+        for a in new.args:
+            if which(a.shape):
+                a.shape = ()
+                if a.values and not a.dtype.startswith("complex"):
+                    a.values = a.values[:1]  # its first value
                 else:  # ones
-                    a.pop("values", None)
-        for _, j in jp.jaxprs(new["jaxpr"]):
+                    a.values = None
+        for _, j in new.jaxpr.walk():
             self._scalars(j, which)
         return finish(new)
 
     @staticmethod
-    def _scalars(j: dict, which) -> None:
+    def _scalars(j: Jaxpr, which) -> None:
         """Make `j`'s chosen shapes scalars, in place; reductions of a scalar go."""
-        rank = {}
-        for v in j["in"]:
-            v[1] = [] if which(v[1]) else v[1]
-            rank[v[0]] = len(v[1])
+        def scalar(v):
+            return replace(v, shape=()) if which(v.shape) else v
+
+        j.inputs = [scalar(v) for v in j.inputs]
+        rank = {v.name: len(v.shape) for v in j.inputs}
         kept, mapping = [], {}
-        for e in j["eqns"]:
-            e["in"] = [mapping.get(a, a) if isinstance(a, str) else a for a in e["in"]]
-            scalar_in = [a for a in e["in"] if isinstance(a, str) and rank.get(a) == 0]
-            if e["p"] in REDUCTIONS and len(e["in"]) == 1 and scalar_in and len(e["out"]) == 1:
-                mapping[e["out"][0][0]] = e["in"][0]  # the sum of a scalar is that scalar
+        for e in j.eqns:
+            e.inputs = [mapping.get(a, a) if isinstance(a, str) else a for a in e.inputs]
+            scalar_in = [a for a in names(e.inputs) if rank.get(a) == 0]
+            if e.primitive in REDUCTIONS and len(e.inputs) == 1 and scalar_in and len(e.outputs) == 1:
+                mapping[e.outputs[0].name] = e.inputs[0]  # the sum of a scalar is that scalar
                 continue
-            for o in e["out"]:
-                o[1] = [] if which(o[1]) else o[1]
-                rank[o[0]] = len(o[1])
+            e.outputs = [scalar(o) for o in e.outputs]
+            rank.update((o.name, len(o.shape)) for o in e.outputs)
             for k in SHAPE_PARAMS:
-                value = e["params"].get(k)
-                items = value["t"] if isinstance(value, dict) and "t" in value else value
+                value = e.params.get(k)
+                items = value["t"] if isinstance(value, dict) and "t" in value else value  # an encoded tuple
                 if isinstance(items, (list, tuple)) and which(list(items)):
-                    e["params"][k] = {"t": []}
-            if e["p"] == "broadcast_in_dim" and scalar_in:
-                e["params"]["broadcast_dimensions"] = {"t": []}
+                    e.params[k] = {"t": []}
+            if e.primitive == "broadcast_in_dim" and scalar_in:
+                e.params["broadcast_dimensions"] = {"t": []}
             kept.append(e)
-        j["eqns"] = kept
-        jp.rename(j, mapping)
+        j.eqns = kept
+        j.rename(mapping)

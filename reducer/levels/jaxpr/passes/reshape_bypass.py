@@ -7,40 +7,40 @@ from __future__ import annotations
 from typing import Iterator
 
 from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.model import Equation, Jaxpr, Spec, Var, names
 from reducer.levels.jaxpr.passes._edit import JaxprPass, edit, finish, real_eqns
 
 NEAREST = 3  # earlier values tried per equation
 SUMMABLE = ("float", "bfloat", "complex", "int", "uint")
 
 
-def collapse(src: list, out: list) -> dict | None:
-    """An equation making `out` from the value `src` ([var, shape, dtype]): a sum over all axes when
-    `out` is a scalar, a reshape when the sizes agree; None otherwise."""
-    name, shape, dtype = src
-    if dtype != out[2] or list(shape) == list(out[1]):
+def collapse(src: Var, out: Var) -> Equation | None:
+    """An equation making `out` from the value `src`: a sum over all axes when `out` is a scalar, a
+    reshape when the sizes agree; None otherwise."""
+    if src.dtype != out.dtype or src.shape == out.shape:
         return None
-    if not out[1] and shape and dtype.startswith(SUMMABLE):
-        return {"p": "reduce_sum", "in": [name], "out": [list(out)],
-                "params": {"axes": {"t": list(range(len(shape)))}, "out_sharding": None}, "subs": []}
-    if jp.elements(shape) == jp.elements(out[1]):
-        return {"p": "reshape", "in": [name], "out": [list(out)],
-                "params": {"new_sizes": {"t": list(out[1])}, "dimensions": None, "sharding": None}, "subs": []}
+    if not out.shape and src.shape and src.dtype.startswith(SUMMABLE):
+        return Equation("reduce_sum", [src.name], [out],
+                        {"axes": {"t": list(range(len(src.shape)))}, "out_sharding": None})
+    if jp.elements(src.shape) == jp.elements(out.shape):
+        return Equation("reshape", [src.name], [out],
+                        {"new_sizes": {"t": list(out.shape)}, "dimensions": None, "sharding": None})
     return None
 
 
-def replacements(j: dict, i: int) -> Iterator[dict]:
+def replacements(j: Jaxpr, i: int) -> Iterator[Equation]:
     """Equations that could stand for equation `i` of `j`, from the values defined before it (not
     its own operands: collapsing those removes nothing), nearest first."""
-    e = j["eqns"][i]
-    if len(e["out"]) != 1:
+    e = j.eqns[i]
+    if len(e.outputs) != 1:
         return
-    earlier = [list(v) for v in j["in"]] + [list(o) for prev in j["eqns"][:i] for o in prev["out"]]
-    own = {a for a in e["in"] if isinstance(a, str)}
+    earlier = list(j.inputs) + [o for prev in j.eqns[:i] for o in prev.outputs]
+    own = set(names(e.inputs))
     found = 0
     for src in reversed(earlier):
         if found >= NEAREST:
             return
-        new = None if src[0] in own else collapse(src, e["out"][0])
+        new = None if src.name in own else collapse(src, e.outputs[0])
         if new is not None:
             found += 1
             yield new
@@ -49,15 +49,15 @@ def replacements(j: dict, i: int) -> Iterator[dict]:
 class ReshapeBypass(JaxprPass):
     name = "reshape-bypass"
 
-    def points(self, spec: dict) -> list:
-        return [(path, i, k) for path, j in list(jp.jaxprs(spec["jaxpr"]))
+    def points(self, spec: Spec) -> list:
+        return [(path, i, k) for path, j in list(spec.jaxpr.walk())
                 for i in reversed(real_eqns(j)) for k, _ in enumerate(replacements(j, i))]
 
-    def apply(self, spec: dict, point) -> str | None:
+    def apply(self, spec: Spec, point) -> str | None:
         path, i, k = point
         new, target, _ = edit(spec, path, i)
         options = list(replacements(target, i))
         if k >= len(options):
             return None
-        target["eqns"][i] = options[k]
+        target.eqns[i] = options[k]
         return finish(new, spec)

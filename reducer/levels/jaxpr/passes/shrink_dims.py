@@ -3,13 +3,16 @@ the shape-like parameters (`shape`, `new_sizes`, `sizes`, `limit_indices`, `slic
 `length`), becomes 1, or 2 when 1 does not keep the failure. Largest sizes first."""
 from __future__ import annotations
 
-from reducer.levels.jaxpr import program as jp
+from dataclasses import replace
+
+from reducer.levels.jaxpr.model import Spec
 from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish
 
 SHAPE_PARAMS = {"shape", "new_sizes", "sizes", "limit_indices", "slice_sizes", "length"}
 
 
 def _sub_tuple(v, old: int, new: int):
+    """The encoded parameter `v` with `old` as `new` (in an encoded tuple, at any depth)."""
     if isinstance(v, dict) and "t" in v:
         return {"t": [new if x == old else _sub_tuple(x, old, new) for x in v["t"]]}
     if isinstance(v, int) and not isinstance(v, bool) and v == old:
@@ -17,45 +20,42 @@ def _sub_tuple(v, old: int, new: int):
     return v
 
 
-def substitute(spec: dict, old: int, new: int) -> None:
-    def shape(s):
-        return [new if d == old else d for d in s]
+def substitute(spec: Spec, old: int, new: int) -> None:
+    def shape(s) -> tuple:
+        return tuple(new if d == old else d for d in s)
 
-    for a in spec["args"]:
-        if old in a["shape"]:
-            a["shape"] = shape(a["shape"])
-            a.pop("values", None)
-    for _, j in jp.jaxprs(spec["jaxpr"]):
-        for v in j["in"]:
-            v[1] = shape(v[1])
-        for e in j["eqns"]:
-            for o in e["out"]:
-                if old in o[1] and e["p"] == "__const__":
-                    e["p"], e["params"] = "__fill__", {"fill": 1}
-                o[1] = shape(o[1])
-            for k in list(e["params"]):
+    for a in spec.args:
+        if old in a.shape:
+            a.shape, a.values = shape(a.shape), None
+    for _, j in spec.jaxpr.walk():
+        j.inputs = [replace(v, shape=shape(v.shape)) for v in j.inputs]
+        for e in j.eqns:
+            if e.primitive == "__const__" and any(old in o.shape for o in e.outputs):
+                e.primitive, e.params = "__fill__", {"fill": 1}
+            e.outputs = [replace(o, shape=shape(o.shape)) for o in e.outputs]
+            for k in list(e.params):
                 if k in SHAPE_PARAMS:
-                    e["params"][k] = _sub_tuple(e["params"][k], old, new)
+                    e.params[k] = _sub_tuple(e.params[k], old, new)
 
 
-def sizes(spec: dict) -> list[int]:
+def sizes(spec: Spec) -> list[int]:
     found = set()
-    for a in spec["args"]:
-        found.update(a["shape"])
-    for _, j in jp.jaxprs(spec["jaxpr"]):
-        for e in j["eqns"]:
-            for o in e["out"]:
-                found.update(o[1])
+    for a in spec.args:
+        found.update(a.shape)
+    for _, j in spec.jaxpr.walk():
+        for e in j.eqns:
+            for o in e.outputs:
+                found.update(o.shape)
     return sorted((d for d in found if d > 2), reverse=True)
 
 
 class ShrinkDims(JaxprPass):
     name = "shrink-dims"
 
-    def points(self, spec: dict) -> list:
+    def points(self, spec: Spec) -> list:
         return [(old, new_size) for old in sizes(spec) for new_size in (1, 2)]
 
-    def apply(self, spec: dict, point) -> str:
+    def apply(self, spec: Spec, point) -> str:
         old, new_size = point
         new = clone(spec)
         substitute(new, old, new_size)

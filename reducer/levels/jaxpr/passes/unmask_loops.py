@@ -9,38 +9,39 @@ and the loop a plain one."""
 from __future__ import annotations
 
 from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.model import Jaxpr, Literal, Spec
 from reducer.levels.jaxpr.passes._edit import JaxprPass, edit, equations, finish
 
 
-def constant_predicate(cond: dict):
+def constant_predicate(cond: Jaxpr):
     """The value of a condition whose predicate is a constant fill (None when it is not)."""
-    pred = cond["out"][0]
-    for e in cond["eqns"]:
-        if e["p"] == "__fill__" and e["out"][0][0] == pred:
-            return bool(e["params"].get("fill", 0))
+    pred = cond.outputs[0]
+    for e in cond.eqns:
+        if e.primitive == "__fill__" and e.outputs[0].name == pred:
+            return bool(e.params.get("fill", 0))
     return None
 
 
 class UnmaskLoops(JaxprPass):
     name = "unmask-loops"
 
-    def points(self, spec: dict) -> list:
+    def points(self, spec: Spec) -> list:
         out = []
         for path, i, e in equations(spec, ("while",)):
-            if not jp.batched_predicate(e["subs"][0]):
+            if not jp.batched_predicate(e.subs[0]):
                 continue
-            value = constant_predicate(e["subs"][0])
+            value = constant_predicate(e.subs[0])
             if value is not None:  # the same for every lane: one scalar predicate
                 out.append((path, i, value))
             if jp.masked_loop(e):
                 out.append((path, i, "any-lane"))
         return out
 
-    def apply(self, spec: dict, point) -> str:
+    def apply(self, spec: Spec, point) -> str:
         path, i, change = point
         new, _, ne = edit(spec, path, i)
         if change == "any-lane":
-            ne["params"]["any_lane"] = True
+            ne.params["any_lane"] = True
         else:
-            ne["subs"][0]["out"][0] = {"lit": change, "dtype": "bool"}
+            ne.subs[0].outputs[0] = Literal(change, "bool")
         return finish(new)

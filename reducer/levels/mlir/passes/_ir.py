@@ -14,11 +14,14 @@ from reducer.levels.mlir.graph import operation
 class Item:
     """A program parsed once and never changed: the work item passes read to find their change
     points (`ops` in pre-order, `flow` its dataflow graph); `edit()` gives a copy to change. In
-    text form (`parse` false) only its text is read: the bindings cannot hold the module."""
+    text form only its text is read: the bindings cannot hold the module. `form` is how the
+    reduction prints modules (`reducer.levels.mlir.module`), `keep` the operations dead-code
+    removal never erases (what the failure names)."""
 
-    def __init__(self, program: str, parse: bool = True):
-        self.program = program
+    def __init__(self, program: str, form: str = "pretty", keep=frozenset()):
+        self.program, self.form, self.keep = program, form, frozenset(keep)
         self.pipeline, self.module_text = mm.split(program)
+        parse = form != "text"
         self.module = mm.parse_module(self.module_text) if parse else None
         self.ok = self.module is not None or not parse  # a text item is always readable
         self.ops = mm.walk(self.module) if self.module is not None else []
@@ -32,7 +35,7 @@ class Item:
         return self._flow
 
     def edit(self) -> "Edit":
-        return Edit(self.program)
+        return Edit(self.program, self.form, self.keep)
 
     # -- functions ------------------------------------------------------------------------------
     def functions(self, declarations: bool = False) -> list:
@@ -137,9 +140,9 @@ class Edit(Item):
         if not mm.verifies(self.module):
             return None
         if dce:
-            mlir_graph.remove_dead(self.module, mm.settings.keep)
-        program = mm.join(self.pipeline, mm.print_module(self.module))
-        mm.settings.measured = (program, list(mm.measure(self.module, mm.split(program)[1])))
+            mlir_graph.remove_dead(self.module, self.keep)
+        program = mm.join(self.pipeline, mm.print_module(self.module, self.form == "generic"))
+        mm.remember_measure(program, list(mm.measure(self.module, mm.split(program)[1])))
         return program
 
 

@@ -127,7 +127,7 @@ class IsolateCulprit(ReductionPass):
         with item.edit() as e:
             if HOW[how](e, e.ops[i]) is False:
                 return None
-            mlir_graph.remove_dead(e.module)
+            mlir_graph.remove_dead(e.module, e.keep)
             for f in e.functions(declarations=True):  # functions the slice no longer calls
                 if _ir.func_name(f) != e.entry_name() and _ir.func_name(f) not in _ir.used_symbols(e.module):
                     operation(f).erase()

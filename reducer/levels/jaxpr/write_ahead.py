@@ -14,7 +14,10 @@ For those, with `REDUCER_CAPTURE_VALUES` set too, the report's specs carry the v
 inputs at its latest call (a loop's failing step is seldom its first): kept at each call when known,
 and for a call made while an outer one is traced (its arguments are tracers) recorded by a
 `jax.debug.callback` it leaves in the outer program, which runs with it (the first batch element
-under `vmap`), so that the call replays on the values it got.
+under `vmap`), so that the call replays on the values it got. Those include the values of the outer
+trace the call closes over (a loss that reads the batch of the `jit` step it is differentiated in),
+which its spec takes as inputs of their own: replayed as ones, they would lose a failure that
+hangs on the values (a zero variance, a cosine of exactly 1).
 """
 from __future__ import annotations
 
@@ -126,7 +129,10 @@ def _watch_values(top, args: tuple, kwargs: dict, prefix: list, active: list) ->
         leaves = _STATE["inputs"](prefix, top, args, kwargs)
     except Exception:  # an input the capture cannot lay flat: its call is not encoded either
         return
-    if sum(int(np.prod(np.shape(v), dtype=np.int64)) for v in leaves) > MAX_VALUES_AHEAD:
+    sizes = [int(np.prod(np.shape(v), dtype=np.int64)) for v in leaves]
+    while leaves and sum(sizes) > MAX_VALUES_AHEAD:  # the last first: the values of an outer trace it closes over
+        leaves, sizes = leaves[:-1], sizes[:-1]
+    if not leaves:
         return
     if not any(isinstance(v, jax.core.Tracer) for v in leaves):
         _VALUES[key] = (_STATE["calls"], leaves)
@@ -154,14 +160,14 @@ def _with_values(key, spec: str | None) -> str | None:
     from reducer.levels.jaxpr import program as jp
     from reducer.levels.jaxpr.params import flat_values
 
-    data = jp.loads(spec)
-    for arg, value in zip(data["args"], seen[1]):
-        if list(np.shape(value)) == arg["shape"]:
+    data = jp.parse(spec)
+    for arg, value in zip(data.args, seen[1]):
+        if tuple(np.shape(value)) == arg.shape:
             try:
-                arg["values"] = flat_values(value)
+                arg.values = flat_values(value)
             except Exception:  # kept as encoded
                 pass
-    return jp.dumps(data)
+    return data.to_json()
 
 
 def _encode(prefix: list, top, args: tuple, kwargs: dict) -> str | None:

@@ -3,7 +3,7 @@
 A pipeline that kills the process (SIGSEGV, SIGABRT …) prints no diagnostic to say where it was.
 `CrashingPass` (a localiser, `reducer.faults`) runs prefixes of the pipeline on the module in the IR
 worker's forked child (a crash costs that child only, and the worker forks another in milliseconds)
-and bisects for the shortest prefix that dies by the same signal (`labels.FailingPass`): its last
+and bisects for the shortest prefix that dies by the same signal (`failure_names.FailingPass`): its last
 pass is the one running when the process died. `named` puts it into the crash signature (field
 `pass`) and its title; candidates are still judged on the signal and the native frames where it
 died (`run.WithDiagnostic`), since finding the pass costs several runs.
@@ -14,7 +14,7 @@ import signal as signals
 
 from oracles.outcome import Signature
 from reducer.faults import Fault, signed
-from reducer.levels.mlir import labels
+from reducer.levels.mlir import failure_names
 from reducer.levels.mlir.ir_worker import Crashed
 
 
@@ -29,7 +29,7 @@ def dies_by(worker, module_text: str, pipeline: str) -> int | None:
     return None
 
 
-class CrashingPass(labels.FailingPass):
+class CrashingPass(failure_names.FailingPass):
     """The localiser of the pass a crash of the pipeline dies in, run in `worker`'s forked children."""
 
     def __init__(self, worker):

@@ -1,6 +1,6 @@
-"""After a script reduction: the module Enzyme-JAX's pipeline ran for the reduced script, reduced at
-the IR level (`IrLevel`, the last level of a script's chain), whose `LevelResult` brings back the
-files for the same folder (`repro.mlir`, `pipeline.txt`, the runner `repro_mlir.py`).
+"""After a script reduction: which module the IR level enters from the reduced script (its
+`reducer.levels.mlir.ir_level.IrLevel` follows a script whose failure `applies`), reduced there
+for the same folder (`repro.mlir`, `pipeline.txt`, the runner `repro_mlir.py`).
 
 Which module: when the pipeline fails with an error, Enzyme-JAX itself dumps the module it was
 given (`Enzyme MLIR dumped to …`). A crash inside the pipeline leaves no such dump, and a wrong
@@ -12,21 +12,13 @@ last one that differentiates in reverse mode.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import re
 import shutil
-import time
 from pathlib import Path
 
 from oracles.outcome import Signature
-from reducer.established import Established
-from reducer.levels.base import LevelContext, LevelResult
 from reducer.levels.mlir.wrong_gradient import differentiates
-from reducer.levels.mlir.pipeline import opt_command
 from reducer.workers.sandbox import Limits, Sandbox
-
-#: the IR level's budget in seconds at most after a script, and the least worth starting it with
-IR_BUDGET, IR_MIN = 120.0, 10.0
 
 DUMPED = re.compile(r"Enzyme MLIR dumped to (?P<path>\S+\.mlir)")
 WRITTEN = re.compile(r"^reducer: Enzyme-JAX pipeline input written to (?P<path>\S+\.mlir)$", re.M)
@@ -111,57 +103,3 @@ def dumped_module(sandbox: Sandbox, source: str, limits: Limits) -> str | None:
         scratch = path.parent.parent
         if Path(sandbox.root).resolve() in scratch.resolve().parents:
             shutil.rmtree(scratch, ignore_errors=True)
-
-
-class IrLevel:
-    """The IR level after a script (`reducer.levels.base.Level`): the module Enzyme-JAX's pipeline ran
-    for the reduced script, reduced by a job of its own (`MlirReduction`) whose outputs come back as
-    the result's files (`repro.mlir`, `pipeline.txt`, `repro_mlir.py`); a failure there is only
-    logged: the script's result must never be lost to it."""
-
-    name = "IR"
-
-    def applies(self, est: Established, program: str) -> bool:
-        return applies(est.signature, program)
-
-    def reduce(self, program: str, est: Established, ctx: LevelContext) -> LevelResult | None:
-        budget = min(IR_BUDGET, ctx.deadline - time.monotonic()) if ctx.deadline is not None else IR_BUDGET
-        if budget < IR_MIN:
-            ctx.log(f"IR level: not run (less than {IR_MIN:.0f} s of --max-time left)")
-            return None
-        try:
-            done = reduce_after_script(program, ctx, budget)
-        except Exception as exc:  # the script result must never be lost to the IR level
-            ctx.log(f"IR level: not reduced ({type(exc).__name__}: {str(exc)[:200]})")
-            return None
-        if done is None:
-            return None
-        report = {"mlir": done["module"], "pipeline": done["pipeline"], "mlir_runner": done["runner"],
-                  "opt_line": opt_command(done["pipeline"]) if done["pipeline"] else "",
-                  "mlir_failure": done["signature"].get("title") or ""}
-        return LevelResult(done["module"], done["tested"], done["accepted"], files=done["files"], levels=("IR",),
-                           report=report)
-
-
-def reduce_after_script(source: str, ctx: LevelContext, budget: float = IR_BUDGET) -> dict | None:
-    """Reduce the module Enzyme-JAX's pipeline ran for a (reduced) script with a job of its own,
-    under the calling job's stop event and signals; returns that job's result (its files in
-    "files"), or None when the script left no module."""
-    from reducer.levels.mlir.level import MlirOptions, MlirReduction
-
-    start = time.monotonic()
-    limits = dataclasses.replace(ctx.limits, timeout=ctx.bounded(ctx.limits.timeout))
-    text = dumped_module(ctx.sandbox, source, limits)
-    if text is None:
-        ctx.log("IR level: the reduced script left no Enzyme MLIR module to reduce")
-        return None
-    options = MlirOptions(platform=ctx.platform, max_time=max(10.0, budget - (time.monotonic() - start)),
-                          runner_name="repro_mlir.py", full_outputs=False)
-    job = MlirReduction(text, "the Enzyme MLIR dump of repro.py", ctx.out, options,
-                        log=lambda line: ctx.log(f"IR level: {line}"), on_event=ctx.on_event)
-    job.hand_back = True
-    ctx.adopt(job)
-    try:
-        return job.run()
-    finally:
-        job.close()

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 
 from oracles.base import Oracle, Signature, is_hang, normalize_message
 from oracles.outcome import RunResult
-from reducer.levels.mlir import labels
+from reducer.levels.mlir import failure_names
 
 ENZYME = "enzyme"
 #: XLA compiles the module for the platform and runs it on fixed inputs (`xla_check.run`)
@@ -280,12 +280,12 @@ class WithDiagnostic(Oracle):
         diag = first_diagnostic(run.output)
         if not diag:
             return sig
-        return labels.relabel(sig, run.output, diag)  # parse, pipeline-parse or pass-failure
+        return failure_names.relabel(sig, run.output, diag)  # parse, pipeline-parse or pass-failure
 
     def judge(self, wanted: Signature, run: RunResult) -> tuple[bool, Signature | None]:
         seen = self.classify(run)
         if seen is None or (run.timed_out and not is_hang(seen)):  # a run counts only when it ended
             return False, None
         if any(wanted.get(k) or seen.get(k) for k in ("diagnostic", "native", "phase")):
-            return labels.same_kind(labels.without_pass(wanted), seen), seen
-        return self.base.judge(labels.as_seen(labels.without_pass(wanted), seen), run)
+            return failure_names.same_kind(failure_names.without_pass(wanted), seen), seen
+        return self.base.judge(failure_names.as_seen(failure_names.without_pass(wanted), seen), run)

@@ -60,7 +60,7 @@ def same_kind(wanted: Signature, seen: Signature) -> bool:
 
 
 def without_pass(sig: Signature) -> Signature:
-    """The signature a candidate's run can show: a crash's pass (`crashing.named`) is found once,
+    """The signature a candidate's run can show: a crash's pass (`crash_pass.named`) is found once,
     for the original."""
     return Signature(sig.family, tuple(f for f in sig.fields if f[0] not in ("pass", "xla-pass")), sig.title,
                      sig.excerpt)

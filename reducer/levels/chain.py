@@ -1,0 +1,139 @@
+"""A job's chain of levels: the one path by which a script's job (jaxpr -> source, then IR) and a
+module's job (IR) shrink what they established.
+
+`ChainJob.shrink` runs each level of `levels()` in turn on the program the last one made (a level
+says why it does not run with `why_not`), hands it a `LevelContext` (`context`) and takes its
+`LevelResult` (`take`: its files written, its candidates' data files and a shorter stall handed
+on); once the result is verified, `follow_up` runs the first of `follow_levels()` that applies
+(the IR level after a script), whose failures never cost the result: its judging is its own.
+
+Every level keeps its best program so far through `on_accept` (`keep`), in its own form
+(`best.py`, `best.jaxpr`, `best.mlir`), with `state.json` naming the level; `--resume` goes on
+from that level (`resume_level`): the levels before it are skipped and it starts from the program
+it kept (`LevelContext.resumed`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+from reducer.established import Established
+from reducer.job import Job
+from reducer.levels.base import LevelContext, LevelResult
+
+
+class ChainJob(Job):
+    """A job that shrinks through a chain of levels; an input's job supplies `levels()`, and where
+    it has them `follow_levels()`, `state(established)` (what --resume needs to know the failure again),
+    `after_chain` and a richer `context`."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.chain: list[LevelResult] = []  # what the levels made, in order
+        self.levels_run: list[str] = []  # the levels the result went through, for the report
+        self.stall = self.options.stall  # the next level's: shorter after a written-back script
+        self.stalled = False  # the last level stopped for want of a smaller candidate (--stall)
+        self.counts: dict = {}  # each level's engine counts (`reducer.engine.Stats`), as it last kept its best
+        self.previous: dict = {}  # the state of the interrupted run being resumed
+        self.resume_at: str | None = None  # the level that run was in
+        self.resumed: str | None = None  # and the best program it kept there
+
+    # -- what an input's job supplies -----------------------------------------------------------
+    def levels(self) -> tuple:
+        """The chain, in order (`reducer.levels.base.Level`)."""
+        return ()
+
+    def follow_levels(self) -> tuple:
+        """The levels that may follow the verified result."""
+        return ()
+
+    def state(self, established: Established) -> dict:
+        """What --resume needs, besides the level, its best program and the counts."""
+        return {"signature": established.signature.to_dict()}
+
+    def after_chain(self, program: str, established: Established) -> str:
+        """The program the final checks take, from the chain's last program."""
+        return program
+
+    # -- running the chain ----------------------------------------------------------------------
+    def shrink(self, program: str, established: Established) -> str:
+        """Chain the levels: each that runs starts from the program the last one made; none starts
+        once the job is stopped."""
+        for level in self.levels():
+            if self.stop.is_set():
+                break
+            note = f"{level.name} level: not run (resuming the {self.resume_at} level)" if self.skipped(level) \
+                else level.why_not(established, program)
+            if note:
+                self.log(note)
+            result = None if note is not None else level.reduce(program, established, self.context(established, level))
+            if result is not None:
+                program, established = result.program, self.take(result, established)
+        return self.after_chain(program, established)
+
+    def skipped(self, level) -> bool:
+        """Whether --resume skips `level`: it comes before the level the interrupted run was in."""
+        names = [each.name for each in (*self.levels(), *self.follow_levels())]
+        return self.resume_at in names and names.index(level.name) < names.index(self.resume_at)
+
+    def context(self, established: Established, level) -> LevelContext:
+        """What `level` gets from this job: its best programs kept in its own form, and on --resume
+        the one it kept before."""
+        return dataclasses.replace(self.level_context(self.stall), levels=tuple(self.levels_run),
+                                   on_accept=lambda best, stats: self.keep(level, best, established, stats),
+                                   resumed=self.resumed if level.name == self.resume_at else None)
+
+    def take(self, result: LevelResult, established: Established) -> Established:
+        """A level's result: its files written, its candidates' data files and shorter stall handed on."""
+        self.chain.append(result)
+        self.write_files(result.files)
+        if result.data_files:
+            self.established = established = dataclasses.replace(established, data_files=established.data_files + result.data_files)
+            self.configure(established)
+        if result.stall is not None and (self.stall is None or self.stall > result.stall):
+            self.stall = result.stall
+            self.log(f"{self.levels()[-1].name} level: from the written-back program, stopping after "
+                     f"{result.stall:g} s without a smaller candidate")
+        self.levels_run = [name for r in self.chain for name in r.levels]
+        self.stalled = result.stalled
+        return established
+
+    def follow_up(self, best: str, established: Established) -> LevelResult | None:
+        """The first following level that applies, run on the verified result; an oracle's exception
+        there stops that level only (it is logged, and the result stands)."""
+        def judge(oracle, wanted, run):
+            return oracle.judge(wanted, run)
+
+        def check(program: str, wanted: Established, original: str, fresh_run):
+            return self.verify(program, wanted, original, fresh_run, judge)
+
+        for level in self.follow_levels():
+            if not self.skipped(level) and level.applies(established, best):
+                return level.reduce(best, established, dataclasses.replace(self.context(established, level), judge=judge,
+                                                                   verify=check))
+        return None
+
+    # -- the best program so far and --resume ----------------------------------------------------
+    def keep(self, level, best: str, established: Established, stats) -> None:
+        """Keep `level`'s best program so far, in its own form, and what --resume needs (with the
+        counts of the levels before it and its engine's, `stats`)."""
+        self.counts[level.name] = stats
+        before = self.previous
+        counts = {key: before.get(key, 0) + sum(getattr(r, key) for r in self.chain) + getattr(stats, key)
+                  for key in ("tested", "accepted")}
+        seconds = before.get("seconds", 0.0) + time.monotonic() - self.started
+        data = sorted({path.name for r in self.chain for path in r.data_files} | set(before.get("data", [])))
+        own = {"tested": stats.tested, "accepted": stats.accepted}  # the running level's alone
+        self.save_best(best, {**self.state(established), "level": level.name, "level_counts": own, **counts,
+                              "seconds": seconds, "data": data}, level.suffix)
+
+    def resume_level(self, state: dict, best: str) -> None:
+        """Go on from where the interrupted run left off: the level it was in (its own program's
+        level for a state that names none) and the best program it kept there."""
+        self.previous, self.resumed = state, best
+        self.resume_at = state.get("level") or self.levels()[-1].name
+
+    def kept_data(self) -> tuple[Path, ...]:
+        """The data files levels before the resumed one handed on, as the interrupted run wrote them out."""
+        return tuple(self.out / name for name in self.previous.get("data", []) if (self.out / name).is_file())

@@ -1,0 +1,147 @@
+"""The operation at fault alone, on the values it got: for a non-finite value, the smallest traced
+program to start from, found before the engine shrinks the captured call equation by equation.
+
+A NaN gradient in a model of a hundred equations is made by one of them (`sqrt` at 0, `arccos` at
+1), and the replay of the captured call names its operation (`nonfinite_replay.locate`). Here, in
+the worker, the captured call's jaxpr runs forward on its arguments, keeping every intermediate
+value (in the bodies of inner `jit` calls too); each equation of that operation becomes a program of
+its own on the values its inputs had: under the derivative the fault is in (`grad` of its sum, or
+`jvp`), or under none for a value made forward. An elementwise operation is tried first at one
+point (the first element whose derivative, or value, is not finite), then on its whole arrays. The
+first program whose replay shows the same fault is the level's start (`nonfinite_replay.run_check`
+reports it): fx_minifier's move of turning a node into an input fed by its recorded value, aimed at
+once at the node the fault is in, which spares the engine the slow candidates of a large call.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.model import Arg, Equation, Jaxpr, Spec, Transform, Var
+from reducer.levels.jaxpr.params import flat_values
+
+MAX_EQUATIONS = 4  # equations of the faulty operation tried, in program order
+FLOATING = ("float", "bfloat")
+
+
+def intermediate_values(spec: Spec) -> dict:
+    """(path, name) -> value of every variable of the spec's jaxpr, and of the bodies of its inner
+    `jit` calls (path: the jaxpr's, as `Jaxpr.walk` gives it), run forward on the spec's arguments."""
+    found: dict = {}
+    _forward(spec.jaxpr, (), jp.arguments(spec), found)
+    return found
+
+
+def _forward(j: Jaxpr, path: tuple, args: list, found: dict) -> list:
+    env = {v.name: a for v, a in zip(j.inputs, args)}
+    avals = j.variables()
+    for i, e in enumerate(j.eqns):
+        ins = [env[a] if isinstance(a, str) else jp.make_value((), a.dtype, [a.value]) for a in e.inputs]
+        if e.primitive == "jit":
+            outs = _forward(e.subs[0], path + ((i, 0),), ins, found)
+        else:
+            inputs = [avals[a] for a in dict.fromkeys(x for x in e.inputs if isinstance(x, str))]
+            outs = jp.interpret(Jaxpr(inputs, [e], [o.name for o in e.outputs]), [env[v.name] for v in inputs])
+        env.update((o.name, v) for o, v in zip(e.outputs, outs))
+    found.update(((path, name), v) for name, v in env.items())
+    return [env[a] if isinstance(a, str) else jp.make_value((), a.dtype, [a.value]) for a in j.outputs]
+
+
+def _equations(j: Jaxpr, op: str, path: tuple = ()) -> Iterator[tuple[tuple, Equation]]:
+    """The equations of primitive `op` in `j` and in the bodies of its inner `jit` calls, in order."""
+    for i, e in enumerate(j.eqns):
+        if e.primitive == op:
+            yield path, e
+        elif e.primitive == "jit":
+            yield from _equations(e.subs[0], op, path + ((i, 0),))
+
+
+def _mode(spec: Spec, where: str) -> list[Transform]:
+    """The transformation a fault `in` `where` is taken under, on a program of its own: the
+    captured call's `jit` for a value made forward (compiled, it rounds as the program did)."""
+    if where == "forward":
+        return [Transform("jit")] if spec.kinds()[:1] == ["jit"] else []
+    return [Transform("jvp")] if where == "jvp" else [Transform("grad", argnums=[])]
+
+
+def _at(value, point: int | None):
+    import numpy as np
+
+    value = np.asarray(value)
+    if point is None:
+        return value
+    return value.reshape(()) if value.size == 1 else value.reshape(-1)[point]
+
+
+def alone(spec: Spec, path: tuple, e: Equation, where: str, values: dict, point: int | None = None) -> Spec | None:
+    """Equation `e` of the jaxpr at `path` alone, on the values its inputs had (those at the flat
+    index `point`, for an elementwise one), under the transformation a fault `in` `where` is taken
+    under (a derivative of its sum); None when it cannot be differentiated."""
+    avals = spec.jaxpr.at(path).variables()
+    inputs = [avals[a] for a in dict.fromkeys(x for x in e.inputs if isinstance(x, str))]
+    at = [_at(values[(path, v.name)], point) for v in inputs]
+    args = [Arg(tuple(a.shape), v.dtype, flat_values(a)) for v, a in zip(inputs, at)]
+    shaped = [Var(v.name, a.shape, v.dtype) for v, a in zip(inputs, args)]
+    outs = [Var(o.name, () if point is not None else o.shape, o.dtype) for o in e.outputs]
+    body = Jaxpr(shaped, [Equation(e.primitive, list(e.inputs), outs, e.params, e.subs, e.src)], [outs[0].name])
+    transforms = _mode(spec, where)
+    if transforms and transforms[0].kind == "grad":
+        floats = [k for k, v in enumerate(inputs) if v.dtype.startswith(FLOATING)]
+        if not floats or not outs[0].dtype.startswith(FLOATING):
+            return None
+        transforms[0].argnums = floats
+        if outs[0].shape:
+            total = Var(outs[0].name + "_sum", (), outs[0].dtype)
+            body.eqns.append(Equation("reduce_sum", [outs[0].name], [total],
+                                      {"axes": {"t": list(range(len(outs[0].shape)))}, "out_sharding": None}))
+            body.outputs = [total.name]
+    return Spec(transforms, body, args, x64=spec.x64)
+
+
+def elementwise(spec: Spec, path: tuple, e: Equation) -> bool:
+    """Whether every array input of `e` has its one output's shape (an operation at each point)."""
+    avals = spec.jaxpr.at(path).variables()
+    shapes = [avals[a].shape for a in e.inputs if isinstance(a, str)]
+    return len(e.outputs) == 1 and all(s in ((), e.outputs[0].shape) for s in shapes)
+
+
+def first_bad_point(candidate: Spec, finite: Callable) -> int | None:
+    """The first flat index at which the program `candidate` (an elementwise operation on arrays)
+    has a non-finite value: of its derivative (per input, the same shape) or of its result."""
+    import jax
+    import numpy as np
+
+    fun, args = jp.build(candidate)
+    outs = jax.tree_util.tree_leaves(fun(*args))
+    size = max((int(np.size(o)) for o in outs), default=0)
+    for k in range(size):
+        if any(np.size(o) == size and not finite(np.asarray(o).reshape(-1)[k]) for o in outs):
+            return k
+    return None
+
+
+def candidates(spec: Spec, fault: dict, finite: Callable) -> Iterator[Spec]:
+    """Programs of the operation at fault alone, smallest first: at one point, then whole."""
+    if any(t.kind == "vmap" for t in spec.transforms):
+        return
+    values, where = intermediate_values(spec), fault["in"]
+    for path, e in list(_equations(spec.jaxpr, fault["op"]))[:MAX_EQUATIONS]:
+        whole = alone(spec, path, e, where, values)
+        if whole is None:
+            continue
+        if elementwise(spec, path, e) and e.outputs[0].shape:
+            point = first_bad_point(whole if where == "forward" else _unsummed(whole), finite)
+            if point is not None:
+                yield alone(spec, path, e, where, values, point)
+        yield whole
+
+
+def _unsummed(whole: Spec) -> Spec:
+    """`whole`'s derivative per point: the same program without its sum, under `jvp`'s ones or, for
+    `grad`, `vjp`'s (each point's derivative alone, as the operation is elementwise)."""
+    new = whole.clone()
+    if new.jaxpr.eqns[-1].primitive == "reduce_sum" and len(new.jaxpr.eqns) > 1:
+        new.jaxpr.outputs = [new.jaxpr.eqns[-1].inputs[0]]
+        new.jaxpr.eqns = new.jaxpr.eqns[:-1]
+    new.transforms = [Transform("vjp") if t.kind == "grad" else t for t in new.transforms]
+    return new

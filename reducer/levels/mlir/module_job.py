@@ -1,0 +1,172 @@
+"""The job for an MLIR module (an Enzyme-JAX dump, a plain module, HLO text or an XLA dump folder:
+`inputs`): the same chain as a script's, started at the IR level.
+
+`MlirReduction` is a `reducer.levels.chain.ChainJob`, as a script's job is: before its chain it
+establishes how the module fails (`reducer.levels.mlir.module_runs.ModuleRuns`: the first runs,
+the signature, the operation or pass at fault, where candidates run), then runs the chain
+`(IrLevel,)` (`reducer.levels.mlir.ir_level`) through the same shrink / take / verify path: the
+job verifies the result in fresh interpreters, keeps other failures in `also-interesting/`, keeps
+`best.mlir` and `state.json` for --resume as the level accepts candidates, and writes
+`signature.json`, `env.json` and `reduce.log`; `finish` returns `repro.mlir`, `pipeline.txt` (or
+`repro.hlo` for XLA), the runner `repro.py` and `report.md`, made with the environment and the verdict.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from reducer.errors import NO_RESUME, ReducerError
+from reducer.established import Established, Options
+from reducer.levels.base import LevelContext
+from reducer.levels.chain import ChainJob
+from reducer.levels.mlir import inputs, module as mm, module_report, pipeline as pl
+from reducer.levels.mlir.ir_level import IrLevel, module_files, sizes, summarise, with_xla_pass
+from reducer.levels.mlir.module_runs import ModuleRuns
+from reducer.verdict import Verdict
+from reducer.workers.sandbox import RunResult
+
+
+@dataclass(frozen=True)
+class MlirOptions(Options):
+    """The job's options, with the IR level's defaults and its own settings."""
+
+    jobs: int = 1
+    runs: int = 1
+    verify_runs: int = 2
+    stall: float | None = None
+    #: "worker" (a warm worker process), "here" (this very process), or None: decided by the first run
+    isolation: str | None = None
+    runner_name: str = "repro.py"
+    #: write report.md, signature.json, env.json and reduce.log too
+    full_outputs: bool = True
+
+
+class MlirReduction(ChainJob):
+    """The job for an MLIR module and its pipeline (`reducer.job.Job` owns what jobs share)."""
+
+    suffix, unit, file_name = ".mlir", "operations", "repro.mlir"
+
+    def __init__(self, text: str, source_name: str, out: Path, options: MlirOptions, log=None, on_event=None,
+                 resume: bool = False, dumped: list | None = None, from_xla: bool = False):
+        super().__init__(out, options, on_event, log, resume, scratch_prefix="reducer-mlir-")
+        try:
+            self.runs = ModuleRuns(text, source_name, options, self.scratch, self.log, self.bounded,
+                                   options.isolation, options.runner_name, dumped, from_xla)
+        except BaseException:
+            super().close()
+            raise
+        self.sandbox, self.requested, self.rep = self.runs.sandbox, self.runs.requested, self.runs.rep
+        self.first_limits = self.runs.first_limits
+        self.full_outputs = options.full_outputs
+        self.source_name = source_name
+        self.given_sha1 = hashlib.sha1(self.runs.text.encode()).hexdigest()  # the module as given, for --resume
+        self.counts0 = (0, 0)  # operations and pipeline passes of the original
+
+    @classmethod
+    def from_file(cls, path: Path, out: Path | None, options: MlirOptions, **kw) -> "MlirReduction":
+        """The job for an MLIR module, a file of HLO text, or an XLA dump folder (`mlir.inputs`)."""
+        path = Path(path)
+        given = inputs.read(path)
+        return cls(given.modules[0][1], given.modules[0][0], out or Path.cwd() / f"reduced-{path.stem}", options,
+                   dumped=given.modules[1:], from_xla=given.from_xla, **kw)
+
+    def close(self) -> None:
+        self.runs.close()
+        super().close()
+
+    # -- what the module's runs learnt -------------------------------------------------------------
+    @property
+    def kind(self) -> str:
+        """The kind of run the module fails in (`reducer.levels.mlir.run_module`)."""
+        return self.runs.kind
+
+    @property
+    def isolation(self) -> str:
+        """Where candidates run: "worker", "here", "subprocess" or "script"."""
+        return self.runs.isolation
+
+    @property
+    def original(self) -> str:
+        return self.runs.original
+
+    def original_program(self) -> str:
+        return self.runs.original
+
+    def fresh_run(self, program: str) -> RunResult:
+        return self.runs.run_candidate(program, fresh=True)
+
+    def check(self) -> Established:
+        """`reducer check`: one run and its signature (`ModuleRuns.check`)."""
+        return self.runs.check()
+
+    def establish(self) -> Established:
+        self.established = self.runs.establish(self.judge)
+        return self.established
+
+    # -- the chain ----------------------------------------------------------------------------------
+    def levels(self) -> tuple:
+        return (IrLevel(self.runs),)
+
+    def context(self, established: Established, level) -> LevelContext:
+        """A level's context, shrinking stopped in time for the final checks."""
+        return dataclasses.replace(super().context(established, level), until=self.shrink_deadline(max(established.seconds, 1.0)))
+
+    def state(self, established: Established) -> dict:
+        return {"source": self.source_name, "source_sha1": self.given_sha1, "signature": established.signature.to_dict(),
+                "counts0": list(self.counts0)}
+
+    def begin(self) -> tuple[Established, str]:
+        established = self.establish()
+        self.counts0 = ops, passes = sizes(self.runs, self.runs.original)
+        self.log(f"reducing {self.source_name} ({ops} operations" + (f", pipeline of {passes} passes" if passes else "")
+                 + f"), output in {self.out}")
+        self.log(self.runs.described(established))
+        return established, self.runs.original
+
+    def resume_from(self) -> tuple[Established, str]:
+        """The interrupted run's best module, checked to still fail in the same way."""
+        state, best, wanted = self.read_state()
+        if state.get("source_sha1") != self.given_sha1:
+            raise ReducerError(f"{self.out}: was made from another version of {self.source_name}", NO_RESUME)
+        self.runs.original = best
+        established = self.establish()
+        if not established.oracle.same(wanted, established.signature):
+            raise ReducerError(f"{self.out}/best.mlir no longer shows {wanted} (saw {established.signature})", NO_RESUME)
+        self.counts0 = tuple(state.get("counts0", (0, 0)))
+        self.resume_level(state, best)
+        self.log(f"resuming {self.out}: {self.rep.size(best)} operations, {state.get('tested', 0)} candidates "
+                 f"tested before")
+        self.established = established = dataclasses.replace(established, signature=wanted)
+        return established, best
+
+    # -- outputs ------------------------------------------------------------------------------------
+    def finish(self, best: str, established: Established, verdict: Verdict, info: dict, stopped: bool, follow) -> dict:
+        """What the module's reduction leaves (`follow`, a following level's result: none follows a module)."""
+        runs, previous, done = self.runs, self.previous, (self.chain[-1] if self.chain else None)
+        summary = summarise(runs, best, self.counts0, time.monotonic() - self.started + previous.get("seconds", 0.0),
+                            previous.get("tested", 0) + sum(r.tested for r in self.chain),
+                            previous.get("accepted", 0) + sum(r.accepted for r in self.chain),
+                            done.cache_hits if done else 0, verdict.text, stopped)
+        sig = with_xla_pass(established.signature, runs.xla_pass)
+        hlo_text = done.files.get("repro.hlo") if done is not None and done.program == best else None
+        files = module_files(runs, best, sig, summary, info, hlo_text)
+        pipeline, module_text = mm.split(best)
+        runner_text = files[runs.runner_name]
+        if self.full_outputs:
+            files["report.md"] = module_report.report(
+                module_text, pipeline, runner_text, sig, self.excerpt(established, verdict), info, summary,
+                private_paths=(str(self.scratch),), runner_name=runs.runner_name, hlo_text=files.get("repro.hlo"))
+            files["signature.json"] = sig.to_json() + "\n"
+        seconds = done.seconds if done else 0.0
+        return {"out": str(self.out), "signature": sig.to_dict(), "kind": runs.kind, "xla_pass": runs.xla_pass,
+                "original_ops": self.counts0[0], "final_ops": summary.final_ops,
+                "original_passes": self.counts0[1], "final_passes": summary.final_passes, "ops": self.rep.ops(best),
+                "module": module_text, "pipeline": pipeline,
+                "opt_command": pl.opt_command(pipeline) if pipeline else None,
+                "runner": runs.runner_name, "runner_text": runner_text, "seconds": round(summary.seconds, 1),
+                "reduce_seconds": round(seconds, 2), "tested": summary.tested, "accepted": summary.accepted,
+                "cache_hits": summary.cache_hits, "per_second": round(done.tested / seconds, 1) if seconds else 0.0,
+                "isolation": runs.isolation, "files": files}

@@ -1,0 +1,231 @@
+"""How one module's candidates run and are judged at the IR level, and how its failure is established.
+
+A `ModuleRuns` holds what the first runs learn of a module (an MLIR module, HLO text or an XLA
+dump's modules: `inputs`): the kind of run it fails in (`first_run`: Enzyme-JAX's pipeline, then
+the gradient check, `wrong_gradient`; or XLA compiling and running it, then XLA's results against
+its unoptimised compilation, `xla_results`, held to the HLO pass that makes them differ,
+`xla_passes`), where candidates run (a warm worker, this very process, fresh subprocesses after a
+crash or with --cold, or the user's interestingness command), XLA's options and the operation at
+fault. A crash's signature names the pass it died in (`crash_pass`) or the phase of XLA.
+
+The module's job (`reducer.levels.mlir.module_job.MlirReduction`) makes one before its chain; after a
+script, the IR level makes one for the module Enzyme-JAX ran (`reducer.levels.mlir.script_module`). It is
+no job: judging runs through the caller's `judge` (`reducer.job.Job.judge`), and the caller closes it.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Callable
+
+import oracles
+from oracles.base import Oracle, Signature
+from reducer.errors import BAD_MLIR, ReducerError
+from reducer.established import Established, Options
+from reducer.levels.mlir import crash_pass, first_run, ir_worker, failure_names, module as mm, run_module as mlir_run
+from reducer.levels.mlir import wrong_gradient, xla_passes, xla_results
+from reducer.levels.mlir.run_module import ENZYME, GRADIENT, XLA, XLA_KINDS, XLA_RESULTS
+from reducer.levels.mlir.worker import IrModule
+from reducer.workers.command import runner_for
+from reducer.workers.sandbox import Limits, RunResult, Sandbox
+
+#: what each kind of run is, in the log
+WHERE = {ENZYME: "Enzyme-JAX's pass pipeline", XLA: "XLA, compiling and running the module",
+         XLA_RESULTS: "XLA's results, against XLA with its optimisations off",
+         GRADIENT: "the gradient of Enzyme-JAX's pipeline, against finite differences"}
+#: where candidates run, in the log and in the report
+WHERE_CANDIDATES = {"worker": "in process, in a warm worker", "here": "in this process",
+                    "subprocess": "in fresh subprocesses", "script": "through the interestingness command"}
+
+
+class ModuleRuns:
+    """One module's runs: `text` as given (a pipeline comment, then the module), `source_name` what
+    it is called in the log and the report, `runner_name` what its Python runner is called; `log`
+    hears the first runs, `bounded` cuts a run's timeout to end before --max-time; candidates run in
+    a sandbox in `scratch` (the caller's folder, which the caller removes). `isolation` (None:
+    decided by the first run) is "worker", "here" or "subprocess"."""
+
+    def __init__(self, text: str, source_name: str, options: Options, scratch: Path, log: Callable[[str], None],
+                 bounded: Callable[[float], float] = lambda t: t, isolation: str | None = None,
+                 runner_name: str = "repro.py", dumped: list | None = None, from_xla: bool = False):
+        self.options, self.log, self.bounded = options, log, bounded
+        self.requested = oracles.make_oracle(options.oracle, options.platform, options.hangs)
+        self.rep = mm.MlirModule(worker=ir_worker.shared())  # every parse in the IR worker, never here
+        self.rep.worker.start()
+        self.scratch = Path(scratch)
+        self.sandbox = Sandbox(self.scratch / "runs", script_name=runner_name, platform=options.platform,
+                               warm=options.warm, warm_modules=("jax", "jax.extend.backend", "enzyme_ad.jax"))
+        self.limits = self.first_limits = Limits(timeout=options.timeout or 120.0, memory_mb=options.memory_mb)
+        self.warming = self.warm_up()
+        try:
+            pipeline, module_text = mm.split(text)
+            problem = self.rep.problem(module_text)
+            if problem:
+                raise ReducerError(f"{source_name}: not a valid MLIR module: {problem}", BAD_MLIR)
+        except BaseException:
+            self.close()
+            raise
+        self.source_name, self.runner_name, self.wanted_isolation = source_name, runner_name, isolation
+        self.original = self.text = mm.join(pipeline, module_text)  # as given: printing may change the failure
+        self.header = pipeline
+        self.isolation, self.kind = "subprocess", ENZYME
+        self.numeric = wrong_gradient.WrongGradient()  # the oracle of the gradient kind's runs
+        self.results = xla_results.XlaResults()  # the oracle of the xla-results kind's runs
+        #: XLA's options for the XLA kinds' runs: `options` for the compilation, the results kind's `reference`
+        self.xla: dict = {}
+        #: what the search for XLA's culprit pass found (`xla_passes.culprit`)
+        self.xla_pass: dict | None = None
+        #: the other modules of an XLA dump folder, (name, StableHLO), tried in turn when this one does not fail
+        self.dumped: list[tuple[str, str]] = list(dumped or [])
+        #: the input came from XLA (HLO text or a dump folder): XLA alone runs it, never Enzyme-JAX
+        self.from_xla = from_xla
+
+    def warm_up(self) -> threading.Thread | None:
+        """Start the sandbox's warm worker now, while the IR worker imports the bindings (each takes
+        a second): a trivial request through the sandbox leaves it idle for the first run."""
+        if not self.options.warm or self.requested is not None and self.requested.runs_candidates:
+            return None
+        thread = threading.Thread(target=self.sandbox.run, args=(IrModule("module {\n}\n", None, XLA), Limits(60.0)),
+                                  daemon=True)
+        thread.start()
+        return thread
+
+    def close(self) -> None:
+        if self.warming is not None:
+            self.warming.join()  # its folder lies in the sandbox's
+        self.sandbox.close()
+
+    # -- running candidates -----------------------------------------------------------------
+    def classify(self, run: RunResult) -> tuple[Oracle, Signature] | None:
+        if self.kind == GRADIENT and (self.requested is None or self.requested.name == wrong_gradient.FAMILY):
+            sig = self.numeric.classify(run)
+            if sig:
+                return self.numeric, sig
+        if self.kind == XLA_RESULTS and (self.requested is None or self.requested.name == xla_results.FAMILY):
+            sig = self.results.classify(run)
+            return (self.results, sig) if sig else None
+        if self.requested is None:
+            hit = oracles.detect(run, self.options.platform, self.options.hangs, own_checks=False)
+        else:
+            sig = self.requested.classify(run)
+            hit = (self.requested, sig) if sig else None
+        if hit is None:
+            return None
+        sharp = mlir_run.WithDiagnostic(hit[0])
+        return sharp, sharp.classify(run)
+
+    def run_candidate(self, program: str, cancel: threading.Event | None = None, fresh: bool = False) -> RunResult:
+        pipeline, module_text = mm.split(program)
+        command = runner_for(self.requested)
+        if command is not None:
+            return command.run(program, "repro.mlir", self.bounded(self.limits.timeout))
+        xla = self.xla if self.kind in XLA_KINDS else {}
+        if self.isolation == "worker" and not fresh:
+            return self.sandbox.run(IrModule(module_text, pipeline, self.kind, json.dumps(xla) if xla else ""),
+                                    self.limits, cancel)
+        if self.isolation == "here" and not fresh:
+            return mlir_run.run_here(self.kind, module_text, pipeline, xla)
+        return self.sandbox.run(mlir_run.runner_source(self.kind, module_text, pipeline, native_frames=True, xla=xla),
+                                self.limits, cancel, fresh=fresh)
+
+    def make_test(self, oracle: Oracle, wanted: Signature, judge, keep_aside, stop: threading.Event):
+        """The engine's test of a candidate module: it fails as `wanted` says; another failure met
+        is kept aside (`keep_aside(program, seen, ".mlir")`)."""
+        def test(program: str, cancel: threading.Event) -> bool:
+            if stop.is_set() or cancel.is_set():
+                return False
+            run = self.run_candidate(program, cancel)
+            if run.cancelled:
+                return False
+            ok, seen = judge(oracle, wanted, run)
+            if seen is None and not run.timed_out and run.returncode not in (0, None):
+                other = oracles.detect(run, self.options.platform, own_checks=False)
+                seen = other[1] if other else None
+            if not ok and seen is not None and seen != wanted:
+                keep_aside(program, seen, ".mlir")
+            return ok
+
+        return test
+
+    # -- establishing the failure -----------------------------------------------------------
+    def first_failure(self) -> tuple[Oracle, Signature, RunResult]:
+        """How the module fails, from a first run in a subprocess (`reducer check` stops here): `first_run`."""
+        if self.warming is not None:
+            self.warming.join()  # one worker for the first run, not two starting side by side
+        return first_run.first_failure(self)
+
+    def check(self) -> Established:
+        """`reducer check`: one run and its signature (naming the pass a crash dies in, or the operation
+        whose gradient is wrong, as the reduction's does)."""
+        oracle, sig, run = self.first_failure()
+        sig = crash_pass.named(self.rep, sig, self.original)
+        if self.kind == GRADIENT:
+            sig = self.name_operation_at_fault(oracle, sig, run, fresh=False)
+        if self.kind == XLA_RESULTS:
+            sig, run = self.name_xla_operation_at_fault(oracle, sig, run, fresh=False)
+        return Established(oracle, sig, run, 1.0, run.seconds, limits=self.first_limits)
+
+    def establish(self, judge) -> Established:
+        """Find how the module fails, and how to run candidates: in the command of an oracle that
+        runs them itself, in fresh subprocesses after a crash or with --cold, else in warm workers
+        (`judge`: `reducer.job.Job.judge`, or the like)."""
+        oracle, sig, run = self.first_failure()
+        self.rep.keep = failure_names.named_ops(sig)
+        if oracle.runs_candidates:
+            self.isolation = "script"
+        elif (run.signal is not None and self.kind not in XLA_KINDS) or run.timed_out or not self.options.warm:
+            self.isolation = "subprocess"
+        else:
+            self.isolation = self.wanted_isolation or "worker"
+            if not judge(oracle, sig, self.run_candidate(self.original))[0]:
+                self.log("in-process run differs from the subprocess run; candidates run in subprocesses")
+                self.isolation = "subprocess"
+        fresh = self.isolation not in ("worker", "script")  # the printed form runs where candidates will
+        self.original = self.text = self.rep.adopt(self.original, lambda p: judge(
+            oracle, sig, self.run_candidate(p, fresh=fresh))[0], self.log)
+        sig = crash_pass.named(self.rep, self.rep.name_failing_pass(sig, self.original), self.original)
+        if self.kind == GRADIENT:
+            sig = self.name_operation_at_fault(oracle, sig, run, fresh)
+        if self.kind == XLA_RESULTS:
+            sig, run = self.name_xla_operation_at_fault(oracle, sig, run, fresh)
+        self.limits = (self.first_limits if self.options.timeout is not None
+                       else Limits(timeout=max(20.0, 4 * run.seconds), memory_mb=self.options.memory_mb))
+        return Established(oracle, sig, run, 1.0, run.seconds, limits=self.limits)
+
+    def name_operation_at_fault(self, oracle: Oracle, sig: Signature, run: RunResult, fresh: bool) -> Signature:
+        """The wrong gradient's signature naming the operation whose gradient alone is wrong."""
+        def wrong(program: str) -> bool:
+            return self.numeric.classify(self.run_candidate(program, fresh=fresh)) is not None
+
+        self.numeric.op = wrong_gradient.locate(self.rep, self.original, wrong, self.log)
+        sig = oracle.classify(run) or sig
+        self.rep.keep = failure_names.named_ops(sig)
+        return sig
+
+    def name_xla_operation_at_fault(self, oracle: Oracle, sig: Signature, run: RunResult, fresh: bool):
+        """A wrong result of XLA, held to its culprit pass (`xla_passes.hold_to_culprit`), naming the
+        operation whose result alone differs: (signature, the run against the reference kept)."""
+        sig, run = xla_passes.hold_to_culprit(self, sig, run, fresh)
+
+        def wrong(program: str) -> bool:
+            return self.results.classify(self.run_candidate(program, fresh=fresh)) is not None
+
+        self.results.op = xla_results.locate(self.rep, self.original, wrong, self.log)
+        sig = self.results.classify(run) or sig
+        self.rep.keep = failure_names.named_ops(sig)
+        return sig, run
+
+    def search_culprit_pass(self, best: str, established: Established) -> None:
+        """For a failure of XLA alone: which of XLA's HLO passes it needs (`xla_passes`), once."""
+        if self.kind in XLA_KINDS and not established.oracle.runs_candidates and not (self.xla_pass or {}).get("pass"):
+            try:
+                self.xla_pass = xla_passes.culprit(self, best, self.log)
+            except Exception as exc:  # an addition to the report: the reduction stands without it
+                self.log(f"could not search for XLA's culprit pass: {type(exc).__name__}: {exc}")
+
+    def described(self, established: Established) -> str:
+        """The log line saying how the module fails, where, and where candidates run."""
+        return (f"failure: {established.signature} (in {WHERE[self.kind]}; first run {established.run.seconds:.2f} s; candidates "
+                f"run {WHERE_CANDIDATES[self.isolation]})")
+

@@ -1,0 +1,93 @@
+"""The operation at fault alone, on the values it got (`reducer.levels.jaxpr.fault_alone`): the
+programs a non-finite value's traced level starts from, what the first replay reports of them, and
+the written-back call that reads them in place (`nonfinite_replay.inlined`)."""
+import ast
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from reducer.levels.jaxpr import fault_alone
+from reducer.levels.jaxpr import nonfinite_replay as nr
+from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr import value_checks
+from reducer.levels.jaxpr.codec import Encoder, registry
+from reducer.levels.jaxpr.model import Spec
+from reducer.levels.jaxpr.params import flat_values
+
+
+def spec_of(fun, *args, transforms=()) -> Spec:
+    registry()
+    closed = jax.make_jaxpr(fun)(*args)
+    data = {"transforms": list(transforms), "jaxpr": Encoder().closed(closed),
+            "args": [{"shape": list(np.shape(a)), "dtype": str(jnp.asarray(a).dtype), "values": flat_values(a)}
+                     for a in args]}
+    return jp.parse(jp.dumps(data))
+
+
+def layer_scale(x):
+    std = lax.sqrt(jnp.mean(x * x, axis=-1))
+    return jnp.sum(jnp.where(std > 0, 1.0 / jnp.where(std > 0, std, 1.0), 0.0))
+
+
+def test_the_operation_at_fault_alone_first_at_the_point_its_derivative_is_infinite():
+    x = np.array([[1.0, 2.0], [0.0, 0.0], [3.0, 1.0]], np.float32)
+    spec = spec_of(layer_scale, x, transforms=[{"t": "value_and_grad", "argnums": [0]}])
+    point, whole = list(fault_alone.candidates(spec, {"op": "sqrt", "in": "grad"}, nr.finite))
+    assert point.kinds() == ["grad"] and [e.primitive for e in point.jaxpr.eqns] == ["sqrt"]
+    assert [(a.shape, a.values) for a in point.args] == [((), [0.0])]
+    assert [e.primitive for e in whole.jaxpr.eqns] == ["sqrt", "reduce_sum"]
+    assert [(a.shape, a.values) for a in whole.args] == [((3,), [2.5, 0.0, 5.0])]
+
+
+def test_a_value_made_forward_inside_an_inner_jit_is_found_there():
+    spec = spec_of(lambda p: jnp.sum(jax.jit(lax.log)(p)), np.array([0.5, 0.0], np.float32),
+                   transforms=[{"t": "grad", "argnums": [0]}])
+    first = next(fault_alone.candidates(spec, {"op": "log", "in": "forward"}, nr.finite))
+    assert first.kinds() == [] and [e.primitive for e in first.jaxpr.eqns] == ["log"]
+    assert [a.values for a in first.args] == [[0.0]]
+
+
+def test_a_finite_operation_has_no_point_and_is_tried_whole():
+    spec = spec_of(layer_scale, np.ones((2, 2), np.float32), transforms=[{"t": "grad", "argnums": [0]}])
+    found = list(fault_alone.candidates(spec, {"op": "sqrt", "in": "grad"}, nr.finite))
+    assert len(found) == 1 and found[0].args[0].shape == (2,)
+
+
+def test_the_first_replay_reports_the_operation_alone_and_the_level_starts_there(tmp_path, monkeypatch):
+    x = np.array([[1.0, 2.0], [0.0, 0.0]], np.float32)
+    spec = spec_of(layer_scale, x, transforms=[{"t": "value_and_grad", "argnums": [0]}])
+    out = tmp_path / "harness.json"
+    monkeypatch.setenv("REDUCER_HARNESS_OUT", str(out))
+    try:
+        value_checks.run_check(jp.parse(value_checks.with_check(spec.to_json(), "nonfinite", explain=True)))
+    except nr.NonFinite:
+        pass
+    report = json.loads(out.read_text())
+    assert (report["nonfinite"]["in"], report["nonfinite"]["op"]) == ("grad", "sqrt")
+    alone = jp.parse(report["alone"])
+    assert [e.primitive for e in alone.jaxpr.eqns] == ["sqrt"] and alone.args[0].values == [0.0]
+
+    class Run:
+        harness = report
+
+    said = []
+    assert nr.start(spec.to_json(), Run(), said.append) == report["alone"]
+    assert "operation at fault alone" in said[0]
+    Run.harness = {"nonfinite": report["nonfinite"]}
+    assert nr.start(spec.to_json(), Run(), said.append) == spec.to_json() and len(said) == 1
+
+
+def test_names_only_the_call_reads_are_read_in_place():
+    spec = jp.parse(jp.dumps({"transforms": [{"t": "grad", "argnums": [0]}], "args": [{"shape": [], "dtype": "float32"}],
+                              "jaxpr": {"in": [["a", [], "float32"]], "eqns": [], "out": ["a"]}}))
+    lines = ["import jax", "from jax import lax", "f = lax.sqrt", "a = jnp.float32(0.0)", "b = jnp.ones(3)",
+             "c = jnp.ones((), jnp.float32)", "def h(a):", "    return a * b"]
+    kept, got = nr.inlined(lines, "jax.grad(f)(a) + jax.grad(f)(c)", spec)
+    assert got == "jax.grad(lax.sqrt)(0.0) + jax.grad(lax.sqrt)(1.0)"
+    assert kept == ["import jax", "from jax import lax", "b = jnp.ones(3)", "def h(a):", "    return a * b"]
+    kept, got = nr.inlined(lines, "jax.grad(h)(b)", spec)  # `b` is read inside `h`: it stays
+    assert got == "jax.grad(h)(b)" and "b = jnp.ones(3)" in kept
+    ast.parse("\n".join(kept))
