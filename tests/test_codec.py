@@ -54,10 +54,10 @@ def test_scatter_add_with_its_update_jaxpr_round_trips_and_writes_back(tmp_path)
     eqn = next(e for e in jp.loads(spec)["jaxpr"]["eqns"] if e["p"] == "scatter-add")
     assert eqn["params"]["update_jaxpr"] == {"jaxpr": 0} and eqn["subs"][0]["eqns"][0]["p"] == "add"
     assert np.array_equal(jp.run(spec), scatter_add(X, I))
-    text, arrays = emit(jp.loads(spec))
+    text, arrays = emit(jp.parse(spec))
     assert "lax.scatter_add(" in text and ".bind(" not in text
     assert printed(run_script(text, tmp_path, arrays)).strip() == str(scatter_add(X, I))
-    bound, arrays = emit(jp.loads(spec), bind_all=True)
+    bound, arrays = emit(jp.parse(spec), bind_all=True)
     assert "update_jaxpr=jax.make_jaxpr(computation" in bound
     assert printed(run_script(bound, tmp_path, arrays)).strip() == str(scatter_add(X, I))
 
@@ -72,7 +72,7 @@ def test_reduce_with_a_computation_runs_and_is_bound_with_a_traced_jaxpr(tmp_pat
     assert np.allclose(jp.run(spec), product_plus_one(X))
     assert np.allclose(jp.run(spec_of(jax.vmap(product_plus_one), jnp.stack([X, X]))),
                        jax.vmap(product_plus_one)(jnp.stack([X, X])))
-    text, arrays = emit(jp.loads(spec))
+    text, arrays = emit(jp.parse(spec))
     assert "reduce_p.bind(" in text
     assert printed(run_script(text, tmp_path, arrays)).strip() == str(product_plus_one(X))
 
@@ -87,7 +87,7 @@ def test_prng_keys_are_inputs_constants_and_written_back_through_wrap_key_data(t
     spec = spec_of(noise, key, X, transforms=[{"t": "jit"}])
     assert jp.loads(spec)["args"][0]["dtype"] == "key<fry>"
     assert np.allclose(jp.run(spec), noise(key, X))
-    text, arrays = emit(jp.loads(spec))
+    text, arrays = emit(jp.parse(spec))
     assert "jax.random.wrap_key_data(" in text and "jax.random.split(" in text and "prngs" not in text
     assert "Traceback" not in run_script(text, tmp_path, arrays).stderr
 
@@ -99,7 +99,7 @@ def test_non_finite_values_are_written_as_jnp_constants(tmp_path):
 
     spec = spec_of(masked_softmax_gather, X, I)
     for bind_all in (False, True):
-        text, arrays = emit(jp.loads(spec), bind_all=bind_all)
+        text, arrays = emit(jp.parse(spec), bind_all=bind_all)
         assert "-jnp.inf" in text and "jnp.nan" in text
         assert "Traceback" not in run_script(text, tmp_path, arrays).stderr
 

@@ -91,12 +91,12 @@ def test_callbacks_round_trip_and_write_back_in_both_forms(tmp_path):
     assert [e["params"]["callback"] for e in eqns if "callback" in e["params"]] == [
         {"host": "numpy:sin"}, {"host": None}, {"host": None}, {"host": "logging:debug"}]
     assert np.allclose(jp.run(spec), np.sin(X))  # the stand-in for own_cosine adds zeros
-    public, _ = emit(jp.loads(spec))
+    public, _ = emit(jp.parse(spec))
     assert "jax.pure_callback(sin, jax.ShapeDtypeStruct((3,), jnp.float32), a)" in public
     assert "\n    io_callback(lambda *xs: None, None, a, ordered=True)\n" in public
     assert "\n    io_callback(lambda *xs: [debug(*xs), None][1], None, a)\n" in public
     assert ".bind(" not in public
-    bound, _ = emit(jp.loads(spec), bind_all=True)
+    bound, _ = emit(jp.parse(spec), bind_all=True)
     assert "pure_callback_p.bind(" in bound and "io_callback_p.bind(" in bound
     for text in (public, bound):
         done = run_script(text, tmp_path)

@@ -254,7 +254,7 @@ def test_written_back_script_reproduces(tmp_path):
         return jnp.sum(lax.while_loop(lambda v: jnp.sum(v) < 10.0, lambda v: v * 2.0 + jnp.sin(v), x))
 
     program = spec_of(loss, jnp.ones(3), transforms=[{"t": "jit"}, {"t": "grad", "argnums": [0]}])
-    text, arrays = emit(jp.loads(program))
+    text, arrays = emit(jp.parse(program))
     assert "lax.while_loop(" in text and "jax.grad(f, argnums=0)" in text and not arrays
     assert ".bind(" not in text and "jnp.sum(" in text
     script = tmp_path / "repro.py"
@@ -272,7 +272,7 @@ def test_emit_writes_large_values_to_npz_and_binds_only_when_asked():
     spec["args"][0] = {"shape": [30, 4], "dtype": "float32", "values": [1.0] * 120}
     text, arrays = emit(spec)
     assert "np.load('inputs.npz')" in text and list(arrays) == ["a"]
-    bound, _ = emit(jp.loads(spec_of(mlp, W, X)), bind_all=True)
+    bound, _ = emit(jp.parse(spec_of(mlp, W, X)), bind_all=True)
     assert "tanh_p.bind(" in bound
 
 
@@ -330,7 +330,7 @@ def test_shardings_are_dropped_from_parameters():
 
 def test_linear_algebra_is_written_with_its_public_call():
     program = spec_of(lambda a: jnp.sum(lax.linalg.cholesky(a, symmetrize_input=False)), jnp.eye(2))
-    text, _ = emit(jp.loads(program))
+    text, _ = emit(jp.parse(program))
     assert "lax.linalg.cholesky(" in text and ".bind(" not in text
     namespace: dict = {}
     exec(compile(text, "repro.py", "exec"), namespace)  # the written script runs as it stands
@@ -412,7 +412,7 @@ def test_a_constant_per_lane_predicate_becomes_a_scalar_one():
     assert len(found) == 2 and len(scalar) == 1
     assert REP.verify(scalar[0]) and REP.key(scalar[0]) < REP.key(program)
     np.testing.assert_allclose(run_value(scalar[0]), np.ones((3, 2)))  # the loop never runs
-    text, _ = emit(jp.loads(scalar[0]))
+    text, _ = emit(jp.parse(scalar[0]))
     assert "lax.while_loop(cond" in text and "jnp.any(" not in text
 
 

@@ -94,7 +94,7 @@ def test_own_custom_rules_are_kept_and_fail_the_same_way_when_run_and_written_ba
         kinds = {e["p"] for _, j in jp.jaxprs(jp.loads(program)["jaxpr"]) for e in j["eqns"]}
         assert kinds & {"custom_vjp", "custom_jvp"} and not kinds & {"custom_vjp_call", "custom_jvp_call"}
         assert failure_of(lambda *xs: jp.run(program), *args) == expected
-        text, _ = emit(jp.loads(program))
+        text, _ = emit(jp.parse(program))
         assert "jax.custom_" in text
         assert not re.search(r"return \w+,$", text, re.M)  # one result is one value, as users write it
         (tmp_path / "repro.py").write_text(text)
@@ -130,7 +130,7 @@ def test_cumulative_products_are_written_as_their_jax_numpy_call(tmp_path):
     from reducer.levels.jaxpr.as_script import emit
 
     program = spec_of(lambda x: jnp.sum(jnp.cumsum(jnp.cumprod(x, axis=1), axis=0)), jnp.ones((2, 3)))
-    text, _ = emit(jp.loads(program))
+    text, _ = emit(jp.parse(program))
     assert ", axis=1)" in text and "jnp.cumprod(" in text
     assert "jnp.cumsum(" in text and "def inner" not in text
     scope = {}
@@ -167,7 +167,7 @@ def test_a_platform_dependent_cond_keeps_its_platforms_through_encoding_running_
     (cond,) = [e for e in jp.loads(program)["jaxpr"]["eqns"] if e["p"] == "cond"]
     assert cond["params"]["branches_platforms"]
     np.testing.assert_allclose(np.asarray(jp.run(program)), 3 * np.sin(1.0), rtol=1e-6)
-    text, _ = emit(jp.loads(program))
+    text, _ = emit(jp.parse(program))
     assert "lax.platform_dependent(" in text and "cpu=branch" in text and "default=branch" in text
     scope = {}
     exec(compile(text.replace("print(", "result = ("), "repro", "exec"), scope)
@@ -178,7 +178,7 @@ def test_an_inner_jit_of_one_result_returns_that_value_and_the_script_runs():
     from reducer.levels.jaxpr.as_script import emit
 
     program = spec_of(lambda x: jax.jit(lambda y: jnp.sin(y) * 2.0)(x) + jax.jit(lambda y: (y, y + 1))(x)[1], 0.5)
-    text, _ = emit(jp.loads(program), bind_all=True)
+    text, _ = emit(jp.parse(program), bind_all=True)
     assert not re.search(r"return \w+,$", text, re.M) and "return " in text, text
     namespace = {}
     exec(compile(text.replace("print(", "result = ("), "repro.py", "exec"), namespace)
@@ -196,7 +196,7 @@ def test_a_loop_carrying_one_value_carries_it_itself_and_computes_what_the_progr
 
     for fun in (halve, pair):
         program = spec_of(fun, jnp.full(3, 4.0))
-        text, _ = emit(jp.loads(program))
+        text, _ = emit(jp.parse(program))
         namespace = {}
         exec(compile(text.replace("print(", "(lambda *a: None)("), "repro.py", "exec"), namespace)
         got = namespace["f"](jnp.full(3, 4.0))

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import PROGRAMS
-from oracles.outcome import RunResult
+from oracles.outcome import RunResult, Signature
 from oracles.own_check import OwnCheck
 from reducer.faults.attach import Attached
 from reducer.faults.nonfinite import NonFiniteValues, read, with_checks
@@ -16,12 +16,15 @@ from reducer.faults.nonfinite import NonFiniteValues, read, with_checks
 OWN = PROGRAMS / "own_checks"
 
 
-def run_text(source: str, tmp_path) -> RunResult:
+def run_text(source: str, tmp_path, timeout: float = 300) -> RunResult:
     path = tmp_path / "candidate.py"
     path.write_text(source)
     started = time.monotonic()
-    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, cwd=tmp_path)
+    except subprocess.TimeoutExpired:
+        return RunResult(None, "", "", time.monotonic() - started, timed_out=True)
     return RunResult(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 
 
@@ -55,6 +58,20 @@ def test_a_run_carrying_the_fault_has_the_nonfinite_signature(tmp_path):
     assert seen.family == "nonfinite" and seen.get("op") == "log" and not oracle.same(sig, seen)
     again = oracle.classify(attached.attach(source, run_text(source, tmp_path)))
     assert oracle.same(sig, again)
+
+
+def test_a_run_whose_checked_runs_are_cut_short_is_cut_short_itself(tmp_path):
+    """When the runs under JAX's checks time out (a final check near --max-time), whether the run
+    carries the fault is unknown: the run counts as cut short, never as another failure."""
+    oracle = OwnCheck()
+    source = (OWN / "nan_gradient_assert.py").read_text()
+    attached = Attached(NonFiniteValues(lambda text: run_text(text, tmp_path, timeout=0.05)), oracle,
+                        lambda sig: sig.family == "own-check" and sig.get("reads") == "nonfinite")
+    attached.expect(Signature("nonfinite", (("in", "grad"), ("op", "sqrt"), ("from", "norm"))))
+    run = run_text(source, tmp_path)
+    assert oracle.classify(run).get("reads") == "nonfinite" and not run.timed_out
+    seen = attached.attach(source, run)
+    assert seen.timed_out and oracle.classify(seen) is None
 
 
 def test_the_checks_go_after_the_docstring_and_future_imports_and_keep_the_lines():

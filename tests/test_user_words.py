@@ -72,7 +72,7 @@ def same(got: list, want) -> None:
 def check(program: str, tmp_path, present=(), absent=()) -> str:
     """The script in the user's words: it has the calls `present`, none of `absent`, and computes what
     the spec and today's spelling of it (the spec without `src`) do."""
-    text, arrays = emit(jp.loads(program))
+    text, arrays = emit(jp.parse(program))
     for word in present:
         assert word in text, text
     for word in absent:
@@ -193,14 +193,14 @@ def test_a_scatter_that_is_not_the_plain_segment_pattern_keeps_todays_spelling(t
 
 def test_bind_all_and_other_programs_are_unchanged():
     program = spec_of(ffts, X)
-    bound, _ = emit(jp.loads(program), bind_all=True)
+    bound, _ = emit(jp.parse(program), bind_all=True)
     assert "jnp.fft" not in bound and "fft_p.bind(" in bound
     plain = spec_of(lambda x: jnp.sin(x) * 2.0, X)
-    assert emit(jp.loads(plain)) == emit(without_src(jp.loads(plain)))
+    assert emit(jp.parse(plain)) == emit(without_src(jp.loads(plain)))
 
 
 def test_the_user_words_are_shorter():
     program = spec_of(lambda m, ids: jax.ops.segment_max(m, ids, num_segments=5) + jnp.fft.rfft(m).real.sum(), M, IDS)
-    words, _ = emit(jp.loads(program))
+    words, _ = emit(jp.parse(program))
     before, _ = emit(without_src(jp.loads(program)))
     assert tokens(words) < 0.8 * tokens(before)

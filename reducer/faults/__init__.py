@@ -58,7 +58,12 @@ class Localiser(Protocol):
     fields: tuple[str, ...]
 
     def locate(self, program: str, run: RunResult | None, signature: Signature | None) -> Fault | None:
-        """The fault behind the failure `signature` that `run` of `program` showed, or None."""
+        """The fault behind the failure `signature` that `run` of `program` showed, or None; raises
+        `CutShort` when the runs that would say were cut short (the fault is then unknown)."""
+
+
+class CutShort(Exception):
+    """A localiser's own runs timed out: whether the run carries the fault is not known."""
 
 
 def render(fields: tuple[tuple[str, str], ...]) -> str:

@@ -14,7 +14,7 @@ from typing import Callable
 
 from oracles.base import Oracle
 from oracles.outcome import RunResult, Signature
-from reducer.faults import Fault, Localiser, render
+from reducer.faults import CutShort, Fault, Localiser, render
 
 KEY = "fault"
 
@@ -39,9 +39,14 @@ class Attached:
         """The signature with the fault of the original's failure, when one is found."""
         if not self.applies(sig):
             return sig, run
-        self.fault = self.localiser.locate(program, run, sig)
+        try:
+            self.fault = self.localiser.locate(program, run, sig)
+        except CutShort as exc:
+            self.fault, why = None, f" ({exc})"
+        else:
+            why = ""
         if self.fault is None:
-            self.finding = "no fault located; candidates need only fail the same way"
+            self.finding = f"no fault located{why}; candidates need only fail the same way"
             return sig, run
         run = carrying(run, self.fault)
         self.finding = f"at fault: {render(self.fault.fields)}. {self.fault.evidence}"
@@ -61,5 +66,8 @@ class Attached:
         seen = self.oracle.classify(run)
         if seen is None or not self.applies(seen) or any(seen.get(k) != v for k, v in self.shared):
             return run  # another failure: no need to look for its fault (each look costs runs)
-        found = self.localiser.locate(program, run, seen)
+        try:
+            found = self.localiser.locate(program, run, seen)
+        except CutShort:  # unknown, as for a run cut short itself: judged so (and told so by verification)
+            return dataclasses.replace(run, timed_out=True)
         return carrying(run, found) if found is not None else run

@@ -29,7 +29,7 @@ from typing import Callable
 
 from oracles.own_check import own_frames
 from oracles.outcome import RunResult, Signature
-from reducer.faults import Fault
+from reducer.faults import CutShort, Fault
 
 FLOATING = re.compile(r"^(?:\S*JaxStackTraceBeforeTransformation: )?FloatingPointError: invalid value \((?P<kind>nan|inf)\) encountered in (?P<prim>\w+)", re.M)
 LAX_CALL = re.compile(r"\blax\.(?P<name>\w+)\(")
@@ -195,7 +195,13 @@ class NonFiniteValues:
         self.run = run
 
     def _find(self, program: str) -> dict | None:
-        return located(lambda infs: self.run(with_checks(program, infs=infs)).output, program)
+        def output(infs: bool) -> str:
+            checked = self.run(with_checks(program, infs=infs))
+            if checked.timed_out:
+                raise CutShort(f"the run under JAX's {'Inf' if infs else 'NaN'} checks timed out")
+            return checked.output
+
+        return located(output, program)
 
     def locate(self, program: str, run: RunResult, signature: Signature) -> Fault | None:
         found = self._find(program)
