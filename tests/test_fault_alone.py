@@ -3,6 +3,10 @@ programs a non-finite value's traced level starts from, what the first replay re
 the written-back call that reads them in place (`nonfinite_replay.inlined`)."""
 import ast
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -12,10 +16,11 @@ from jax import lax
 from reducer.levels.jaxpr import fault_alone
 from reducer.levels.jaxpr import nonfinite_replay as nr
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr import value_checks
 from reducer.levels.jaxpr.codec import Encoder, registry
 from reducer.levels.jaxpr.model import Spec
 from reducer.levels.jaxpr.params import flat_values
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def spec_of(fun, *args, transforms=()) -> Spec:
@@ -56,15 +61,26 @@ def test_a_finite_operation_has_no_point_and_is_tried_whole():
     assert len(found) == 1 and found[0].args[0].shape == (2,)
 
 
-def test_the_first_replay_reports_the_operation_alone_and_the_level_starts_there(tmp_path, monkeypatch):
+#: the first replay as the traced level's worker runs it: a fresh interpreter, JAX's frames kept
+FIRST_REPLAY = """
+import sys
+from reducer.levels.jaxpr import nonfinite_replay, program, value_checks
+spec = open(sys.argv[1]).read()
+try:
+    value_checks.run_check(program.parse(value_checks.with_check(spec, "nonfinite", explain=True)))
+except nonfinite_replay.NonFinite:
+    pass
+"""
+
+
+def test_the_first_replay_reports_the_operation_alone_and_the_level_starts_there(tmp_path):
     x = np.array([[1.0, 2.0], [0.0, 0.0]], np.float32)
     spec = spec_of(layer_scale, x, transforms=[{"t": "value_and_grad", "argnums": [0]}])
+    (tmp_path / "spec.json").write_text(spec.to_json())
     out = tmp_path / "harness.json"
-    monkeypatch.setenv("REDUCER_HARNESS_OUT", str(out))
-    try:
-        value_checks.run_check(jp.parse(value_checks.with_check(spec.to_json(), "nonfinite", explain=True)))
-    except nr.NonFinite:
-        pass
+    subprocess.run([sys.executable, "-c", FIRST_REPLAY, str(tmp_path / "spec.json")], check=True, timeout=300,
+                   cwd=tmp_path, env={**os.environ, "REDUCER_HARNESS_OUT": str(out), "JAX_TRACEBACK_FILTERING": "off",
+                                      "PYTHONPATH": str(ROOT)})
     report = json.loads(out.read_text())
     assert (report["nonfinite"]["in"], report["nonfinite"]["op"]) == ("grad", "sqrt")
     alone = jp.parse(report["alone"])
