@@ -169,9 +169,10 @@ def accepted_in(out: Path, level: str) -> int:
     return state["level_counts"]["accepted"] if state.get("level") == level else 0
 
 
-def equations(log: str) -> int:
-    """How many equations the traced program the jaxpr level starts from has, from its log."""
-    return int(re.search(r"jaxpr level: captured .* of (\d+) equations", log).group(1))
+def equations(log: str, how: str = "captured") -> int:
+    """How many equations the traced program the jaxpr level starts from has, from its log (`how`:
+    "captured", or "kept" by the interrupted run)."""
+    return int(re.search(rf"jaxpr level: {how} .* of (\d+) equations", log).group(1))
 
 
 @pytest.mark.slow
@@ -202,7 +203,7 @@ def test_ctrl_c_during_a_jaxpr_level_reduction_and_resume(tmp_path):
     log = (out / "reduce.log").read_text()
     assert "resuming" in log and "jaxpr level: resuming from the traced program the interrupted run kept" in log
     assert "capturing again" not in log
-    assert equations(log) <= equations("".join(lines))  # it starts where the interrupted run got to
+    assert equations(log, "kept") <= equations("".join(lines))  # it starts where the interrupted run got to
     assert result["tested"] > state["tested"]  # the counts go on from the interrupted run's
     assert not (out / "state.json").exists() and not (out / "best.jaxpr").exists()
     assert not no_process_left(env)

@@ -129,14 +129,19 @@ assert jnp.isfinite(g).all()
 '''
 
 
-def test_a_call_made_inside_a_traced_one_is_recorded_with_its_values(tmp_path):
-    (tmp_path / "prog.py").write_text(NESTED)
+def recorded_inner_grads(tmp_path, program: str) -> list[dict]:
+    """The `jit ∘ grad` calls a capturing run of `program` records ahead, with their values."""
+    (tmp_path / "prog.py").write_text(program)
     env = dict(os.environ, REDUCER_CAPTURE_AHEAD="1", REDUCER_CAPTURE_VALUES="1")
     subprocess.run([sys.executable, "-m", "reducer.levels.jaxpr.capture", "prog.py", "out.json"], cwd=tmp_path,
                    env=env, capture_output=True, text=True, timeout=300)
     specs = [jp.loads(s) for s in json.loads((tmp_path / "out.json").read_text())["ahead"]]
-    nested = [s for s in specs if [t["t"] for t in s["transforms"]] == ["jit", "grad"]]
-    assert nested and nested[0]["args"][0].get("values") == [0.0, 3.0, 4.0], specs
+    return [s for s in specs if [t["t"] for t in s["transforms"]] == ["jit", "grad"]]
+
+
+def test_a_call_made_inside_a_traced_one_is_recorded_with_its_values(tmp_path):
+    nested = recorded_inner_grads(tmp_path, NESTED)
+    assert nested and nested[0]["args"][0].get("values") == [0.0, 3.0, 4.0], nested
 
 
 CLOSED_OVER = '''
@@ -155,13 +160,8 @@ assert jnp.isfinite(g).all()
 
 
 def test_the_values_an_inner_call_closes_over_are_recorded_too(tmp_path):
-    (tmp_path / "prog.py").write_text(CLOSED_OVER)
-    env = dict(os.environ, REDUCER_CAPTURE_AHEAD="1", REDUCER_CAPTURE_VALUES="1")
-    subprocess.run([sys.executable, "-m", "reducer.levels.jaxpr.capture", "prog.py", "out.json"], cwd=tmp_path,
-                   env=env, capture_output=True, text=True, timeout=300)
-    specs = [jp.loads(s) for s in json.loads((tmp_path / "out.json").read_text())["ahead"]]
-    nested = [s for s in specs if [t["t"] for t in s["transforms"]] == ["jit", "grad"]]
-    assert nested and [a.get("values") for a in nested[0]["args"]] == [[2.0], [0.0, 1.5, 2.0]], specs
+    nested = recorded_inner_grads(tmp_path, CLOSED_OVER)
+    assert nested and [a.get("values") for a in nested[0]["args"]] == [[2.0], [0.0, 1.5, 2.0]], nested
 
 
 def test_a_lax_function_given_to_a_transformation_is_the_operation_at_fault(tmp_path):

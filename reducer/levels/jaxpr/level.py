@@ -157,6 +157,21 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
     return traced(source, established, context, budget, verify_runs)
 
 
+def captured(source: str, judge: Judge, sandbox: Sandbox, limits: Limits, log) -> tuple:
+    """The first captured call of `source` that shows the failure on its own, and its run; (None,
+    None) and a log line saying why when there is none."""
+    found = capture(sandbox, source, limits, ahead=judge.ahead, values=bool(judge.check))
+    for note in found.get("notes", [])[:3]:
+        log(f"jaxpr level: not captured: {note}")
+    if not judge.candidates(found):
+        log("jaxpr level: no failing transformation was captured")
+        return None, None
+    spec, first = first_reproducing(found, judge, sandbox, limits, log)
+    if spec is None:
+        log("jaxpr level: no captured program reproduces the failure on its own")
+    return spec, first
+
+
 def traced(source: str, established: Established, ctx: LevelContext, budget: float,
            verify_runs: int = 2) -> TracedResult | None:
     """Capture, reduce and write back the failing traced program of `source`; None (and a log line
@@ -165,21 +180,17 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
     oracle, wanted = established.oracle, established.signature
     judge = Judge(oracle, wanted, sites_for(sandbox, limits, oracle, wanted), ctx.judge)
     spec, first = kept_spec(ctx.resumed, judge, sandbox, limits, log) if ctx.resumed else (None, None)
-    found = {"specs": []} if spec else capture(sandbox, source, limits, ahead=judge.ahead, values=bool(judge.check))
-    for note in found.get("notes", [])[:3]:
-        log(f"jaxpr level: not captured: {note}")
-    if not spec and not judge.candidates(found):
-        log("jaxpr level: no failing transformation was captured")
-        return None
-    spec, first = (spec, first) if spec else first_reproducing(found, judge, sandbox, limits, log)
-    if spec is None:
-        log("jaxpr level: no captured program reproduces the failure on its own")
-        return None
+    resumed = spec is not None
+    if not resumed:
+        spec, first = captured(source, judge, sandbox, limits, log)
+        if spec is None:
+            return None
     # a hang is the failure itself: candidates run as long as the program did before it was stopped
     hang = wanted.get("how") == "hang"
     timeout = limits.timeout if hang else max(3.0, 3 * (first.seconds or 1.0))
-    before = jp.count_eqns(jp.parse(spec).jaxpr)
-    log(f"jaxpr level: captured {' ∘ '.join(jp.parse(spec).kinds()) or 'a call'} of "
+    parsed = jp.parse(spec)
+    before = jp.count_eqns(parsed.jaxpr)
+    log(f"jaxpr level: {'kept' if resumed else 'captured'} {' ∘ '.join(parsed.kinds()) or 'a call'} of "
         f"{before} equations (first run {first.seconds:.2f} s; candidate timeout {timeout:.0f} s"
         f"{'; judged by the ' + judge.check + ' check' if judge.check else ''})")
     fault = value_checks.fault_line(first)
