@@ -28,16 +28,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from reducer.levels.mlir import follow  # noqa: E402
+from reducer.levels.mlir import script_module  # noqa: E402
 from reducer.levels.mlir.module_job import MlirOptions, MlirReduction  # noqa: E402
 
 
 def dump(program: Path, timeout: float = 600.0) -> tuple[str | None, str]:
     """The module Enzyme-JAX's pipeline ran for `program` (its own dump, or for a crash or a wrong
-    gradient the one `follow.CAPTURE` wrote), or None and why not."""
+    gradient the one `script_module.CAPTURE` wrote), or None and why not."""
     with tempfile.TemporaryDirectory(prefix="bench-mlir-") as tmp:
         script = Path(tmp) / program.name
-        script.write_text(follow.with_capture(program.read_text()))
+        script.write_text(script_module.with_capture(program.read_text()))
         try:
             done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp,
                                   env=dict(os.environ, TMPDIR=tmp, JAX_PLATFORMS="cpu", PYTHONPATH=str(program.parent)),
@@ -45,7 +45,7 @@ def dump(program: Path, timeout: float = 600.0) -> tuple[str | None, str]:
                                   stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return None, "timed out"
-        chosen = follow.chosen(done.stderr, done.returncode < 0) if done.returncode != 0 else None
+        chosen = script_module.chosen(done.stderr, done.returncode < 0) if done.returncode != 0 else None
         if chosen is not None:
             return chosen.read_text(), ""
         if done.returncode < 0:

@@ -10,6 +10,7 @@ import pytest
 
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.as_script import emit
+from reducer.levels.jaxpr.model import Spec
 
 pytest.importorskip("equinox")
 pytest.importorskip("flax")
@@ -101,7 +102,7 @@ def test_own_rules_are_captured_through_the_library_and_written_back(name, tmp_p
     kept = [s for s in specs if any(e["p"] == kind for _, j in jp.jaxprs(s["jaxpr"]) for e in j["eqns"])
             and any(t["t"] in ("grad", "value_and_grad") for t in s["transforms"])]
     assert kept, [s["transforms"] for s in specs]
-    text, arrays = emit(kept[0])
+    text, arrays = emit(Spec.from_data(kept[0]))
     imports = {line for line in text.splitlines() if line.startswith(("import ", "from "))}
     assert imports <= {"import jax", "import jax.numpy as jnp", "from jax import lax", "import numpy as np"}
     assert f"jax.{kind}(" in text

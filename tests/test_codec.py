@@ -13,6 +13,7 @@ from jax import lax
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.codec import Encoder
 from reducer.levels.jaxpr.as_script import emit
+from reducer.levels.jaxpr.model import Spec
 from reducer.levels.jaxpr.params import decode_param, encode_param
 from reducer.levels.jaxpr.probe import measure
 
@@ -157,7 +158,7 @@ def test_enzyme_wrapper_options_are_captured_and_written_back(tmp_path):
                    capture_output=True, timeout=300)
     spec = jp.loads(json.loads((tmp_path / "out.json").read_text())["specs"][0])
     assert spec["transforms"][-1] == {"t": "enzyme", "options": {"argv": ["-O1"], "inner_jit": False}}
-    text, arrays = emit(spec)
+    text, arrays = emit(Spec.from_data(spec))
     assert "enzyme_jax_ir(argv=('-O1',), inner_jit=False)(f)" in text
     done = run_script(text, tmp_path, arrays)
     assert "could not compute the adjoint" in done.stderr and "chlo.top_k" in done.stderr

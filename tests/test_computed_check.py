@@ -38,6 +38,10 @@ IMPORTS = "import sys\nimport numpy as np\nimport jax\nimport jax.numpy as jnp\n
     # one name in two scopes: `losses` returned by the function that fills it with computed values
     ("def fit(lr):\n    losses = []\n    losses.append(float(np.log(lr)))\n    return losses\n"
      "losses = fit(0.9)\nassert losses[-1] < losses[0]", True),
+    # a history kept under a key: `history["loss"].append(…)` fills `history`
+    ("history = {'loss': []}\nhistory['loss'].append(float(np.log(2.0)))\n"
+     "assert history['loss'][-1] < history['loss'][0]", True),
+    ("history = {'loss': []}\nhistory['loss'].append(1.0)\nassert history['loss'][-1] < 0", False),
     # a function of the script counts only when it computes; a list counts by what is put in it
     ("losses = []\nlosses.append(1.0)\nfit = lambda: losses\nassert fit()[0] < 0", False),
     ("losses = []\nlosses.append(float(jnp.ones(())))\nassert losses[-1] < losses[0]", True),
@@ -126,6 +130,19 @@ def test_the_values_a_closeness_comparison_compares_are_read():
     assert check_values.computed_sides(tree, 6, check_values.close_sides) == 1
     assert check_values.computed_sides(tree, 7, check_values.close_sides) == 2
     assert check_values.computed_sides(tree, 5, check_values.close_sides) == 0  # no comparison there
+
+
+def test_a_references_step_on_an_array_written_out_is_a_computed_side():
+    """The reference-alone start's program: the library's step against the reference's own NumPy step
+    on one written-out input; the array alone is a constant, and an ordering on one is not computed."""
+    source = IMPORTS + ("h = np.array([[0.5, 1.0], [2.0, 3.0]])\n"
+                        "np.testing.assert_allclose(jnp.var(h, axis=-1), h.var(-1, ddof=1))\n"
+                        "np.testing.assert_allclose(jax.image.resize(h, (2, 1), 'linear'), 0.5 * (h[:, 0::2] + h[:, 1::2]))\n"
+                        "np.testing.assert_allclose(jnp.var(h, axis=-1), h)\n"
+                        "assert h[-1, 0] < h[0, 0]\n")
+    tree = ast.parse(source)
+    assert [check_values.computed_sides(tree, line, check_values.close_sides) for line in (6, 7, 8)] == [2, 2, 1]
+    assert check_values.computed_sides(tree, 9) == 0
 
 
 def test_a_comparison_that_shows_no_mismatch_any_more_fails_for_another_reason():

@@ -141,6 +141,6 @@ def test_vmap_of_a_callback_is_captured_and_its_written_back_script_fails_the_sa
     assert [t["t"] for t in spec["transforms"]] == ["vmap"]
     with pytest.raises(Exception, match=message.replace("`", ".")):
         jp.run(captured["specs"][0])
-    text, _ = emit(spec)
+    text, _ = emit(jp.parse(captured["specs"][0]))
     done = run_script(text, tmp_path)
     assert signature(done) == signature(original) and signature(done) is not None

@@ -16,7 +16,7 @@ from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.codec import Encoder, encode_param
 from reducer.levels.jaxpr.as_script import emit
 from reducer.levels.jaxpr.level import parse_levels, reduce_traced
-from reducer.levels.jaxpr.model import Arg, Var
+from reducer.levels.jaxpr.model import Arg, Spec, Var
 from reducer.levels.jaxpr.passes import jaxpr_passes
 from reducer.levels.jaxpr.passes.bypass_equations import BypassEquations
 from reducer.levels.jaxpr.passes.drop_equations import DropEquations
@@ -267,10 +267,10 @@ def test_emit_writes_large_values_to_npz_and_binds_only_when_asked():
     spec = jp.loads(spec_of(mlp, W, X))
     spec["args"][0]["values"] = list(range(12))
     spec["args"][1]["values"] = [float(v) for v in range(6)]
-    text, arrays = emit(spec)
+    text, arrays = emit(Spec.from_data(spec))
     assert "INPUTS = np.load('inputs.npz')" not in text and not arrays  # small: inline
     spec["args"][0] = {"shape": [30, 4], "dtype": "float32", "values": [1.0] * 120}
-    text, arrays = emit(spec)
+    text, arrays = emit(Spec.from_data(spec))
     assert "np.load('inputs.npz')" in text and list(arrays) == ["a"]
     bound, _ = emit(jp.parse(spec_of(mlp, W, X)), bind_all=True)
     assert "tanh_p.bind(" in bound
@@ -389,7 +389,7 @@ def test_unmask_loops_lets_every_lane_step_while_any_goes_on():
     spec["args"][0]["values"] = np.asarray(xs).ravel().tolist()
     # both lanes halve until the larger one is small: the small lane is halved too often
     np.testing.assert_allclose(run_value(jp.dumps(spec)), xs / 8.0, rtol=1e-6)
-    text, _ = emit(spec)
+    text, _ = emit(Spec.from_data(spec))
     assert "jnp.any(" in text and "jnp.where(" not in text
     printed: list = []
     exec(compile(text, "repro.py", "exec"), {"print": printed.append})

@@ -11,7 +11,7 @@ from jax import lax
 
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.codec import Encoder, Unencodable, registry
-from reducer.levels.jaxpr.model import Arg, Equation, Jaxpr, Literal, Spec, Transform, Var, as_spec, dumps
+from reducer.levels.jaxpr.model import Arg, Equation, Jaxpr, Literal, Spec, Transform, Var, dumps
 from reducer.levels.jaxpr.params import flat_values
 from reducer.levels.jaxpr.probe import Coverage, generate
 
@@ -141,5 +141,5 @@ def test_walking_reading_and_editing_a_jaxpr():
     assert [e.primitive for e in copy.jaxpr.eqns[0].subs[0].eqns] == ["abs"]  # dead code goes inside too
     assert [e.primitive for e in top.eqns] == ["neg", "jit", "mul", "sign"] and len(body.eqns) == 2  # unchanged
     assert jp.well_formed(spec) and jp.count_eqns(top) == 6
-    assert as_spec(spec.to_json()) == spec == as_spec(spec.to_data()) and as_spec(spec) is spec
+    assert Spec.from_json(spec.to_json()) == spec == Spec.from_data(spec.to_data())
     assert np.allclose(jp.run(spec.to_json()), 2 * np.ones(3))

@@ -12,6 +12,7 @@ from conftest import HAS_ENZYME, PROGRAMS
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.as_script import emit
 from reducer.levels.jaxpr.level import reduce_traced
+from reducer.levels.jaxpr.model import Spec
 from reducer.workers.sandbox import Limits, Sandbox
 
 LIBRARY = PROGRAMS / "library"
@@ -41,7 +42,7 @@ def capture(name: str, tmp_path) -> dict:
 def run_written_back(spec: dict, tmp_path, bind_all=False) -> tuple[str, subprocess.CompletedProcess]:
     import numpy as np
 
-    text, arrays = emit(spec, bind_all=bind_all)
+    text, arrays = emit(Spec.from_data(spec), bind_all=bind_all)
     (tmp_path / "repro.py").write_text(text)
     if arrays:
         np.savez(tmp_path / "inputs.npz", **arrays)

@@ -11,7 +11,7 @@ from conftest import PROGRAMS
 from oracles.outcome import RunResult, Signature
 from oracles.own_check import OwnCheck
 from reducer.faults.attach import Attached
-from reducer.faults.nonfinite import NonFiniteValues, read, with_checks
+from reducer.faults.nonfinite import NonFiniteValues, located, read, with_checks
 
 OWN = PROGRAMS / "own_checks"
 
@@ -33,6 +33,7 @@ def run_text(source: str, tmp_path, timeout: float = 300) -> RunResult:
     ("nan_gradient_assert", {"in": "grad", "op": "sqrt", "from": "norm"}),
     ("entropy_where_log", {"in": "forward", "op": "log", "from": "log"}),
     ("log_of_zero_raise", {"in": "forward", "op": "log", "from": "log"}),
+    ("arctanh_mean_assert", {"in": "forward", "op": "atanh", "from": "arctanh"}),
 ])
 def test_the_operation_at_fault_is_located(name, where, tmp_path):
     source = (OWN / f"{name}.py").read_text()
@@ -92,3 +93,29 @@ def test_reading_a_recorded_check():
     assert (found["op"], found["prim"], found["in"], found["from"], found["kind"]) == ("sqrt", "div", "grad", "sqrt", "inf")
     assert found["within"] == ["/home/u/fit.py:9", "/home/u/fit.py:4"]
     assert read("no check fired\n") is None
+
+
+def checked_output(frames: list[tuple[int, str, str]], library: str, value: str) -> str:
+    """A run's output with JAX's checks on: the program's frames (line, function, source), the
+    library line below them, and the check's message."""
+    text = "Traceback (most recent call last):\n"
+    for line, function, source in frames:
+        text += f'  File "/home/u/sac.py", line {line}, in {function}\n    {source}\n'
+    text += f'  File "/usr/lib/python3.11/site-packages/jax/_src/numpy/lib.py", line 1, in f\n    {library}\n'
+    return text + f"FloatingPointError: invalid value {value}\n"
+
+
+def test_a_nan_that_only_spread_an_inf_goes_back_to_the_operation_that_made_it():
+    """`mean` sums the inf and -inf of `arctanh(±1)` into nan on another line: the fault is `atanh`.
+    An Inf first met where it only spreads (a -inf mask converted) is one the program meant."""
+    main = (19, "<module>", "loss = loss_fn(means, actions, advantages)")
+    nan = checked_output([main, (15, "loss_fn", "return -jnp.mean(logp * advantages)")],
+                         "return lax.reduce(a, 0, lax.add, (0,))", "(nan) encountered in reduce_sum")
+    inf = checked_output([main, (14, "loss_fn", "logp = jax.vmap(log_prob)(means, actions)"),
+                          (8, "log_prob", "pre_tanh = jnp.arctanh(jnp.clip(action, -1.0, 1.0))")],
+                         "return lax.atanh(x)", "(inf) encountered in atanh")
+    found = located(lambda infs: inf if infs else nan)
+    assert (found["op"], found["in"], found["from"]) == ("atanh", "forward", "arctanh")
+    mask = checked_output([main, (14, "loss_fn", "p = jax.nn.softmax(jnp.where(valid, logits, -jnp.inf))")],
+                          "return lax.convert_element_type(x, dtype)", "(inf) encountered in convert_element_type")
+    assert located(lambda infs: mask if infs else nan)["op"] == "reduce"

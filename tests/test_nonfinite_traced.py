@@ -39,7 +39,7 @@ def replay(spec: dict, tmp_path, monkeypatch) -> tuple[BaseException | None, dic
     monkeypatch.setenv("REDUCER_HARNESS_OUT", str(out))
     raised = None
     try:
-        value_checks.run_check(json.loads(value_checks.with_check(jp.dumps(spec), "nonfinite")))
+        value_checks.run_check(jp.parse(value_checks.with_check(jp.dumps(spec), "nonfinite")))
     except nr.NonFinite as exc:
         raised = exc
     return raised, json.loads(out.read_text())
@@ -93,7 +93,8 @@ def test_the_written_back_script_ends_in_the_programs_kind_of_check(fields, endi
     wanted = Signature("nonfinite", fields + (("in", "grad"), ("op", "sqrt")))
     from reducer.levels.jaxpr.as_script import emit
 
-    text = value_checks.finish_script(emit(spec)[0], spec, wanted)
+    model = jp.parse(jp.dumps(spec))
+    text = value_checks.finish_script(emit(model)[0], model, wanted)
     assert text.rstrip("\n").splitlines()[-len(ending):] == ending
     (tmp_path / "repro.py").write_text(text)
     done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
@@ -266,8 +267,7 @@ def test_dynamic_slices_are_written_back_with_their_indices_as_a_sequence(fun, a
     from reducer.levels.jaxpr.as_script import emit
 
     args = arg if isinstance(arg, tuple) else (arg,)
-    spec = spec_of(fun, *args)
-    text, arrays = emit(spec)
+    text, arrays = emit(jp.parse(jp.dumps(spec_of(fun, *args))))
     (tmp_path / "repro.py").write_text(text)
     done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-800:]

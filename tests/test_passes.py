@@ -26,6 +26,7 @@ from reducer.levels.source.passes.peel_transformations import PeelTransformation
 from reducer.levels.source.passes.remove_unused import RemoveUnused
 from reducer.levels.source.passes.reroute_values import RerouteValues
 from reducer.levels.source.passes.replace_with_constants import ReplaceWithConstants
+from reducer.levels.source.passes.positional_arguments import PositionalArguments
 from reducer.levels.source.passes.simplify_literals import SimplifyLiterals
 from reducer.levels.source.passes.unwrap_blocks import UnwrapBlocks
 
@@ -56,6 +57,7 @@ APPLIES = {
     "hoist-statements": ("def f(a):\n    c = jax.custom_jvp(g)\n    return c(a)\njax.grad(f)(1.0)\n", False, ()),
     "eta-reduce": ("g = jax.grad(lambda p, x: loss(p, x))\n", False, ()),
     "drop-assert-messages": ("assert ok, f'step {i}: {g}'\n", False, ()),
+    "positional-arguments": ("y = jax.image.resize(h, (1, 2), method='linear')\n", False, ()),
 }
 #: passes that move code (hoist-statements) or spell names out in full (inline-imports): their
 #: candidates are not smaller by themselves, they let later passes cut
@@ -241,6 +243,22 @@ def test_config_defaults_argparse_and_class_fields():
 def test_simplify_literals_changes_a_shared_dimension_everywhere_first():
     got = proposals(SimplifyLiterals(), "a = normal(k, (6, 3))\nb = normal(k, (16, 6))\n")
     assert got[0] == norm("a = normal(k, (1, 3))\nb = normal(k, (16, 1))")
+
+
+def test_simplify_literals_changes_a_recorded_value_only_everywhere_at_once():
+    """A value a run recorded, inlined into both sides of a comparison, keeps the two sides on one
+    input: it changes at every use together (its sign kept), never at one use alone."""
+    src = "check(gelu(-2.565721273422241), 0.5 * -2.565721273422241 * erf(-2.565721273422241 / 1.4142))\n"
+    got = proposals(SimplifyLiterals(), src)
+    assert norm("check(gelu(-2.0), 0.5 * -2.0 * erf(-2.0 / 1.4142))") in got
+    assert norm("check(gelu(-3.0), 0.5 * -3.0 * erf(-3.0 / 1.4142))") in got
+    assert all(g.count("2.565721273422241") in (0, 3) for g in got)
+    assert norm("check(gelu(-2.565721273422241), 0.5 * -2.565721273422241 * erf(-2.565721273422241 / 1.0))") in got
+
+
+def test_positional_arguments_moves_the_first_keyword_of_a_call():
+    got = proposals(PositionalArguments(), "y = resize(h, (1, 2), method='linear', antialias=True)\nf(*a, k=1)\n")
+    assert got == [norm("y = resize(h, (1, 2), 'linear', antialias=True)\nf(*a, k=1)")]
 
 
 def test_drop_arguments_through_a_transformation():

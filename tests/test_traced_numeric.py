@@ -16,6 +16,7 @@ from reducer.levels.jaxpr import value_checks
 from reducer.levels.jaxpr.codec import Encoder
 from reducer.levels.jaxpr.as_script import NPZ, emit
 from reducer.levels.jaxpr.level import reduce_traced
+from reducer.levels.jaxpr.model import Spec
 from reducer.workers.sandbox import Limits, Sandbox
 
 
@@ -29,12 +30,18 @@ def spec_with_values(fun, *args, transforms):
 ENZYME_GRAD = [{"t": "jit"}, {"t": "grad", "argnums": [0]}, {"t": "enzyme"}]
 
 
+def finished(spec: dict, wanted: Signature) -> str:
+    """The written-back script of the spec data `spec`, finished to compare as `wanted` says."""
+    model = Spec.from_data(spec)
+    return value_checks.finish_script(emit(model)[0], model, wanted)
+
+
 def checked(spec: dict, check: str, tmp_path, monkeypatch, explain: bool = False) -> tuple[bool, dict]:
     """Run the check in this interpreter: whether it failed the run, and the report it wrote."""
     out = tmp_path / "harness.json"
     monkeypatch.setenv("REDUCER_HARNESS_OUT", str(out))
     try:
-        value_checks.run_check(json.loads(value_checks.with_check(json.dumps(spec), check, explain)))
+        value_checks.run_check(Spec.from_json(value_checks.with_check(json.dumps(spec), check, explain)))
         failed = False
     except value_checks.NumericMismatch:
         failed = True
@@ -64,7 +71,7 @@ def test_the_gradient_check_finds_enzymes_wrong_digamma_derivative_in_the_jaxpr(
     failed, report = checked(agreeing, "gradient", tmp_path, monkeypatch)
     assert not failed and report["checks"][0]["mismatch"] is False
     # without the compiling `jit` Enzyme-JAX cannot run the derivative: no longer what the check compares
-    assert not value_checks.fits(dict(spec, transforms=ENZYME_GRAD[1:]), "gradient")
+    assert not value_checks.fits(Spec.from_data(dict(spec, transforms=ENZYME_GRAD[1:])), "gradient")
 
 
 def test_the_result_check_finds_the_jit_miscompile_in_the_jaxpr(tmp_path, monkeypatch):
@@ -91,8 +98,9 @@ def summed_points(n: int = 32_769) -> dict:
 
 def written_back_run(spec: dict, wanted: Signature, tmp_path) -> tuple[str, subprocess.CompletedProcess]:
     """The written-back script of `spec` for `wanted`, and its run in a fresh interpreter."""
-    text, arrays = emit(spec)
-    text = value_checks.finish_script(text, spec, wanted)
+    model = Spec.from_data(spec)
+    text, arrays = emit(model)
+    text = value_checks.finish_script(text, model, wanted)
     (tmp_path / "repro.py").write_text(text)
     np.savez(tmp_path / NPZ, **arrays)
     return text, subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=300,
@@ -108,7 +116,7 @@ def test_the_written_back_script_compares_jit_with_op_by_op_and_stops_with_the_p
     assert "with jax.disable_jit():" in text and text.rstrip().endswith("raise SystemExit('jit and eager results differ')")
     assert done.returncode == 1 and done.stderr.strip().endswith("jit and eager results differ"), done.stderr[-2000:]
     bare = Signature("wrong-result", wanted.fields[:-1] + (("program-exit", "AssertionError"),))
-    assert value_checks.finish_script(emit(spec)[0], spec, bare).rstrip().endswith(  # a bare `assert`
+    assert finished(spec, bare).rstrip().endswith(  # a bare `assert`
         "\nassert jnp.allclose(got, want, rtol=0.0001, atol=1e-06, equal_nan=True)")
 
 
@@ -156,7 +164,7 @@ def test_the_written_back_gradient_script_nests_the_calls_and_stops_on_its_own_c
     wanted = Signature("activity-mismatch", (("source", "enzyme"), ("kind", "numeric"), ("reference", "jax-ad"),
                                              ("op", "digamma"), ("program-compares", "yes"),
                                              ("program-exit", "gradient mismatch")))
-    text = value_checks.finish_script(emit(spec)[0], spec, wanted)
+    text = finished(spec, wanted)
     tail = text.splitlines()[-2:]  # no helper names, nothing printed that the failure does not need
     assert tail == ["if not jnp.allclose(jax.jit(jax.grad(enzyme_jax_ir()(f)))(a), jax.grad(f)(a), "
                     "rtol=0.001, atol=1e-05, equal_nan=True):", "    raise SystemExit('gradient mismatch')"], text
@@ -164,7 +172,7 @@ def test_the_written_back_gradient_script_nests_the_calls_and_stops_on_its_own_c
     both = spec_with_values(lambda x, y: jnp.sum(jax.scipy.special.digamma(x) * y), jnp.array([0.7, 2.5]),
                             jnp.array([1.0, 2.0]), transforms=[{"t": "jit"}, {"t": "value_and_grad", "argnums": [0, 1]},
                                                                {"t": "enzyme"}])
-    several = value_checks.finish_script(emit(both)[0], both, wanted)  # a value and two gradients: leaf by leaf
+    several = finished(both, wanted)  # a value and two gradients: leaf by leaf
     assert "got = jax.jit(jax.value_and_grad(enzyme_jax_ir()(f), argnums=(0, 1)))(a, b)\n" \
            "want = jax.value_and_grad(f, argnums=(0, 1))(a, b)\nsame = all(" in several
     for script in (text, several):
@@ -189,11 +197,11 @@ def test_arrays_become_scalars_the_operation_at_one_point(tmp_path, monkeypatch)
     assert checked(scalar, "gradient", tmp_path, monkeypatch)[0]  # still Enzyme-JAX's wrong derivative
     wanted = Signature("activity-mismatch", (("source", "enzyme"), ("kind", "numeric"), ("op", "digamma"),
                                              ("program-compares", "yes"), ("program-exit", "gradient mismatch")))
-    text = value_checks.finish_script(emit(scalar)[0], scalar, wanted)
+    text = finished(scalar, wanted)
     assert "a = jnp.float32(1.0)" in text and "jnp.sum" not in text
     assert "def f(a):" in text  # three operations: the function stays
     alone = spec_with_values(jax.scipy.special.digamma, jnp.float32(1.0), transforms=ENZYME_GRAD)
-    text = value_checks.finish_script(emit(alone)[0], alone, wanted)
+    text = finished(alone, wanted)
     assert "\nf = lax.digamma\n" in text and "def f" not in text  # one call: the function is that call
     assert not list(OnePoint().candidates(candidate))  # nothing left to make a scalar
     # arrays of more elements: every one a scalar at the input's first value, then the one-element ones
@@ -273,10 +281,12 @@ def test_an_enzyme_function_differentiated_inside_a_larger_one_is_recorded_with_
 def test_a_vjp_of_one_scalar_result_is_written_back_as_grad():
     scalar = spec_with_values(lambda x, n: jax.scipy.special.digamma(x) * n, 1.5, 2,
                               transforms=[{"t": "jit"}, {"t": "vjp"}, {"t": "enzyme"}])
-    assert [t["t"] for t in value_checks.as_users_write(scalar)["transforms"]] == ["jit", "grad", "enzyme"]
-    assert value_checks.as_users_write(scalar)["transforms"][1]["argnums"] == [0]  # the float input only
-    vector = spec_with_values(jnp.sin, jnp.ones(2), transforms=[{"t": "jit"}, {"t": "vjp"}, {"t": "enzyme"}])
-    assert value_checks.as_users_write(vector) == vector
+    users = value_checks.as_users_write(Spec.from_data(scalar))
+    assert users.kinds() == ["jit", "grad", "enzyme"]
+    assert users.transforms[1].argnums == [0]  # the float input only
+    vector = Spec.from_data(spec_with_values(jnp.sin, jnp.ones(2), transforms=[{"t": "jit"}, {"t": "vjp"},
+                                                                              {"t": "enzyme"}]))
+    assert value_checks.as_users_write(vector) is vector
 
 
 @needs_enzyme

@@ -17,7 +17,8 @@ a gradient too). From the traceback:
 - `from`: the public function the program called at its innermost frame (`norm`).
 
 An Inf comes before the NaN it often turns into (`inf × 0`); the run that also stops at infs names
-that root when it stops inside the call of the program the NaN run stops in, and the NaN run is
+that root when it stops inside the call of the program the NaN run stops in, or when the NaN only
+spread what an operation made (inf - inf in a `mean`: the `arctanh(1.0)` before it); the NaN run is
 kept otherwise (an Inf the program meant, such as a `-inf` mask, is no fault). Either run alone answers
 when the other finds nothing.
 """
@@ -58,20 +59,26 @@ SINGULAR = {"log", "log2", "log10", "sqrt", "rsqrt", "cbrt", "norm", "power", "p
 def with_checks(source: str, infs: bool) -> str:
     """`source` with JAX's NaN (and Inf) checks switched on before its first statement (after its
     docstring and `__future__` imports), its other lines where they were."""
+    flags = CHECKS if infs else CHECKS[:1]
+    return first_of(source, "import jax as _jax_checks; " + "; ".join(f"_jax_checks.config.update({f!r}, True)" for f in flags))
+
+
+def first_of(source: str, statements: str) -> str:
+    """`source` with one line of `statements` run before its first statement (after its docstring and
+    `__future__` imports), on that statement's line: every other line stays where it was, so that a
+    traceback's line numbers still name the program's lines."""
     try:
         body = ast.parse(source).body
     except (SyntaxError, ValueError):
         return source
     first = next((s for s in body if not (isinstance(s, ast.ImportFrom) and s.module == "__future__")
                   and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))), None)
-    flags = CHECKS if infs else CHECKS[:1]
-    switch = "import jax as _jax_checks; " + "; ".join(f"_jax_checks.config.update({f!r}, True)" for f in flags)
     if first is None:
-        return source + "\n" + switch + "\n"
+        return source + "\n" + statements + "\n"
     lines = source.splitlines(keepends=True)
     at = first.lineno - 1
     indent = re.match(r"\s*", lines[at]).group(0)
-    lines[at] = f"{indent}{switch}; {lines[at][len(indent):]}"
+    lines[at] = f"{indent}{statements}; {lines[at][len(indent):]}"
     return "".join(lines)
 
 
@@ -176,9 +183,17 @@ def located(output: Callable[[bool], str], source: str = "") -> dict | None:
     if both is not None and both["kind"] == "nan":
         return both  # a NaN before any Inf: the run with only the NaN checks stops at the same place
     nans = read(output(False), source)
-    if both and nans and nans["at"] not in both["within"]:
+    if both and nans and nans["at"] not in both["within"] and not _spread_from(nans, both):
         return nans  # an Inf the program meant, outside the call that made the NaN: the NaN is the fault
     return both or nans
+
+
+def _spread_from(nans: dict, infs: dict) -> bool:
+    """Whether the NaN only spread an Inf that an operation made from finite values: a sum of inf and
+    -inf (`mean` of a loss with `arctanh(1.0)` in it) goes back to the `atanh`. An Inf first met where
+    it only spreads (the `-inf` of a mask, converted or selected) is one the program meant."""
+    return (nans["prim"] in SPREADING and nans["op"] not in SINGULAR
+            and infs["prim"] not in SPREADING and infs["in"] == "forward")
 
 
 def applies(sig: Signature) -> bool:

@@ -19,7 +19,7 @@ import numpy as np
 
 from reducer.levels.jaxpr import custom_rules, public_calls, spelling
 from reducer.levels.jaxpr.codec import registry
-from reducer.levels.jaxpr.model import Equation, Jaxpr, Spec, as_spec
+from reducer.levels.jaxpr.model import Equation, Jaxpr, Spec
 from reducer.levels.jaxpr.params import decode_param, decode_params
 from reducer.levels.jaxpr.program import argnums_source, batched_predicate, masked_loop, platform_branches
 
@@ -379,9 +379,8 @@ class Emitter:
         return chain, current
 
 
-def emit(spec: Spec | dict, header: str = "", bind_all: bool = False) -> tuple[str, dict]:
-    """The script for `spec` (the model, or its JSON data) and the arrays it reads from `inputs.npz`
-    (empty when none)."""
+def emit(spec: Spec, header: str = "", bind_all: bool = False) -> tuple[str, dict]:
+    """The script for `spec` and the arrays it reads from `inputs.npz` (empty when none)."""
     e = Emitter(bind_all)
-    text = e.script(as_spec(spec), header)
+    text = e.script(spec, header)
     return text, e.arrays

@@ -264,11 +264,3 @@ class Spec:
     def kinds(self) -> list[str]:
         """The transformations' kinds, outermost first."""
         return [t.kind for t in self.transforms]
-
-
-def as_spec(spec: Spec | dict | str) -> Spec:
-    """The model of a spec given as a model, its JSON data or its text (callers outside the level)."""
-    if isinstance(spec, Spec):
-        return spec
-    return Spec.from_json(spec) if isinstance(spec, str) else Spec.from_data(spec)
-

@@ -34,6 +34,7 @@ import traceback
 from oracles.outcome import Signature
 from reducer.faults import nonfinite
 from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.model import Spec
 from reducer.watches.gradients import FORWARD
 
 SCRIPT = "replayed.py"
@@ -80,7 +81,7 @@ def _output(text: str, infs: bool) -> str:
             jax.config.update(f, v)
 
 
-def locate(spec: dict) -> dict | None:
+def locate(spec: Spec) -> dict | None:
     """The operation at fault, as the written-back script of `spec` shows it under JAX's checks."""
     import linecache
 

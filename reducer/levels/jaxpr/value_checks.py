@@ -28,7 +28,7 @@ import os
 from oracles.wrong_result import CPU, against_cpu_alone
 from reducer.levels.jaxpr import nonfinite_replay
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.model import Spec, Transform, as_spec
+from reducer.levels.jaxpr.model import Spec, Transform
 
 #: signature fields only the whole program shows: the written-back script restores them
 PROGRAM_FIELDS = ("program-compares", "program-exit")
@@ -59,9 +59,9 @@ def with_check(spec: str, check: str, explain: bool = False) -> str:
     return model.to_json()
 
 
-def fits(spec: Spec | dict, check: str) -> bool:
-    """Whether the spec's transformations (the model's, or its JSON data's) are what `check` compares."""
-    kinds = as_spec(spec).kinds()
+def fits(spec: Spec, check: str) -> bool:
+    """Whether the spec's transformations are what `check` compares."""
+    kinds = spec.kinds()
     if check == "gradient":
         if "enzyme" not in kinds or "vmap" in kinds:
             return False
@@ -99,15 +99,14 @@ def fault_line(run) -> str:
 
 
 # -- in the worker --------------------------------------------------------------------------------
-def run_check(spec: Spec | dict) -> None:
-    """Replay `spec` (the model, or the JSON data a worker request carries) with its check; writes the
+def run_check(spec: Spec) -> None:
+    """Replay `spec` (parsed from the text a worker request carries) with its check; writes the
     watch's report, raises NumericMismatch on a disagreement."""
     from reducer.levels.jaxpr.codec import registry
 
     registry()
     import jax
 
-    spec = as_spec(spec)
     jax.config.update("jax_enable_x64", spec.x64)
     if spec.check == "nonfinite":
         nonfinite_replay.run_check(spec)
@@ -176,27 +175,25 @@ def _result(spec: Spec) -> dict | None:
 FLOATS = ("float", "bfloat")
 
 
-def as_users_write(spec: Spec | dict) -> Spec | dict:
+def as_users_write(spec: Spec) -> Spec:
     """`spec` with a `vjp` of a function of one scalar floating-point result written as `grad` of its
     floating-point inputs: the same derivative (the pullback of one), as users write it. A `vjp`
-    comes from an `enzyme_jax_ir` function differentiated inside a larger one (`reducer.levels.jaxpr.write_ahead`).
-    Given JSON data rather than the model, the answer is JSON data too (`spec` itself when unchanged)."""
-    model = as_spec(spec)
-    j = model.jaxpr
-    if "vjp" not in model.kinds() or len(j.outputs) != 1 or not isinstance(j.outputs[0], str):
+    comes from an `enzyme_jax_ir` function differentiated inside a larger one (`reducer.levels.jaxpr.write_ahead`);
+    `spec` itself when unchanged."""
+    j = spec.jaxpr
+    if "vjp" not in spec.kinds() or len(j.outputs) != 1 or not isinstance(j.outputs[0], str):
         return spec
     out = j.variables().get(j.outputs[0])
     floats = [k for k, v in enumerate(j.inputs) if v.dtype.startswith(FLOATS)]
     if out is None or out.shape or not out.dtype.startswith(FLOATS) or not floats:
         return spec
-    transforms = [Transform("grad", argnums=floats) if t.kind == "vjp" else t for t in model.transforms]
-    users = dataclasses.replace(model, transforms=transforms)
-    return users if isinstance(spec, Spec) else users.to_data()
+    transforms = [Transform("grad", argnums=floats) if t.kind == "vjp" else t for t in spec.transforms]
+    return dataclasses.replace(spec, transforms=transforms)
 
 
-def finish_script(text: str, spec: Spec | dict, wanted) -> str:
-    """`_finished` (for the model of `spec`, or its JSON data) with NumPy imported where its check needs it."""
-    done = _finished(text, as_spec(spec), wanted)
+def finish_script(text: str, spec: Spec, wanted) -> str:
+    """`_finished` with NumPy imported where its check needs it."""
+    done = _finished(text, spec, wanted)
     if "np.testing." in done and "import numpy as np" not in done.splitlines():
         lines = done.splitlines()
         at = next((k + 1 for k, line in enumerate(lines) if line == "import jax"), 0)

@@ -207,9 +207,27 @@ def compares_with_itself(source: str, line: int) -> bool:
 def computed_sides(tree: ast.Module, line: int, sides=ordered_sides) -> int:
     """How many sides of the check's comparison (`sides`: its orderings, or `close_sides`) read a
     value the program computes, the most over its comparisons: 2 for `losses[-1] < losses[0]`, 1
-    once a side is a constant (`losses[0] < 0`, `assert_allclose(1.0 + 1, 1.0 + erf(2.0))`)."""
+    once a side is a constant (`losses[0] < 0`, `assert_allclose(1.0 + 1, 1.0 + erf(2.0))`). A
+    closeness side computes too by NumPy arithmetic or indexing on an array the program spells out
+    (`0.5 * (h[:, 0::2] + h[:, 1::2])`, `x.var(ddof=1)`, `h = np.array([[…]])`: a reference's step
+    on an input); an ordering's does not (`losses = np.array([0.3, 0.5]); losses[-1] < losses[0]` compares constants)."""
     reads = computes(tree)
+    if sides is close_sides:
+        arrays, plain = _spelled_arrays(tree), reads
+        reads = lambda side: plain(side) or _arithmetic_on(side, arrays)  # noqa: E731
     return max((reads(a) + reads(b) for a, b in sides(check_at(tree, line) or [])), default=0)
+
+
+def _spelled_arrays(tree: ast.Module) -> set[str]:
+    """Names bound to an array written out in the program: `np.array([…])`, `jnp.asarray([…])`."""
+    return {t.id for s in ast.walk(tree) if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
+            and _callee(s.value)[1] in ("array", "asarray") and s.value.args
+            and isinstance(s.value.args[0], (ast.List, ast.Tuple)) for t in s.targets if isinstance(t, ast.Name)}
+
+
+def _arithmetic_on(side: ast.expr, arrays: set[str]) -> bool:
+    return any(isinstance(n, (ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Attribute)) and any(
+        isinstance(m, ast.Name) and m.id in arrays for m in ast.walk(n)) for n in ast.walk(side))
 
 
 def sides_hold(source: str, output: str, script_name: str, computed: int) -> bool:

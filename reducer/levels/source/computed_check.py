@@ -43,6 +43,14 @@ def _callee(call: ast.Call) -> tuple[str, str]:
     return root, last or root
 
 
+def _filled(target: ast.expr) -> str | None:
+    """The name whose contents a method call on `target` fills: `losses` of `losses` and of
+    `history["loss"]` (through subscripts), None for anything else."""
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
+
+
 class _Reader:
     def __init__(self, tree: ast.Module):
         self.modules: set[str] = set()
@@ -64,9 +72,10 @@ class _Reader:
                             self.bindings.setdefault(name.id, []).append(value)
             elif isinstance(node, (ast.Global, ast.Nonlocal)):
                 self.opaque |= set(node.names)
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                  and isinstance(node.func.value, ast.Name)):  # `losses.append(loss)` fills `losses`
-                self.bindings.setdefault(node.func.value.id, []).extend([*node.args, *(k.value for k in node.keywords)])
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _filled(node.func.value):
+                # `losses.append(loss)` fills `losses`, `history["loss"].append(loss)` fills `history`
+                self.bindings.setdefault(_filled(node.func.value), []).extend(
+                    [*node.args, *(k.value for k in node.keywords)])
         self._parameters(tree)
         self.computed: set[str] = set()
         self.reading: set[str] = set()

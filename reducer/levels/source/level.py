@@ -13,6 +13,7 @@ shrinking must stop (`until`, else `deadline`).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 from reducer.engine import Engine, Problem
@@ -21,6 +22,7 @@ from reducer.levels.base import LevelContext, LevelResult
 from reducer.levels.source.passes import source_passes
 from reducer.levels.source.passes.original_calls import original_calls
 from reducer.levels.source.representation import PythonSource
+from reducer.levels.source.starts import starting_point
 
 
 class SourceLevel:
@@ -62,6 +64,8 @@ class SourceLevel:
                         reorder=ctx.reorder)
         keep(program, problem.stats)
         self.rep.note_failure(program, established.run.output, self.file_name, ran=None if self.resume else self.original)
+        if shrinks and not self.resume:
+            program = self._start(program, established, ctx, problem, keep)
         best = engine.reduce(program)
         restart = None if ctx.stop.is_set() or ctx.restart is None else ctx.restart(best)
         if restart is not None:
@@ -73,3 +77,29 @@ class SourceLevel:
         stats = problem.stats
         return LevelResult(best, stats.tested, stats.accepted, levels=("source",) if shrinks else (),
                            stalled=engine.stalled, cache_hits=stats.cache_hits, seconds=stats.seconds)
+
+    def _start(self, program: str, established: Established, ctx: LevelContext, problem: Problem,
+               keep: Callable) -> str:
+        """Where the passes start: the first start's proposal that shows the failure (`starts`), counted
+        as a candidate the level tested, or `program` itself; from then on, candidates must keep what
+        the start says they must (`keeps`)."""
+        # an instrumented run is slower than the program's: the limit of a candidate, four times over
+        limits = dataclasses.replace(ctx.limits, timeout=ctx.bounded(4 * ctx.limits.timeout))
+        run = lambda text: ctx.sandbox.run(text, limits, cancel=ctx.stop, fresh=True)  # noqa: E731
+
+        def test(candidate: str, cancel) -> bool:
+            problem.stats.tested += 1
+            return problem.test(candidate, cancel)
+
+        found = starting_point(program, established.signature, run, test, ctx.log, ctx.stop, self.rep.size)
+        if found is None:
+            return program
+        start, made_by = found
+        problem.stats.accepted += 1
+        ctx.log(f"{made_by.name}: starting from {self.rep.size(start)} tokens (of {self.rep.size(program)})")
+        keep(start, problem.stats)
+        hold = getattr(made_by, "keeps", lambda program: None)(start)
+        if hold is not None:
+            judged = problem.test
+            problem.test = lambda candidate, cancel: hold(candidate) and judged(candidate, cancel)
+        return start

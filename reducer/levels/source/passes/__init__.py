@@ -30,6 +30,7 @@ from reducer.levels.source.passes.inline_methods import InlineMethods
 from reducer.levels.source.passes.inline_variables import InlineVariables
 from reducer.levels.source.passes.original_calls import OriginalCalls
 from reducer.levels.source.passes.peel_transformations import PeelTransformations
+from reducer.levels.source.passes.positional_arguments import PositionalArguments
 from reducer.levels.source.passes.remove_unused import RemoveUnused
 from reducer.levels.source.passes.reroute_values import RerouteValues
 from reducer.levels.source.passes.replace_with_constants import ReplaceWithConstants
@@ -64,6 +65,7 @@ SOURCE_PASSES = [
     RerouteValues,
     InlineImports,
     SimplifyLiterals,
+    PositionalArguments,
 ]
 
 
