@@ -234,6 +234,9 @@ def test_the_guard_holds_candidates_to_what_the_original_run_showed():
     assert guard(program, _allclose("0.0002", "0.002")) and not guard(program, _allclose("1.7331855", "52.66756"))
     constant = program.replace("assert_allclose(out, ", "assert_allclose(2.0, ")
     assert not guard(constant, _allclose("0.0002", "0.002"))  # a mismatch of the same order, by chance
+    assert guard.tolerance == "rtol=1e-05, atol=1e-06" and any("keep the program's tolerance" in line for line in said)
+    defaults = _allclose("0.0002", "0.002").replace("rtol=1e-05, atol=1e-06", "rtol=1e-07, atol=0")
+    assert not guard(program, defaults)  # the tolerance dropped: float32 against float64 fails by rounding alone
     order = Signature("own-check", (("type", "AssertionError"), ("check", "assert"), ("reads", "order")))
     guard = check_values.guard_for(order, IMPORTS + LOSS, _Run(_loss_output("0.2340", "149.2193")), "repro.py",
                                    said.append)

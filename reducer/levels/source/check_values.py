@@ -8,7 +8,9 @@ held to what the original run showed (read once, from its output):
 
 - `reads=close` with a testing helper that prints its mismatch (NumPy's `assert_allclose`: `Max
   absolute difference: …`, `Max relative difference: …`; an `assert jnp.allclose(…)` prints
-  nothing and is not judged): the candidate's mismatch must stay of the order of the original's.
+  nothing and is not judged): the candidate's mismatch must stay of the order of the original's,
+  and its tolerance the same (`rtol=1e-05, atol=1e-06` dropped for the defaults compares float32
+  with float64 to 1e-7: rounding alone fails it, and it fails with the bug fixed too).
   A Flax layer with `nn.gelu` (the tanh approximation) against a NumPy reference with the exact erf
   differs by ~4e-3 relative; deleting the activation from the reference makes it differ by ~50: a
   missing step of the computation, not the bug. A helper that shows no mismatch at all (the
@@ -51,6 +53,7 @@ _EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(?::\s?(?P<msg>.*))?$")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])|(?<!\w)[-+]?(?:nan|inf)(?!\w)",
                      re.I)
 _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_TOLERANCE = re.compile(r"Not equal to tolerance (rtol=\S+, atol=\S+)")
 _CLOSENESS = re.compile(r"close|equal", re.I)
 #: what a message or a check may put around a value it shows or compares: the same value
 _CONVERSIONS = {"float", "item", "tolist"}
@@ -99,6 +102,12 @@ def close_sides(parts: list[ast.AST]) -> list[tuple[ast.expr, ast.expr]]:
             if isinstance(node, ast.Call) and len(node.args) >= 2 and _CLOSENESS.search(_callee(node)[1]):
                 pairs.append((node.args[0], node.args[1]))
     return pairs
+
+
+def tolerance(output: str) -> str:
+    """The tolerance a testing helper said its comparison failed (`rtol=1e-05, atol=1e-06`), or ""."""
+    found = _TOLERANCE.search(_last_traceback(output))
+    return found.group(1) if found else ""
 
 
 def close_holds(original: dict[str, float], output: str) -> bool:
@@ -278,9 +287,11 @@ class Guard:
     original_mismatch: dict | None = None  # reads=close: what the original's helper printed
     close_computed: int = 0  # reads=close: how many of the values it compares are computed
     ordering: Ordering | None = None  # reads=order: what the original's ordering showed
+    tolerance: str = ""  # reads=close: the tolerance the original's helper said it compared within
 
     def __bool__(self) -> bool:
-        return self.computed or bool(self.original_mismatch) or self.close_computed > 0 or self.ordering is not None
+        return (self.computed or bool(self.original_mismatch) or self.close_computed > 0 or self.ordering is not None
+                or bool(self.tolerance))
 
     def __call__(self, source: str, output: str) -> bool:
         if self.computed and not holds(self.wanted, source, output, self.script_name):
@@ -289,6 +300,8 @@ class Guard:
             return False  # it fails the comparison by another order of difference, or without one
         if self.close_computed and not sides_hold(source, output, self.script_name, self.close_computed):
             return False  # it compares a computation with a constant now
+        if self.tolerance and tolerance(output) != self.tolerance:
+            return False  # a stricter or looser check: rounding alone may fail it, or the bug pass it
         return self.ordering is None or self.ordering.holds(source, output, self.script_name)
 
 
@@ -324,8 +337,11 @@ def _close_part(guard: Guard, program: str, output: str, script_name: str, log) 
         shown = ", ".join(f"{kind} {value:g}" for kind, value in sorted(original.items()))
         log(f"each candidate's comparison must fail by a mismatch of the program's order ({shown}; at most "
             f"{GROWTH:g}x on every scale)")
+    held = tolerance(output)
+    if held:
+        log(f"each candidate's comparison must keep the program's tolerance ({held})")
     return Guard(guard.wanted, guard.script_name, guard.computed, original_mismatch=original or None,
-                 close_computed=computed)
+                 close_computed=computed, tolerance=held)
 
 
 def _order_part(guard: Guard, program: str, output: str, script_name: str, log) -> Guard:

@@ -129,7 +129,8 @@ def _error(a, b) -> float:
 
 
 def _closest(value) -> tuple[float, Value | None]:
-    found = [(_error(value, v.value), k) for k, v in enumerate(_values)]
+    shape = np.shape(value)
+    found = [(_error(value, v.value), k) for k, v in enumerate(_values) if v.value.shape == shape]
     error, k = min(found, default=(np.inf, -1))
     return error, (_values[k] if k >= 0 else None)
 
