@@ -12,10 +12,11 @@ reference's statement for that result. The proposal is the program's own check o
 the values the inputs had (at the element where they differ most, then the whole arrays when they
 are small):
 
-    h = -2.1904215812683105
+    h = -2.565721273422241
     np.testing.assert_allclose(nn.gelu(h), 0.5 * h * (1.0 + erf(h / np.sqrt(2.0))), rtol=1e-05, atol=1e-06)
 
-with the program's imports (and module-level constants the two read); the passes shrink the rest.
+with the program's imports (and module-level constants the two read); the passes shrink the rest,
+and every later candidate must keep the reference's statement as it is, its inputs aside (`keeps`).
 """
 from __future__ import annotations
 
