@@ -59,8 +59,12 @@ def test_later_candidates_keep_the_references_step_and_the_call():
     assert holds("np.testing.assert_allclose(jax.image.resize(h, (1, 1, 1)), 0.5 * (h[:, 0::2] + h[:, 1::2]))\n")
     assert not holds("np.testing.assert_allclose(jax.image.resize(h, (1, 1, 1)), h[:, 0::2])\n")  # one frame
     assert not holds("np.testing.assert_allclose(jax.image.resize(h, (1, 1, 1)), 0.5 * (h[:, 0::2] + h[:, 0::2]))\n")
-    assert holds("np.testing.assert_allclose(jax.image.resize(h, (1, 1, 1)), "
-                 "0.5 * (numpy.array([[[1.0], [2.0]]])[:, 0::2] + numpy.array([[[1.0], [2.0]]])[:, 1::2]))\n")
+    written = resize.keeps("h = np.array([[[0.5], [2.5], [1.0], [3.0]]])\n"
+                           "np.testing.assert_allclose(jax.image.resize(h, (1, 2, 1)), 0.5 * (h[:, 0::2] + h[:, 1::2]))\n")
+    assert written("h = numpy.array([[[0.0], [0.0], [1.0], [0.0]]])\n"
+                   "numpy.testing.assert_allclose(jax.image.resize(h, (1, 2, 1)), 0.5 * (h[:, 0::2] + h[:, 1::2]))\n")
+    assert not written("h = numpy.array([[[0.0], [0.0], [1.0]]])\n"  # one frame fewer: fails without the bug too
+                       "numpy.testing.assert_allclose(jax.image.resize(h, (1, 2, 1)), 0.5 * (h[:, 0::2] + h[:, 1::2]))\n")
 
 
 def test_no_proposal_when_a_part_cannot_stand_alone():

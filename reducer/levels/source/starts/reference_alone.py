@@ -206,6 +206,21 @@ def _compared(program: str, check: str) -> tuple[ast.expr, ast.expr] | None:
     return (calls[-1].args[0], calls[-1].args[1]) if calls else None
 
 
+def _array_shapes(program: str) -> dict[str, tuple[int, ...]] | None:
+    """The shapes of the arrays a program writes out (`h = np.array([[…]], np.float32)`), by name."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError):
+        return None
+    found = {}
+    for stmt in tree.body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Call) and _callee(stmt.value)[1] == "array" and stmt.value.args
+                and _literal(stmt.value.args[0])):
+            found[stmt.targets[0].id] = _shape(ast.literal_eval(stmt.value.args[0]))
+    return found
+
+
 class ReferenceAlone:
     """Start from the step where a JAX computation first parts from the program's NumPy reference."""
 
@@ -225,15 +240,20 @@ class ReferenceAlone:
     def keeps(self, start: str) -> Callable[[str], bool] | None:
         """What every later candidate must keep of the start: the reference's statement in its form
         (its values and inputs may change, not its computation: the average of two frames does not
-        become one frame, a different comparison that fails as much) and a call of the step."""
+        become one frame, a different comparison that fails as much), a call of the step, and the
+        shape of each array written out for it (its values may change). A shorter input can fail
+        for another reason: 3 frames, where the reference averages pairs, fail against
+        `jax.image.resize` without its antialiasing too."""
         sides = _compared(start, self.found["check"]) if self.found else None
         if sides is None:
             return None
         check, step, reference = self.found["check"], self.found["function"], sides[1]
         inputs = set(self.found["forms"][0]) if self.found.get("forms") else set()
+        shapes = _array_shapes(start) or {}
 
         def holds(candidate: str) -> bool:
-            found = _compared(candidate, check)
-            return found is not None and _same_step(reference, found[1], inputs) and any(
-                isinstance(c, ast.Call) and _callee(c)[1] == step for c in ast.walk(found[0]))
+            found, arrays = _compared(candidate, check), _array_shapes(candidate) or {}
+            return (found is not None and _same_step(reference, found[1], inputs)
+                    and any(isinstance(c, ast.Call) and _callee(c)[1] == step for c in ast.walk(found[0]))
+                    and all(arrays.get(name) == shape for name, shape in shapes.items()))
         return holds
