@@ -27,6 +27,20 @@ def recorded(name: str) -> RunResult:
     return RunResult(**json.loads((OUTPUTS / f"{name}.json").read_text()))
 
 
+def run_text(source: str, folder: Path, timeout: float = 300) -> RunResult:
+    """Run `source` as `candidate.py` in `folder` with this interpreter (a real subprocess), as a
+    candidate runs; a run past `timeout` comes back timed out."""
+    path = folder / "candidate.py"
+    path.write_text(source)
+    started = time.monotonic()
+    try:
+        done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, cwd=folder)
+    except subprocess.TimeoutExpired:
+        return RunResult(None, "", "", time.monotonic() - started, timed_out=True)
+    return RunResult(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
+
+
 def reducer_cli(*args, cwd=None, timeout=600, **kw) -> subprocess.CompletedProcess:
     """Run the `reducer` command as a user would (a real subprocess)."""
     return subprocess.run([sys.executable, "-m", "reducer.cli", *map(str, args)], capture_output=True, text=True,

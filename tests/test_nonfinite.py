@@ -1,31 +1,16 @@
 """Where a NaN or an Inf is made (`reducer.faults.nonfinite`), on real runs with JAX's own checks on:
 the operation at fault, whether its value or its derivative, and the call of the program it came
 through; and the `nonfinite` signature a run carrying that fault gets (`reducer.faults.attach`)."""
-import subprocess
-import sys
-import time
 
 import pytest
 
-from conftest import PROGRAMS
-from oracles.outcome import RunResult, Signature
+from conftest import PROGRAMS, run_text
+from oracles.outcome import Signature
 from oracles.own_check import OwnCheck
 from reducer.faults.attach import Attached
 from reducer.faults.nonfinite import NonFiniteValues, located, read, with_checks
 
 OWN = PROGRAMS / "own_checks"
-
-
-def run_text(source: str, tmp_path, timeout: float = 300) -> RunResult:
-    path = tmp_path / "candidate.py"
-    path.write_text(source)
-    started = time.monotonic()
-    try:
-        done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL, cwd=tmp_path)
-    except subprocess.TimeoutExpired:
-        return RunResult(None, "", "", time.monotonic() - started, timed_out=True)
-    return RunResult(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 
 
 @pytest.mark.slow

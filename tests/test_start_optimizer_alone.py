@@ -5,14 +5,11 @@ check. The proposals are read from program texts in the styles users write (Equi
 run, and one proposal is judged by the real oracle and the source level's guard."""
 import ast
 import json
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import PROGRAMS, reducer_cli
+from conftest import PROGRAMS, reducer_cli, run_text
 from oracles.outcome import RunResult, Signature
 from oracles.own_check import OwnCheck
 from reducer.levels.source.check_values import guard_for
@@ -42,15 +39,6 @@ def proposals(program: str, message: str, run=no_run) -> list[str]:
 
 def statements(source: str) -> list[str]:
     return [ast.unparse(s) for s in ast.parse(source).body]
-
-
-def run_text(source: str, folder: Path) -> RunResult:
-    path = folder / "candidate.py"
-    path.write_text(source)
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL, cwd=folder)
-    return RunResult(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 
 
 def test_the_start_is_registered_after_the_reference_comparison():

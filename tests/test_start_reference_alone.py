@@ -1,16 +1,13 @@
 """The source level's starts (`reducer.levels.source.starts`): the reference-alone start, which
 finds the step where a JAX computation parts from the program's NumPy reference, on real runs of
 programs that compare the two; and how the level picks the first proposal that shows the failure."""
-import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import PROGRAMS
-from oracles.outcome import RunResult, Signature
+from conftest import PROGRAMS, run_text
+from oracles.outcome import Signature
 from oracles.own_check import OwnCheck
 from reducer.levels.source import check_values, starts
 from reducer.levels.source.starts.reference_alone import ReferenceAlone, compose, facts
@@ -22,15 +19,6 @@ FLAX_BLOCK = Path(__file__).resolve().parents[1] / "benchmarks" / "cases" / "fla
 GELU = {"check": "assert_allclose", "check_line": 57, "step_line": 20, "function": "gelu",
         "params": ["x", "approximate"], "args": ["h", None], "reference_line": 31,
         "forms": [{"h": -2.565721273422241}, {"h": 2.7003591060638428}], "dtypes": {"h": "float32"}}
-
-
-def run_text(source: str, folder: Path) -> RunResult:
-    path = folder / "candidate.py"
-    path.write_text(source)
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL, cwd=folder)
-    return RunResult(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 
 
 def test_the_flax_blocks_gelu_alone_against_the_references_erf():

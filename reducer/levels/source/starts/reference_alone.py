@@ -28,6 +28,7 @@ from typing import Callable, Iterator
 from oracles.outcome import RunResult, Signature
 from reducer.faults.nonfinite import first_of
 from reducer.levels.source.computed_check import _callee
+from reducer.levels.source.passes._ast_tools import imported
 from reducer.levels.source.starts.reference_probe import MARK
 
 PRELUDE = "import reducer.levels.source.starts.reference_probe as _reference_probe; _reference_probe.install()"
@@ -63,7 +64,7 @@ class _Program:
     def __init__(self, tree: ast.Module):
         self.tree = tree
         self.imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
-        self.imported = {(a.asname or a.name).split(".")[0] for s in self.imports for a in s.names}
+        self.imported = {name for s in self.imports for name in imported(s)}
         self.constants = {t.id: s for s in tree.body if isinstance(s, ast.Assign) and _literal(s.value)
                           for t in s.targets if isinstance(t, ast.Name)}
 

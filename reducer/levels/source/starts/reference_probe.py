@@ -135,11 +135,18 @@ def _closest(value) -> tuple[float, Value | None]:
     return error, (_values[k] if k >= 0 else None)
 
 
+@functools.lru_cache(maxsize=1)
+def _program_tree(path: str) -> ast.Module | None:
+    try:
+        return ast.parse(open(path).read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
 def _statement_names(line: int) -> list[str]:
     """The names the program's statement at `line` reads."""
-    try:
-        tree = ast.parse(open(_own).read())
-    except (OSError, SyntaxError, ValueError):
+    tree = _program_tree(_own)
+    if tree is None:
         return []
     stmt = next((s for s in ast.walk(tree) if isinstance(s, (ast.Assign, ast.Return)) and s.lineno == line), None)
     if stmt is None or stmt.value is None:
