@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+from collections import Counter
 from typing import Callable, Iterator
 
 from oracles.outcome import RunResult, Signature
@@ -207,19 +208,46 @@ def _compared(program: str, check: str) -> tuple[ast.expr, ast.expr] | None:
     return (calls[-1].args[0], calls[-1].args[1]) if calls else None
 
 
-def _array_shapes(program: str) -> dict[str, tuple[int, ...]] | None:
-    """The shapes of the arrays a program writes out (`h = np.array([[…]], np.float32)`), by name."""
+def _written_values(program: str) -> dict[str, object] | None:
+    """The values a program writes out at its top level, by name: a number (`h = 0.5`) or an array
+    (`h = np.array([[…]], np.float32)`, its nested list)."""
     try:
         tree = ast.parse(program)
     except (SyntaxError, ValueError):
         return None
     found = {}
     for stmt in tree.body:
-        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                and isinstance(stmt.value, ast.Call) and _callee(stmt.value)[1] == "array" and stmt.value.args
-                and _literal(stmt.value.args[0])):
-            found[stmt.targets[0].id] = _shape(ast.literal_eval(stmt.value.args[0]))
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        value = stmt.value
+        if isinstance(value, ast.Call) and _callee(value)[1] == "array" and value.args:
+            value = value.args[0]
+        if _literal(value):
+            found[stmt.targets[0].id] = ast.literal_eval(value)
     return found
+
+
+def _kept(start: dict, candidate: dict, whole: bool) -> bool:
+    """Whether a candidate keeps what the start wrote out: every value as it was (`whole`), or every
+    array's shape."""
+    if whole:
+        return all(candidate.get(name) == value for name, value in start.items())
+    return all(name in candidate and _shape(candidate[name]) == _shape(value)
+               for name, value in start.items() if isinstance(value, list))
+
+
+def _all_step_options(side: ast.expr, step: str) -> list[list]:
+    """For each call of the step in `side`, the literal values it is given (positionally or by
+    keyword: `axis=-1, epsilon=1e-3`, `'linear'`)."""
+    return [[ast.literal_eval(a) for a in [*c.args, *(k.value for k in c.keywords)] if _literal(a)]
+            for c in ast.walk(side) if isinstance(c, ast.Call) and _callee(c)[1] == step]
+
+
+def _step_options(side: ast.expr, step: str) -> list | None:
+    """The literal options the start's call of the step is given by keyword (`epsilon=1e-3`); its
+    positional literals are shapes and sizes, which shrink with the input."""
+    calls = [c for c in ast.walk(side) if isinstance(c, ast.Call) and _callee(c)[1] == step]
+    return [ast.literal_eval(k.value) for k in calls[0].keywords if _literal(k.value)] if calls else None
 
 
 class ReferenceAlone:
@@ -241,8 +269,11 @@ class ReferenceAlone:
     def keeps(self, start: str) -> Callable[[str], bool] | None:
         """What every later candidate must keep of the start: the reference's statement in its form
         (its values and inputs may change, not its computation: the average of two frames does not
-        become one frame, a different comparison that fails as much), a call of the step, and the
-        shape of each array written out for it (its values may change). A shorter input can fail
+        become one frame, a different comparison that fails as much), a call of the step with the
+        literal options it was given (`epsilon=1e-3` dropped for the default is another
+        computation; moved to a position, the same), and the shape of each array written out for
+        it; its values too where the reference reads values of its own beside the step's inputs
+        (a mean and a deviation recorded for one input no longer belong to another). A shorter input can fail
         for another reason: 3 frames, where the reference averages pairs, fail against
         `jax.image.resize` without its antialiasing too."""
         sides = _compared(start, self.found["check"]) if self.found else None
@@ -250,11 +281,15 @@ class ReferenceAlone:
             return None
         check, step, reference = self.found["check"], self.found["function"], sides[1]
         inputs = set(self.found["forms"][0]) if self.found.get("forms") else set()
-        shapes = _array_shapes(start) or {}
+        written = {n: v for n, v in (_written_values(start) or {}).items() if n in inputs}
+        options = _step_options(sides[0], step)
+        # values of the reference's own (a mean, a deviation) go with the input they were computed from
+        whole = bool(inputs - {name for name in self.found.get("args", []) if name})
 
         def holds(candidate: str) -> bool:
-            found, arrays = _compared(candidate, check), _array_shapes(candidate) or {}
+            found = _compared(candidate, check)
             return (found is not None and _same_step(reference, found[1], inputs)
-                    and any(isinstance(c, ast.Call) and _callee(c)[1] == step for c in ast.walk(found[0]))
-                    and all(arrays.get(name) == shape for name, shape in shapes.items()))
+                    and options is not None and any(Counter(options) <= Counter(o)
+                                                    for o in _all_step_options(found[0], step))
+                    and _kept(written, _written_values(candidate) or {}, whole))
         return holds

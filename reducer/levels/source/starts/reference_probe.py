@@ -192,7 +192,7 @@ def _points(step: Step, counterpart: Value, rtol: float, atol: float) -> list:
 
 
 def _cut(step: Step, counterpart: Value, bound: dict) -> tuple[dict, list[int]] | None:
-    """The arrays cut down, for a step too large to write whole: every axis on which the step's
+    """The arrays cut down, smaller than the whole: every axis on which the step's
     result is as long as each bound array (a batch, a channel) is kept at the one index where the
     two differ most; the axes the step changes stay whole. With the lengths that were cut (and
     that no axis kept whole has: a size the step's call reads that is one of them is now 1)."""
@@ -232,15 +232,14 @@ def report(actual, desired, check: str, line: int, rtol: float, atol: float) -> 
         for p in _points(step, counterpart, rtol, atol):
             forms.append({n: float(v.reshape(-1)[p]) for n, (_, v) in bound.items()})
             kinds.append("point")
+    cut = _cut(step, counterpart, bound)  # smaller than the whole arrays, so tried before them
+    if cut is not None:
+        forms.append({n: v.tolist() for n, v in cut[0].items()})
+        kinds.append("cut")
+        sizes = cut[1]
     if all(v.size <= MAX_ELEMENTS for _, v in bound.values()):
         forms.append({n: v.tolist() for n, (_, v) in bound.items()})
         kinds.append("whole")
-    else:
-        cut = _cut(step, counterpart, bound)
-        if cut is not None:
-            forms.append({n: v.tolist() for n, v in cut[0].items()})
-            kinds.append("cut")
-            sizes = cut[1]
     args = [None] * len(step.args)
     for n, (k, _) in bound.items():
         if k is not None:
