@@ -146,7 +146,7 @@ class OwnCheck(Oracle):
             return None  # raised inside a library: another family's, or none
         reading = reads(line, message)
         fault = run.harness.get("fault")
-        if reading == "nonfinite" and fault:  # where the value was made (`reducer.faults.nonfinite`)
+        if reading in ("nonfinite", "close") and fault:  # a comparison fails on a NaN or an Inf of one side  # where the value was made (`reducer.faults.nonfinite`)
             return nonfinite(kind, check, tuple(tuple(f) for f in fault["fields"]), _excerpt(run.output, ending[0]))
         fields = (("type", kind), ("check", check), ("reads", reading), ("message", masked(message)))
         title = f"The program's own check fails: `{kind}` from `{check}` {READS[reading]}"
@@ -170,7 +170,8 @@ def nonfinite(kind: str, check: str, at: tuple[tuple[str, str], ...], shown: str
     where = dict(at)
     under = "" if where.get("in") == "forward" else f" under `{where.get('in')}`"
     via = f" (through `{where.get('from')}`)" if where.get("from") not in ("", where.get("op")) else ""
-    title = f"A non-finite value from `{where.get('op')}`{via}{under} fails the program's `{check}`"
+    value = {"nan": "A NaN", "inf": "An Inf"}.get(where.get("value", ""), "A non-finite value")
+    title = f"{value} from `{where.get('op')}`{via}{under} fails the program's `{check}`"
     return Signature("nonfinite", (("type", kind), ("check", check), *at), title, shown)
 
 

@@ -10,17 +10,17 @@ import dataclasses
 
 from oracles.base import Oracle, Signature
 from reducer.established import Established
-from reducer.faults import nonfinite
+from reducer.faults import nonfinite, origin
 from reducer.faults.attach import Attached
 from reducer.levels.jaxpr import crash_site
 from reducer.workers.sandbox import Limits
 
 
 def _nonfinite(job, oracle: Oracle, limits: Limits) -> Attached:
-    def run(text: str):
-        return job.sandbox.run(text, dataclasses.replace(limits, timeout=job.bounded(limits.timeout)))
+    def run(text: str):  # in a child of its own: a fix patches JAX in the process it runs in
+        return job.sandbox.run(text, dataclasses.replace(limits, timeout=job.bounded(limits.timeout)), isolated=True)
 
-    return Attached(nonfinite.NonFiniteValues(run), oracle, nonfinite.applies)
+    return Attached(origin.ValueOrigin(run, job.log), oracle, nonfinite.applies)
 
 
 def locate(job, established: Established):
@@ -30,7 +30,7 @@ def locate(job, established: Established):
         return None, established
     if crash_site.located(sig):
         sites = crash_site.CrashingOperation(job.sandbox, established.limits, oracle)
-    elif nonfinite.applies(sig):
+    elif nonfinite.applies(sig, established.run):
         sites = _nonfinite(job, oracle, established.limits)
     else:
         return None, established
@@ -45,5 +45,6 @@ def resumed(job, oracle: Oracle, wanted: Signature, limits: Limits):
     if wanted.family == "nonfinite":
         sites = _nonfinite(job, oracle, limits)
         sites.expect(wanted)
+        sites.localiser.expect(wanted)
         return sites
     return None

@@ -73,16 +73,23 @@ except nonfinite_replay.NonFinite:
 """
 
 
-def test_the_first_replay_reports_the_operation_alone_and_the_level_starts_there(tmp_path):
-    x = np.array([[1.0, 2.0], [0.0, 0.0]], np.float32)
-    spec = spec_of(layer_scale, x, transforms=[{"t": "value_and_grad", "argnums": [0]}])
+def first_replay(tmp_path, fun, x) -> tuple[Spec, dict]:
+    spec = spec_of(fun, x, transforms=[{"t": "value_and_grad", "argnums": [0]}])
     (tmp_path / "spec.json").write_text(spec.to_json())
     out = tmp_path / "harness.json"
     subprocess.run([sys.executable, "-c", FIRST_REPLAY, str(tmp_path / "spec.json")], check=True, timeout=300,
                    cwd=tmp_path, env={**os.environ, "REDUCER_HARNESS_OUT": str(out), "JAX_TRACEBACK_FILTERING": "off",
                                       "PYTHONPATH": str(ROOT)})
-    report = json.loads(out.read_text())
-    assert (report["nonfinite"]["in"], report["nonfinite"]["op"]) == ("grad", "sqrt")
+    return spec, json.loads(out.read_text())
+
+
+def root_sum(x):
+    return jnp.sum(lax.sqrt(jnp.sum(x, axis=-1)))
+
+
+def test_the_first_replay_reports_the_operation_alone_and_the_level_starts_there(tmp_path):
+    spec, report = first_replay(tmp_path, root_sum, np.array([[1.0, 2.0], [0.0, 0.0]], np.float32))
+    assert (report["nonfinite"]["value"], report["nonfinite"]["in"], report["nonfinite"]["op"]) == ("inf", "grad", "sqrt")
     alone = jp.parse(report["alone"])
     assert [e.primitive for e in alone.jaxpr.eqns] == ["sqrt"] and alone.args[0].values == [0.0]
 
@@ -94,6 +101,14 @@ def test_the_first_replay_reports_the_operation_alone_and_the_level_starts_there
     assert "operation at fault alone" in said[0]
     Run.harness = {"nonfinite": report["nonfinite"]}
     assert nr.start(spec.to_json(), Run(), said.append) == spec.to_json() and len(said) == 1
+
+
+def test_a_nan_made_of_a_masked_inf_has_no_operation_alone(tmp_path):
+    """The `where` of `layer_scale` turns the infinite derivative of `sqrt` into a NaN (inf × 0): the
+    operation alone gives the Inf, another kind of value, so the level starts from the whole call."""
+    _, report = first_replay(tmp_path, layer_scale, np.array([[1.0, 2.0], [0.0, 0.0]], np.float32))
+    assert (report["nonfinite"]["value"], report["nonfinite"]["in"], report["nonfinite"]["op"]) == ("nan", "grad", "sqrt")
+    assert report.get("alone") is None
 
 
 def test_names_only_the_call_reads_are_read_in_place():

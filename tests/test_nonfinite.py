@@ -8,7 +8,8 @@ from conftest import PROGRAMS, run_text
 from oracles.outcome import Signature
 from oracles.own_check import OwnCheck
 from reducer.faults.attach import Attached
-from reducer.faults.nonfinite import NonFiniteValues, located, read, with_checks
+from reducer.faults.nonfinite import NonFiniteValues, applies, located, read, with_checks
+from reducer.faults.origin import ValueOrigin
 
 OWN = PROGRAMS / "own_checks"
 
@@ -28,20 +29,33 @@ def test_the_operation_at_fault_is_located(name, where, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name, origin", [
+    ("nan_gradient_assert", {"value": "nan", "in": "grad", "op": "sqrt"}),
+    # JAX's checks first meet the masked forward `log(0)`; the checked NaN is the gradient's
+    ("entropy_where_log", {"value": "nan", "in": "grad", "op": "log"}),
+    ("arctanh_mean_assert", {"value": "nan", "in": "forward", "op": "atanh"}),
+])
+def test_the_origin_is_where_the_fix_takes_the_value_away(name, origin, tmp_path):
+    fault = ValueOrigin(lambda text: run_text(text, tmp_path)).locate((OWN / f"{name}.py").read_text(), None, None)
+    assert {k: v for k, v in fault.fields if k in origin} == origin
+    assert "runs through with" in fault.evidence
+
+
+@pytest.mark.slow
 def test_a_run_carrying_the_fault_has_the_nonfinite_signature(tmp_path):
     """The original's own check becomes `nonfinite: in=grad op=sqrt from=norm`; a candidate whose NaN
     comes from elsewhere (`log`) is another failure."""
     oracle = OwnCheck()
     source = (OWN / "nan_gradient_assert.py").read_text()
-    attached = Attached(NonFiniteValues(lambda text: run_text(text, tmp_path)), oracle,
-                        lambda sig: sig.family == "own-check" and sig.get("reads") == "nonfinite")
+    attached = Attached(ValueOrigin(lambda text: run_text(text, tmp_path)), oracle, applies)
     first = run_text(source, tmp_path)
     sig, run = attached.establish(source, first, oracle.classify(first))
     assert sig.family == "nonfinite" and (sig.get("in"), sig.get("op"), sig.get("from")) == ("grad", "sqrt", "norm")
+    assert sig.get("value") == "nan"
     assert "sqrt" in sig.title and "norm" in sig.title and "at fault" in attached.finding
     other = (OWN / "entropy_where_log.py").read_text()
     seen = oracle.classify(attached.attach(other, run_text(other, tmp_path)))
-    assert seen.family == "nonfinite" and seen.get("op") == "log" and not oracle.same(sig, seen)
+    assert seen.family == "nonfinite" and seen.get("op") == "unfixed" and not oracle.same(sig, seen)
     again = oracle.classify(attached.attach(source, run_text(source, tmp_path)))
     assert oracle.same(sig, again)
 
@@ -51,9 +65,11 @@ def test_a_run_whose_checked_runs_are_cut_short_is_cut_short_itself(tmp_path):
     carries the fault is unknown: the run counts as cut short, never as another failure."""
     oracle = OwnCheck()
     source = (OWN / "nan_gradient_assert.py").read_text()
-    attached = Attached(NonFiniteValues(lambda text: run_text(text, tmp_path, timeout=0.05)), oracle,
-                        lambda sig: sig.family == "own-check" and sig.get("reads") == "nonfinite")
-    attached.expect(Signature("nonfinite", (("in", "grad"), ("op", "sqrt"), ("from", "norm"))))
+    wanted = Signature("nonfinite", (("value", "nan"), ("in", "grad"), ("op", "sqrt"), ("from", "norm")))
+    localiser = ValueOrigin(lambda text: run_text(text, tmp_path, timeout=0.05))
+    attached = Attached(localiser, oracle, applies)
+    attached.expect(wanted)
+    localiser.expect(wanted)
     run = run_text(source, tmp_path)
     assert oracle.classify(run).get("reads") == "nonfinite" and not run.timed_out
     seen = attached.attach(source, run)

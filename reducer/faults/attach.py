@@ -27,7 +27,7 @@ def carrying(run: RunResult, fault: Fault) -> RunResult:
 class Attached:
     """`localiser` for the failures `applies` says it can place, judged by `oracle`."""
 
-    def __init__(self, localiser: Localiser, oracle: Oracle, applies: Callable[[Signature], bool]):
+    def __init__(self, localiser: Localiser, oracle: Oracle, applies: Callable[[Signature, RunResult], bool]):
         self.localiser, self.oracle, self.applies = localiser, oracle, applies
         self.fault: Fault | None = None
         self.finding = ""  # what `establish` found, in a sentence for the log
@@ -37,7 +37,7 @@ class Attached:
 
     def establish(self, program: str, run: RunResult, sig: Signature) -> tuple[Signature, RunResult]:
         """The signature with the fault of the original's failure, when one is found."""
-        if not self.applies(sig):
+        if not self.applies(sig, run):
             return sig, run
         try:
             self.fault = self.localiser.locate(program, run, sig)
@@ -64,7 +64,7 @@ class Attached:
         if self.fault is None or KEY in run.harness:
             return run
         seen = self.oracle.classify(run)
-        if seen is None or not self.applies(seen) or any(seen.get(k) != v for k, v in self.shared):
+        if seen is None or not self.applies(seen, run) or any(seen.get(k) != v for k, v in self.shared):
             return run  # another failure: no need to look for its fault (each look costs runs)
         try:
             found = self.localiser.locate(program, run, seen)

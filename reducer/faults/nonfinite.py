@@ -196,9 +196,18 @@ def _spread_from(nans: dict, infs: dict) -> bool:
             and infs["prim"] not in SPREADING and infs["in"] == "forward")
 
 
-def applies(sig: Signature) -> bool:
-    """Whether a failure is a check on a non-finite value, whose operation at fault can be located."""
-    return sig.family == "nonfinite" or sig.family == "own-check" and sig.get("reads") == "nonfinite"
+#: NumPy's word for a comparison whose two sides hold NaN or Inf in different places
+MISMATCHED = re.compile(r"\b(?:nan|inf) location mismatch", re.I)
+
+
+def applies(sig: Signature, run: RunResult | None = None) -> bool:
+    """Whether a failure is a check on a non-finite value, whose operation at fault can be located:
+    a check that reads one, or a comparison (`assert_allclose`) that `run` shows failing on a NaN or
+    an Inf on one side only."""
+    if sig.family == "nonfinite" or sig.family == "own-check" and sig.get("reads") == "nonfinite":
+        return True
+    return (sig.family == "own-check" and sig.get("reads") == "close" and run is not None
+            and bool(MISMATCHED.search(run.output)))
 
 
 class NonFiniteValues:

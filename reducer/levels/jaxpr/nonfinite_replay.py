@@ -103,9 +103,48 @@ def locate(spec: Spec) -> dict | None:
             if arrays:
                 np.savez(as_script.NPZ, **arrays)
             linecache.checkcache()
-            return nonfinite.located(lambda infs: _output(text, infs), text)
+            outputs = {infs: _output(text, infs) for infs in (False, True)}
+            found = nonfinite.located(outputs.__getitem__, text)
+            return _with_origin(found, text, outputs) if found else found
         finally:
             os.chdir(here)
+
+
+def _with_origin(found: dict, text: str, outputs: dict) -> dict:
+    """`found` with the origin the fixes say (`reducer.faults.origin`): the checked value's kind, and
+    the operation and transformation whose fix makes the script run through, as the job's runs of a
+    candidate are held to it."""
+    from reducer.faults import origin, safe_ops
+
+    nans, both = (nonfinite.read(outputs[infs], text) for infs in (False, True))
+    found = {**found, "value": origin.NAN if nans and nans["kind"] == origin.NAN else origin.INF}
+    for op in origin.candidates(found, both, nans):
+        for how in (safe_ops.FORWARD, safe_ops.DERIVATIVE):
+            if _passes_fixed(text, op, how):
+                where = "forward" if how == safe_ops.FORWARD else (
+                    nans["in"] if nans and nans["in"] != "forward" else origin.derivative_mode(text))
+                return {**found, "op": op, "in": where}
+    return found
+
+
+def _passes_fixed(text: str, op: str, how: str) -> bool:
+    """Whether the script `text` runs through here with `op` made safe (`safe_ops.make_safe`)."""
+    import jax
+
+    from reducer.faults import safe_ops
+
+    checked = text + ("import jax as _jax\nassert all(_jax.numpy.isfinite(x).all() "
+                      "for x in _jax.tree_util.tree_leaves(g))\n")
+    undo = safe_ops.make_safe(op, how)
+    jax.clear_caches()
+    try:
+        exec(compile(checked, os.path.abspath(SCRIPT), "exec"), {"__name__": "__main__", "__file__": os.path.abspath(SCRIPT)})
+        return True
+    except BaseException:
+        return False
+    finally:
+        undo()
+        jax.clear_caches()
 
 
 def judged(spec) -> dict | None:
@@ -147,7 +186,7 @@ def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | N
             if time.monotonic() > deadline:
                 return None
             seen = judged(candidate)
-            if seen and all(seen.get(k) == found[k] for k in ("in", "op")):
+            if seen and all(seen.get(k) == found.get(k) for k in ("value", "in", "op")):
                 return candidate.to_json()
     except Exception:  # a program the forward run or a replay cannot build: the level starts from the call
         return None
@@ -188,9 +227,10 @@ def same(wanted: Signature, run) -> tuple[bool, Signature | None]:
     found = run.harness.get("nonfinite") if not run.timed_out else None
     if not found or "op" not in found:
         return False, None
-    fields = tuple((k, found[k] if k in ("in", "op") else wanted.get(k)) for k, _ in wanted.fields)
+    held = ("value", "in", "op") if wanted.get("value") else ("in", "op")
+    fields = tuple((k, found.get(k) if k in held else wanted.get(k)) for k, _ in wanted.fields)
     seen = Signature("nonfinite", fields, wanted.title)
-    return all(found[k] == wanted.get(k) for k in ("in", "op")), seen
+    return all(found.get(k) == wanted.get(k) for k in held), seen
 
 
 def fault_line(run) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from oracles.base import Oracle, Signature
-from reducer.faults import nonfinite
+from reducer.faults import nonfinite, origin
 from reducer.faults.attach import Attached
 from reducer.levels.jaxpr import crash_site
 from reducer.levels.jaxpr import as_script
@@ -36,9 +36,10 @@ def nonfinite_sites(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Si
     is one (`reducer.faults.nonfinite`: the script runs again with JAX's NaN checks on)."""
     if wanted.family != "nonfinite":
         return None
-    sites = Attached(nonfinite.NonFiniteValues(lambda text: sandbox.run(text, limits, fresh=True)), oracle,
+    sites = Attached(origin.ValueOrigin(lambda text: sandbox.run(text, limits, fresh=True)), oracle,
                      nonfinite.applies)
     sites.expect(wanted)
+    sites.localiser.expect(wanted)
     return sites
 
 

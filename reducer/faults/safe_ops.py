@@ -1,0 +1,117 @@
+"""The fix of a non-finite value, run inside a candidate's own process: one JAX operation made safe
+wherever the program (or a library it calls) uses it, so that a candidate can be asked whether its
+NaN or Inf goes away once that operation no longer makes one.
+
+`make_safe("sqrt", "forward")` replaces a non-finite result that the operation makes from finite
+inputs by 0 (the forward value alone). `make_safe("exp", "underflow")` replaces an exact 0 made from
+inputs that are not 0 by the smallest normal number: what made the 0 that `log` turned into `-inf`. `make_safe("sqrt", "derivative")` is the inner `where` users
+are told to write: where the operation's value or its derivative is not finite at finite inputs, the
+operation is evaluated at a safe point instead (`sqrt(where(x == 0, 1, x))`), its value there
+replaced by the original value when that is finite (0 for `sqrt(0)`), so that neither the value nor
+the derivative is infinite. Both act on the primitive itself (`lax.sqrt_p.bind`), so that
+`jnp.linalg.norm`, `jax.nn.softmax`, a Flax layer and a jitted step are all fixed alike, under
+`jit`, `grad`, `jvp` and `vmap`.
+
+The candidate's check runs as before; a candidate whose failure comes from elsewhere (a constant, a
+random draw, NumPy alone, another operation) still fails with the fix, and is not the failure.
+"""
+from __future__ import annotations
+
+import threading
+
+#: primitive names by the names a program or a traceback uses for them
+ALIASES = {"arccos": ("acos",), "arcsin": ("asin",), "arctanh": ("atanh",), "arccosh": ("acosh",),
+           "divide": ("div",), "true_divide": ("div",), "reciprocal": ("div", "integer_pow"),
+           "power": ("pow", "integer_pow"), "norm": ("sqrt",), "log10": ("log",), "log2": ("log",),
+           "logit": ("log", "div"), "xlogy": ("log", "mul"), "entr": ("log", "mul"), "rsqrt": ("rsqrt",),
+           "exp": ("exp",), "softmax": ("exp",), "logsumexp": ("exp", "log"), "var": ("sqrt",),
+           "std": ("sqrt",)}
+#: a point inside the operation's domain, with a finite derivative there (1.0 when not listed)
+SAFE_POINT = {"acos": 0.0, "asin": 0.0, "atanh": 0.0, "acosh": 2.0}
+FORWARD, DERIVATIVE, UNDERFLOW = "forward", "derivative", "underflow"
+#: operations that round a value too small for its type to exactly 0 (`exp(-200.0)` in float32)
+UNDERFLOWING = ("exp", "mul", "div", "integer_pow", "pow")
+
+_busy = threading.local()
+
+
+def primitives(name: str) -> tuple[str, ...]:
+    """The primitive names an operation's name stands for (`arccos` → `acos`)."""
+    return ALIASES.get(name, (name,))
+
+
+def _primitive(name: str):
+    from jax._src.lax import lax, special
+
+    return getattr(lax, f"{name}_p", None) or getattr(special, f"{name}_p", None)
+
+
+def known(name: str) -> bool:
+    """Whether `make_safe` can fix the operation `name`."""
+    return all(_primitive(p) is not None for p in primitives(name))
+
+
+def make_safe(name: str, how: str):
+    """Patch the primitives of `name` (see the module docstring); `how`: FORWARD, DERIVATIVE or UNDERFLOW.
+    Returns what undoes it, for a process that goes on (a worker replaying calls)."""
+    patched = []
+    for prim_name in primitives(name):
+        prim = _primitive(prim_name)
+        if prim is None:
+            raise ValueError(f"no JAX primitive named {prim_name!r}")
+        patched.append(prim)
+        prim.bind = _patched(prim, prim.bind, SAFE_POINT.get(prim_name, 1.0), how)
+
+    def undo() -> None:
+        for prim in patched:
+            prim.__dict__.pop("bind", None)
+
+    return undo
+
+
+def _patched(prim, bind, safe: float, how: str):
+    def patched(*args, **params):
+        if getattr(_busy, "on", False) or prim.multiple_results:
+            return bind(*args, **params)
+        _busy.on = True
+        try:
+            return _safe(bind, args, params, safe, how)
+        finally:
+            _busy.on = False
+
+    return patched
+
+
+def _safe(bind, args, params, safe: float, how: str):
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    raw = bind(*[lax.stop_gradient(a) for a in args], **params)
+    shape = jnp.shape(raw)
+    floats = [k for k, a in enumerate(args) if jnp.issubdtype(jnp.result_type(a), jnp.inexact)]
+    if not jnp.issubdtype(raw.dtype, jnp.inexact) or any(jnp.shape(args[k]) != shape for k in floats):
+        return bind(*args, **params)  # not elementwise on floating values: left as it is
+    inputs_finite = jnp.ones(shape, bool)
+    for k in floats:
+        inputs_finite = inputs_finite & lax.is_finite(args[k])
+    bad = ~lax.is_finite(raw)
+    if how == FORWARD:
+        return lax.select(bad & inputs_finite, jnp.zeros_like(raw), bind(*args, **params))
+    if how == UNDERFLOW:  # an exact 0 from inputs that are not 0: the smallest normal number instead
+        nonzero = jnp.ones(shape, bool)
+        for k in floats:
+            nonzero = nonzero & (args[k] != 0)
+        tiny = jnp.full(shape, jnp.finfo(raw.dtype).tiny, raw.dtype)
+        return lax.select((raw == 0) & nonzero & inputs_finite, tiny, bind(*args, **params))
+    for k in floats:
+        def one(x, k=k):
+            return bind(*[x if j == k else lax.stop_gradient(a) for j, a in enumerate(args)], **params)
+
+        x = lax.stop_gradient(args[k])
+        bad = bad | ~lax.is_finite(jax.jvp(one, (x,), (jnp.ones_like(x),))[1])
+    bad = bad & inputs_finite
+    moved = [lax.select(bad, jnp.full(shape, safe, jnp.result_type(a)), a) if k in floats else a
+             for k, a in enumerate(args)]
+    kept = lax.stop_gradient(lax.select(lax.is_finite(raw), raw, jnp.zeros_like(raw)))
+    return lax.select(bad, kept, bind(*moved, **params))

@@ -1,0 +1,101 @@
+"""The search's loopholes against a non-finite value's origin (`reducer.faults.origin`), one row each.
+
+Every row is a candidate the search met or could meet in place of a real failing program: a
+constant behind a lambda or a function, a random zero, NumPy alone, a forward `-inf` in place of a
+gradient's NaN, an Inf in place of a NaN, a check that fails without the bug. Each must be told
+apart from its original by the guard the row names (the field that guard sets differs), and each
+row is run again with that guard switched off to show that the guard is what tells them apart.
+The faithful reductions at the end must be accepted. All runs are real: the candidates run in
+fresh interpreters with the fix patched into JAX."""
+from __future__ import annotations
+
+import pytest
+
+from oracles.base import Signature
+from oracles.own_check import OwnCheck, nonfinite
+from reducer.faults.origin import ValueOrigin
+from conftest import run_text
+
+pytestmark = pytest.mark.slow
+
+HEAD = "import jax\nimport jax.numpy as jnp\n"
+ORIGINALS = {
+    # the `where` trap: a NaN made in the gradient of `log`, masked forward
+    "where-log": "assert jnp.isfinite(jax.grad(lambda p: jnp.where(p > 0, p * jnp.log(p), 0.0))(0.0))\n",
+    # a norm at zero under `grad`: a NaN, the infinite derivative of `sqrt` times a zero
+    "norm": "assert jnp.isfinite(jax.grad(lambda x: jnp.linalg.norm(x) ** 2)(jnp.zeros(1))).all()\n",
+    # the log of a softmax that underflowed: an Inf made forward by `log`, of an `exp` that gave 0
+    "softmax-log": "assert jnp.isfinite(-jnp.log(jax.nn.softmax(jnp.array([0.0, 200.0]))[0]))\n",
+}
+#: the field each guard sets where a candidate's origin differs from the original's
+FIELD = {"fix": "op", "transformation": "in", "cause": "cause", "kind": "value"}
+LOOPHOLES = [
+    ("where-log", "constant-behind-a-lambda", "assert jnp.isfinite((lambda x: float('nan'))(0.0))\n", "fix"),
+    ("where-log", "constant-behind-a-function", "def f(x):\n    return jnp.nan\nassert jnp.isfinite(f(1.0))\n", "fix"),
+    ("where-log", "numpy-alone", "import numpy\nassert numpy.isfinite(numpy.float32(0) * numpy.log(numpy.float32(0)))\n",
+     "fix"),
+    ("where-log", "fails-without-the-bug", "assert jnp.isfinite(jnp.nan * jnp.log(2.0))\n", "fix"),
+    ("where-log", "forward-inf-for-a-gradient-nan", "assert jnp.isfinite(jax.lax.log(0.0))\n", "transformation"),
+    ("norm", "inf-for-a-nan", "assert jnp.isfinite(jax.grad(jax.lax.sqrt)(0.0))\n", "kind"),
+    ("softmax-log", "nan-for-an-inf", "assert jnp.isfinite(-jnp.log(jnp.float32(-1.0)))\n", "kind"),
+    ("softmax-log", "random-zero", "import numpy\nassert jnp.isfinite(jnp.log(numpy.random.default_rng().integers(1)))\n",
+     "cause"),
+    ("softmax-log", "literal-zero", "assert jnp.isfinite(-jnp.log(0.0))\n", "cause"),
+    ("softmax-log", "numpy-alone", "import numpy\nassert numpy.isfinite(-numpy.log(numpy.float32(0)))\n", "fix"),
+]
+FAITHFUL = [
+    ("where-log", "def h(p):\n    return jnp.sum(jnp.where(p > 0, p * jnp.log(p), 0.0))\n"
+                  "assert jnp.isfinite(jax.grad(h)(jnp.array([0.5, 0.0]))).all()\n"),
+    ("norm", "d = jnp.zeros((2, 3))\nassert jnp.isfinite(jax.grad(lambda d: jnp.sum(jnp.linalg.norm(d, axis=-1) ** 2))(d)).all()\n"),
+    ("softmax-log", "p = jax.nn.softmax(jnp.array([[1.0, 150.0], [0.0, 1.0]]))\nassert jnp.isfinite(-jnp.log(p).sum())\n"),
+]
+
+
+@pytest.fixture(scope="module")
+def origins(tmp_path_factory):
+    """Each original's origin, established once from real runs."""
+    folder = tmp_path_factory.mktemp("originals")
+    found = {}
+    for name, body in ORIGINALS.items():
+        localiser = ValueOrigin(lambda text: run_text(text, folder))
+        fault = localiser.locate(HEAD + body, None, None)
+        found[name] = nonfinite("AssertionError", "assert", fault.fields, "")
+    return found
+
+
+def _seen(original: Signature, candidate: str, folder, guards=ValueOrigin.GUARDS) -> Signature:
+    localiser = ValueOrigin(lambda text: run_text(text, folder), guards=guards)
+    localiser.expect(original)
+    fault = localiser.locate(HEAD + candidate, None, None)
+    return nonfinite("AssertionError", "assert", fault.fields, "")
+
+
+def test_the_originals_have_the_origins_of_their_failures(origins):
+    assert dict(origins["where-log"].fields)["value"] == "nan" and origins["where-log"].get("in") == "grad"
+    assert (origins["where-log"].get("op"), origins["norm"].get("op")) == ("log", "sqrt")
+    assert origins["norm"].get("value") == "nan" and origins["norm"].get("in") == "grad"
+    softmax = origins["softmax-log"]
+    assert (softmax.get("value"), softmax.get("in"), softmax.get("op"), softmax.get("cause")) == \
+        ("inf", "forward", "log", "exp-underflow")
+
+
+@pytest.mark.parametrize("original, name, candidate, guard", LOOPHOLES, ids=[f"{r[0]}:{r[1]}" for r in LOOPHOLES])
+def test_each_loophole_is_rejected_by_its_guard(origins, tmp_path, original, name, candidate, guard):
+    wanted = origins[original]
+    seen = _seen(wanted, candidate, tmp_path)
+    assert not OwnCheck().same(wanted, seen)
+    assert seen.get(FIELD[guard]) != wanted.get(FIELD[guard]), seen
+
+
+@pytest.mark.parametrize("original, name, candidate, guard", LOOPHOLES, ids=[f"{r[0]}:{r[1]}" for r in LOOPHOLES])
+def test_with_its_guard_off_the_loophole_gets_past_it(origins, tmp_path, original, name, candidate, guard):
+    """The row above fails with its guard switched off: what it asserts no longer holds."""
+    wanted = origins[original]
+    seen = _seen(wanted, candidate, tmp_path, tuple(g for g in ValueOrigin.GUARDS if g != guard))
+    assert seen.get(FIELD[guard]) == wanted.get(FIELD[guard]), seen
+
+
+@pytest.mark.parametrize("original, candidate", FAITHFUL, ids=[r[0] for r in FAITHFUL])
+def test_faithful_reductions_keep_the_origin(origins, tmp_path, original, candidate):
+    wanted = origins[original]
+    assert OwnCheck().same(wanted, _seen(wanted, candidate, tmp_path))
