@@ -170,7 +170,8 @@ def nonfinite(kind: str, check: str, at: tuple[tuple[str, str], ...], shown: str
     where = dict(at)
     under = "" if where.get("in") == "forward" else f" under `{where.get('in')}`"
     via = f" (through `{where.get('from')}`)" if where.get("from") not in ("", where.get("op")) else ""
-    value = {"nan": "A NaN", "inf": "An Inf"}.get(where.get("value", ""), "A non-finite value")
+    value = {"nan": "A NaN", "inf": "An Inf", "+inf": "A +Inf", "-inf": "A -Inf"}.get(where.get("value", ""),
+                                                                                  "A non-finite value")
     title = f"{value} from `{where.get('op')}`{via}{under} fails the program's `{check}`"
     return Signature("nonfinite", (("type", kind), ("check", check), *at), title, shown)
 

@@ -61,7 +61,9 @@ def modes(sig: Signature, program: str) -> list[str]:
     each reference the program can be given: the one that makes the program run through is the bug."""
     if mode(sig):
         return [mode(sig)]
-    if sig.family not in OWN_CHECKS or sig.get("reads") == "nonfinite":
+    if sig.family == "nonfinite" and sig.get("check") in ("assert", "raise"):
+        return []  # a check for NaN or Inf: its fix is the origin's (`reducer.faults.origin`)
+    if sig.family not in OWN_CHECKS + ("nonfinite",) or sig.get("reads") == "nonfinite":
         return []
     return [how for how, needs in (("enzyme", "enzyme_jax_ir"), ("jit", "jit")) if needs in program]
 

@@ -215,7 +215,8 @@ class Engine:
         now = time.monotonic()
         if self.stall is not None and now - self._last_progress > self.stall:
             self.stalled = True
-        return self.stop.is_set() or self.stalled or (self.deadline is not None and now > self.deadline)
+        deadline = self.deadline() if callable(self.deadline) else self.deadline  # one that moves as runs get faster
+        return self.stop.is_set() or self.stalled or (deadline is not None and now > deadline)
 
     def _event(self, kind: str, pass_name: str) -> None:
         self.problem.on_event(Event(kind, pass_name, self._best_key[0], self.stats, self.problem.level))

@@ -204,7 +204,7 @@ def _run_main(script: str) -> int:
         print(exc.code, file=sys.stderr)
         return 1
     except BaseException:
-        traceback.print_exc()
+        sys.excepthook(*sys.exc_info())  # as Python reports it; a hook the program set sees it too
         return 1
 
 

@@ -69,6 +69,7 @@ class Reduction(ChainJob):
         path, source = read_input(Path(script))  # a .py file, a test's node id or a notebook
         self.notebook = Path(str(script)).suffix == ".ipynb"
         self.data = None  # the reproducer made standalone (reducer.data_literals.standalone), once shrunk
+        self.latest_seconds: float | None = None  # the latest interesting candidate's run (the final checks' size)
         super().__init__(Path(out) if out else Path.cwd() / f"reduced-{path.stem}", options, on_event, log, resume)
         # the arguments given after `--`, baked in as `sys.argv = [...]`; the files they name go next to candidates
         args, arg_files = argument_files(args, stage=self.scratch / "arguments")
@@ -234,6 +235,7 @@ class Reduction(ChainJob):
                 if ok and guard and not guard(source, run.output):
                     return False  # its own check reads constants now, or fails for another reason (check_values)
                 if ok:
+                    self.latest_seconds = run.seconds  # the final checks run programs of about this size
                     if self.timeout is not None:
                         self.timeout.record(run.seconds)
                     self.rep.note_failure(source, run.output, self.file_name)
@@ -308,7 +310,8 @@ class Reduction(ChainJob):
         job's test, the runner's second look and when to stop shrinking."""
         return dataclasses.replace(super().context(established, level), on_event=self.on_engine_event,
                                    test_for=lambda program: self.make_test(established, program),
-                                   restart=lambda best: self._restart(best, established), until=standalone.deadline(self, established))
+                                   restart=lambda best: self._restart(best, established),
+                                   until=lambda: standalone.deadline(self, established, self.latest_seconds))
 
     def _restart(self, best: str, established: Established) -> str | None:
         """Where the source level goes on from when trusted runner verdicts led to a result that

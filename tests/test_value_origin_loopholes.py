@@ -35,10 +35,13 @@ LOOPHOLES = [
     ("where-log", "numpy-alone", "import numpy\nassert numpy.isfinite(numpy.float32(0) * numpy.log(numpy.float32(0)))\n",
      "fix"),
     ("where-log", "fails-without-the-bug", "assert jnp.isfinite(jnp.nan * jnp.log(2.0))\n", "fix"),
-    ("where-log", "forward-inf-for-a-gradient-nan", "assert jnp.isfinite(jax.lax.log(0.0))\n", "transformation"),
+    ("where-log", "forward-inf-for-a-gradient-nan", "assert jnp.isfinite(jax.lax.log(0.0))\n", "kind"),
+    ("where-log", "forward-nan-for-a-gradient-nan", "assert jnp.isfinite(jnp.log(-1.0))\n", "transformation"),
     ("norm", "inf-for-a-nan", "assert jnp.isfinite(jax.grad(jax.lax.sqrt)(0.0))\n", "kind"),
     ("softmax-log", "nan-for-an-inf", "assert jnp.isfinite(-jnp.log(jnp.float32(-1.0)))\n", "kind"),
-    ("softmax-log", "random-zero", "import numpy\nassert jnp.isfinite(jnp.log(numpy.random.default_rng().integers(1)))\n",
+    ("softmax-log", "minus-inf-for-plus-inf", "p = jax.nn.softmax(jnp.array([0.0, 200.0]))\n"
+                    "assert jnp.isfinite(jnp.log(p[0]))\n", "kind"),
+    ("softmax-log", "random-zero", "import numpy\nassert jnp.isfinite(-jnp.log(numpy.random.default_rng().integers(1)))\n",
      "cause"),
     ("softmax-log", "literal-zero", "assert jnp.isfinite(-jnp.log(0.0))\n", "cause"),
     ("softmax-log", "numpy-alone", "import numpy\nassert numpy.isfinite(-numpy.log(numpy.float32(0)))\n", "fix"),
@@ -76,7 +79,7 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     assert origins["norm"].get("value") == "nan" and origins["norm"].get("in") == "grad"
     softmax = origins["softmax-log"]
     assert (softmax.get("value"), softmax.get("in"), softmax.get("op"), softmax.get("cause")) == \
-        ("inf", "forward", "log", "exp-underflow")
+        ("+inf", "forward", "log", "exp-underflow")
 
 
 @pytest.mark.parametrize("original, name, candidate, guard", LOOPHOLES, ids=[f"{r[0]}:{r[1]}" for r in LOOPHOLES])

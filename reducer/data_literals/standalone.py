@@ -174,13 +174,15 @@ def _kept_note(records: list[dict]) -> str:
 
 
 # -- what the job calls around it ---------------------------------------------------------------------
-def deadline(job, established) -> float | None:
+def deadline(job, established, seconds: float | None = None) -> float | None:
     """When shrinking stops: before the final checks, and, with data files, the two runs that make the
-    reproducer standalone."""
-    when = job.shrink_deadline(established.seconds, established.rate)
+    reproducer standalone; each about `seconds` long (the latest interesting candidate's run, else
+    the original's)."""
+    seconds = established.seconds if seconds is None else seconds
+    when = job.shrink_deadline(seconds, established.rate)
     if when is None or not job.sandbox.data_files:
         return when
-    return when - min(0.15 * job.options.max_time, 2 * (1.5 * established.seconds + 5.0))
+    return when - min(0.15 * job.options.max_time, 2 * (1.5 * seconds + 5.0))
 
 
 def after_shrinking(job, best: str, established) -> str:

@@ -5,17 +5,22 @@ the one the program checks: in `where(p > 0, p * log(p), 0)` the forward `log(0)
 `-inf`, masked, while the checked NaN is made in the gradient. So the origin of the failing value is
 what a counterfactual says:
 
-- its kind (`value`): `nan` when a run with JAX's NaN checks stops on a NaN, else `inf`;
-- its operation (`op`) and transformation (`in`): the operation whose fix makes the program run
-  through (`reducer.faults.safe_ops`): its forward value made finite (`in=forward`), else its value
-  and derivative made finite by the inner `where` (`in=grad` or `jvp`, the program's derivative).
-  The operations tried are those JAX's checks named, in the order they met them;
+- its kind (`value`): `nan`, `+inf`, `-inf` (or `inf`, both signs) among the values the failing
+  check reads (`reducer.faults.checked_value`); where it reads none the process can see, `nan` when
+  a run with JAX's NaN checks stops on a NaN, else `inf`;
+- its operation (`op`): the operation whose fix, the inner `where` (`reducer.faults.safe_ops`: its
+  value and derivative made finite), makes the program run through. The operations tried are those
+  JAX's checks named, in the order they met them;
+- its transformation (`in`): `forward` when making the operation's forward value finite alone takes
+  the checked value away (the program runs through, or its check then fails on a value of another
+  kind: a training loop's NaN parameters after the loss's Inf is gone), else the derivative the
+  program takes (`grad`, `jvp`);
 - for an Inf made forward, its `cause`: the operation whose underflow to 0 it came from (`exp` in a
   softmax that `log` reads), the one whose underflow fix makes the program run through, or none.
 
 Every candidate is then held to that origin: it must fail as it is, run through with the same fix,
-still fail with only the forward value fixed when the original needed the derivative fixed, and
-fail on a value of the same kind. A candidate whose check reads a constant, a random number, NumPy
+fail on a value of the same kind, be told the same transformation by the forward fix, and for an
+Inf that an underflow made, run through with that underflow fixed. A candidate whose check reads a constant, a random number, NumPy
 alone or another operation's value does not run through with the fix; a forward `-inf` in place of a
 gradient's NaN runs through with the forward fix alone; an `inf` in place of a NaN is another kind.
 When no fix is found, the origin is held the way JAX's checks name it (`nonfinite.NonFiniteValues`)
@@ -23,15 +28,17 @@ and the log says so.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
 from oracles.outcome import RunResult, Signature
-from reducer.faults import CutShort, Fault, nonfinite, safe_ops
+from reducer.faults import CutShort, Fault, checked_value, nonfinite, safe_ops
 
 #: the kind of the checked value when the run under JAX's NaN checks meets no NaN
 NAN, INF = "nan", "inf"
-NO_FIX = "unfixed"  # the `op` of a candidate that the original's fix does not make run through
+NO_FIX = "unfixed"
+WATCH = "from reducer.faults.checked_value import watch as _reducer_watch; _reducer_watch()"  # the `op` of a candidate that the original's fix does not make run through
 
 
 @dataclass(frozen=True)
@@ -45,7 +52,7 @@ class Origin:
     cause: str = ""  # the operation whose underflow made the 0 that `op` turned into an Inf
 
     def fields(self) -> tuple[tuple[str, str], ...]:
-        made_forward = self.value == INF and self.where == "forward"
+        made_forward = self.value != NAN and self.where == "forward"
         cause = (("cause", f"{self.cause}-underflow" if self.cause else "none"),) if made_forward else ()
         return (("value", self.value), ("in", self.where), ("op", self.op), *cause, ("from", self.via or self.op))
 
@@ -89,10 +96,10 @@ class ValueOrigin:
     fields = ("value", "in", "op", "from")
 
     #: what a candidate is held to, each a guard the loophole tests switch off one at a time:
-    #: it runs through with the original's fix; it does not with the forward fix alone when the
-    #: original needed the derivative fixed; its value is of the same kind; it runs through when the
-    #: underflow the original's Inf came from is fixed
-    GUARDS = ("fix", "transformation", "kind", "cause")
+    #: it runs through with the original's fix; its value is of the same kind; the forward fix alone
+    #: tells the same transformation; it runs through when the underflow the original's Inf came from
+    #: is fixed
+    GUARDS = ("fix", "kind", "transformation", "cause")
 
     def __init__(self, run: Callable[[str], RunResult], log: Callable[[str], None] = lambda line: None,
                  guards: tuple[str, ...] = GUARDS):
@@ -118,8 +125,10 @@ class ValueOrigin:
         return self._ran(nonfinite.with_checks(program, infs=infs)).output
 
     def _kind(self, program: str, output: str | None = None) -> str:
-        found = nonfinite.read(output if output is not None else self._checked(program, False), program)
-        return NAN if found and found["kind"] == NAN else INF
+        """The kind of the value the failing check read (`checked_value`); where the check reads none
+        the program's own process can see, whether JAX's NaN checks meet a NaN (`output`)."""
+        seen = checked_value.kind_in(self._ran(nonfinite.first_of(program, WATCH)).output)
+        return seen or _nan_or_inf(output if output is not None else self._checked(program, False), program)
 
     def locate(self, program: str, run: RunResult | None, signature: Signature | None) -> Fault | None:
         if self.unfixed:
@@ -129,20 +138,28 @@ class ValueOrigin:
         return self._hold(program)
 
     def _establish(self, program: str) -> Fault | None:
-        outputs = {infs: self._checked(program, infs) for infs in (False, True)}
-        kind = self._kind(program, outputs[False])
+        """The origin of the original's failing value; its first runs side by side (nothing else runs
+        yet), the fixes of each operation JAX's checks name in turn."""
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            checked = {infs: pool.submit(self._checked, program, infs) for infs in (False, True)}
+            watched = pool.submit(self._ran, nonfinite.first_of(program, WATCH))
+            outputs = {infs: done.result() for infs, done in checked.items()}
+            kind = checked_value.kind_in(watched.result().output) or _nan_or_inf(outputs[False], program)
         nans, both = (nonfinite.read(outputs[infs], program) for infs in (False, True))
         guessed = nonfinite.located(outputs.__getitem__, program)
         for op in candidates(guessed, both, nans):
-            for how in (safe_ops.FORWARD, safe_ops.DERIVATIVE):
-                if self._passes(program, op, how):
-                    where = "forward" if how == safe_ops.FORWARD else (
-                        nans["in"] if nans and nans["in"] != "forward" else derivative_mode(program))
-                    via = (guessed or {}).get("from", op)
-                    self.origin = Origin(kind, where, op, via, self._cause(program, kind, where, op))
-                    found = {"op": op, "from": via, "in": where, "kind": kind,
-                             "prim": (nans or both or {}).get("prim", "")}
-                    return Fault(op, self.origin.fields(), _evidence(found, how))
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                forward = pool.submit(self._forward_takes_it, program, op, kind)
+                if not self._passes(program, op, safe_ops.DERIVATIVE):
+                    continue
+                forward = forward.result()
+                where = "forward" if forward else (
+                    nans["in"] if nans and nans["in"] != "forward" else derivative_mode(program))
+                via = (guessed or {}).get("from", op)
+                self.origin = Origin(kind, where, op, via, self._cause(program, kind, where, op))
+                found = {"op": op, "from": via, "in": where, "kind": kind,
+                         "prim": (nans or both or {}).get("prim", "")}
+                return Fault(op, self.origin.fields(), _evidence(found, forward))
         self.unfixed = True
         self.log("no fix of a single operation makes the program run through: the non-finite value is held "
                  "where JAX's checks first meet it, and to its kind")
@@ -160,26 +177,40 @@ class ValueOrigin:
     def _cause(self, program: str, kind: str, where: str, op: str) -> str:
         """For an Inf made forward, the operation whose underflow to 0 made it (`exp` in a softmax
         whose `log` is `-inf`): the first whose underflow fix makes the program run through."""
-        if kind != INF or where != "forward":
+        if kind == NAN or where != "forward":
             return ""
         return next((o for o in safe_ops.UNDERFLOWING if o != op and self._passes(program, o, safe_ops.UNDERFLOW)), "")
 
+    def _forward_takes_it(self, program: str, op: str, kind: str) -> bool:
+        """Whether making `op`'s forward value finite takes the checked value away: the program runs
+        through, or its check then fails on a value of another kind (a training loop's NaN parameters
+        one step after the loss's Inf is gone: made by the derivative the forward fix leaves)."""
+        done = self._ran(nonfinite.first_of(fixed(program, op, safe_ops.FORWARD), WATCH))
+        return done.returncode == 0 or checked_value.kind_in(done.output) not in (None, kind)
+
     def _hold(self, program: str) -> Fault:
         """The candidate's origin as far as the original's fix tells it: the first difference found
-        ends the look (each costs a run)."""
+        ends the look (each costs a run). The fix is the inner `where` (it makes the forward value
+        finite too)."""
         origin = self.origin
-        how = safe_ops.FORWARD if origin.where == "forward" else safe_ops.DERIVATIVE
-        if "fix" in self.guards and not self._passes(program, origin.op, how):
+        if "fix" in self.guards and not self._passes(program, origin.op, safe_ops.DERIVATIVE):
             return _fault(origin, op=NO_FIX)
-        if ("transformation" in self.guards and how == safe_ops.DERIVATIVE
-                and self._passes(program, origin.op, safe_ops.FORWARD)):
-            return _fault(origin, where="forward")
         kind = self._kind(program) if "kind" in self.guards else origin.value
         if kind != origin.value:
             return _fault(origin, value=kind)
+        if "transformation" in self.guards:
+            forward = self._forward_takes_it(program, origin.op, origin.value)
+            if forward != (origin.where == "forward"):
+                return _fault(origin, where="forward" if forward else derivative_mode(program))
         if "cause" in self.guards and origin.cause and not self._passes(program, origin.cause, safe_ops.UNDERFLOW):
             return _fault(origin, cause="")
         return _fault(origin)
+
+
+def _nan_or_inf(nan_checked: str, program: str) -> str:
+    """The kind by whether JAX's NaN checks met a NaN (`nan_checked`: the output of that run)."""
+    found = nonfinite.read(nan_checked, program)
+    return NAN if found and found["kind"] == NAN else INF
 
 
 def _fault(origin: Origin, **changed: str) -> Fault:
@@ -187,9 +218,10 @@ def _fault(origin: Origin, **changed: str) -> Fault:
     return Fault(seen.op, seen.fields(), "")
 
 
-def _evidence(found: dict, how: str) -> str:
-    fix = ("its forward value made finite" if how == safe_ops.FORWARD
-           else "its input kept inside its domain where its value or derivative is not finite (the inner `where`)")
-    kind = "a NaN" if found["kind"] == NAN else "an Inf"
+def _evidence(found: dict, forward: bool) -> str:
+    fix = "its input kept inside its domain where its value or derivative is not finite (the inner `where`)" + (
+        "; its forward value made finite alone takes the checked value away" if forward else
+        "; with its forward value alone made finite, the value is still there")
+    kind = "a NaN" if found["kind"] == NAN else f"an Inf ({found['kind']})"
     return (f"The program checks {kind}; it runs through with `{found['op']}` fixed ({fix}), so that is where the "
             f"value comes from. " + nonfinite.evidence(found))

@@ -79,7 +79,9 @@ class LevelContext:
     resumed: str | None = None  # the best program an interrupted run of this level kept: go on from it (--resume)
     verify: Callable | None = None  # (program, established, original, fresh_run) -> Verdict: the job's final check
     restart: Callable | None = None  # (result) -> the program to go on from when the result cannot stand, or None
-    until: float | None = None  # when shrinking must stop for the final checks to fit (None: `deadline`)
+    #: when shrinking must stop for the final checks to fit (None: `deadline`); a callable when it
+    #: moves (the final checks get shorter as the candidates do)
+    until: float | Callable[[], float | None] | None = None
 
 
 class Level(Protocol):

@@ -152,9 +152,15 @@ def judged(spec) -> dict | None:
     shows under JAX's checks ({} when they name none)."""
     import jax
 
+    from reducer.faults import checked_value
+
     fun, args = jp.build(spec)
     outs = jax.tree_util.tree_leaves(jax.block_until_ready(fun(*args)))
-    return (locate(spec) or {}) if any(not finite(o) for o in outs) else None
+    if all(finite(o) for o in outs):
+        return None
+    found = locate(spec) or {}
+    kinds = set().union(*(checked_value.kinds_of(o) for o in outs))
+    return {**found, "value": checked_value.named(kinds)} if found else found
 
 
 def run_check(spec) -> None:

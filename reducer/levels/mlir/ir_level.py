@@ -55,7 +55,8 @@ class IrLevel:
     def reduce(self, program: str, established: Established, ctx: LevelContext) -> LevelResult | None:
         if self.runs is None:
             return after_script(program, ctx)
-        return shrink_module(self.runs, ctx.resumed or program, established, ctx, ctx.until)
+        until = ctx.until() if callable(ctx.until) else ctx.until
+        return shrink_module(self.runs, ctx.resumed or program, established, ctx, until)
 
 
 def sizes(runs: ModuleRuns, program: str) -> tuple[int, int]:

@@ -1,0 +1,126 @@
+"""The kind of the value a failing check read, told by the program's own process as it stops.
+
+`watch()`, run before the program's first statement, wraps `sys.excepthook` (the harness reports an
+uncaught exception through it). When the program stops on an exception, the innermost frame of the
+program's own code is the check; the values its statement reads (the names it reads, and the
+arguments of the calls it makes) are looked at, and the kinds of non-finite values among them are
+printed as one line, `LINE_START nan` (or `+inf`, `-inf`, `inf` for both signs), before the
+traceback. A run under JAX's NaN checks would stop at the first NaN anywhere, even one the program
+never checks (a gradient's, while the check reads the loss's Inf); this reads the checked value.
+"""
+from __future__ import annotations
+
+import ast
+import linecache
+import re
+import sys
+
+LINE_START = "[reducer] checked value:"
+LINE = re.compile(re.escape(LINE_START) + r" (?P<kind>nan|\+inf|-inf|inf)\s*$", re.M)
+_LIBRARY = re.compile(r"site-packages|dist-packages|/lib/python3\.\d+/|^<|/reducer/(?:harness|workers)/")
+
+
+def kind_in(output: str) -> str | None:
+    """The kind a run printed with `watch()` on, or None."""
+    found = LINE.findall(output)
+    return found[-1] if found else None
+
+
+def watch() -> None:
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        try:
+            found = _kind(tb)
+            if found:
+                print(f"{LINE_START} {found}", file=sys.stderr, flush=True)
+        except Exception:  # never in the way of the program's own report
+            pass
+        previous(kind, value, tb)
+
+    sys.excepthook = hook
+
+
+def _kind(tb) -> str:
+    frame, line = None, 0
+    while tb is not None:
+        if not _LIBRARY.search(tb.tb_frame.f_code.co_filename):
+            frame, line = tb.tb_frame, tb.tb_lineno
+        tb = tb.tb_next
+    if frame is None:
+        return ""
+    statement = _statement(frame.f_code.co_filename, line)
+    if statement is None:
+        return ""
+    kinds = set()
+    for value in _read(statement, frame):
+        kinds |= kinds_of(value)
+    return named(kinds)
+
+
+def named(kinds: set) -> str:
+    """One name for the kinds of non-finite values seen: a NaN first, then the Inf's sign."""
+    if "nan" in kinds:
+        return "nan"
+    if {"+inf", "-inf"} <= kinds:
+        return "inf"
+    return next(iter(kinds), "")
+
+
+def _statement(path: str, line: int) -> ast.stmt | None:
+    try:
+        tree = ast.parse("".join(linecache.getlines(path)))
+    except (SyntaxError, ValueError):
+        return None
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if not isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.With, ast.For, ast.While, ast.If, ast.Try)):
+                found = node if found is None or node.lineno >= found.lineno else found
+    return found
+
+
+def _read(statement: ast.stmt, frame):
+    """The values the statement reads: its names, then the arguments of its calls, evaluated again
+    only where no name gave a value."""
+    scope = {**frame.f_globals, **frame.f_locals}
+    values = [scope[n.id] for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id in scope]
+    if any(kinds_of(v) for v in values):
+        return values
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call):
+            for arg in node.args:
+                try:
+                    values.append(eval(compile(ast.Expression(arg), "<check>", "eval"), frame.f_globals,
+                                       dict(frame.f_locals)))
+                except Exception:
+                    continue
+    return values
+
+
+def kinds_of(value) -> set:
+    """The kinds of non-finite values in `value` (a pytree of arrays): `nan`, `+inf`, `-inf`."""
+    import numpy as np
+
+    try:
+        if "jax" in sys.modules:  # a pytree of parameters or gradients
+            leaves = sys.modules["jax"].tree_util.tree_leaves(value)
+        else:
+            leaves = list(value.values()) if isinstance(value, dict) else list(value) \
+                if isinstance(value, (list, tuple)) else [value]
+        found = set()
+        for leaf in leaves:
+            if callable(leaf) or isinstance(leaf, (str, bytes)):
+                continue
+            a = np.asarray(leaf)
+            if not np.issubdtype(a.dtype, np.inexact):
+                continue
+            if np.isnan(a).any():
+                found.add("nan")
+            if np.isposinf(a).any():
+                found.add("+inf")
+            if np.isneginf(a).any():
+                found.add("-inf")
+        return found
+    except Exception:
+        return set()
