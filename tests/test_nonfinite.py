@@ -2,6 +2,9 @@
 the operation at fault, whether its value or its derivative, and the call of the program it came
 through; and the `nonfinite` signature a run carrying that fault gets (`reducer.faults.attach`)."""
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from conftest import PROGRAMS, run_text
@@ -36,7 +39,7 @@ def test_the_operation_at_fault_is_located(name, where, tmp_path):
     ("arctanh_mean_assert", {"value": "nan", "in": "forward", "op": "atanh"}),
 ])
 def test_the_origin_is_where_the_fix_takes_the_value_away(name, origin, tmp_path):
-    fault = ValueOrigin(lambda text: run_text(text, tmp_path)).locate((OWN / f"{name}.py").read_text(), None, None)
+    fault = ValueOrigin(lambda text: run_text(text, Path(tempfile.mkdtemp(dir=tmp_path)))).locate((OWN / f"{name}.py").read_text(), None, None)
     assert {k: v for k, v in fault.fields if k in origin} == origin
     assert "runs through with" in fault.evidence
 
@@ -47,7 +50,7 @@ def test_a_run_carrying_the_fault_has_the_nonfinite_signature(tmp_path):
     comes from elsewhere (`log`) is another failure."""
     oracle = OwnCheck()
     source = (OWN / "nan_gradient_assert.py").read_text()
-    attached = Attached(ValueOrigin(lambda text: run_text(text, tmp_path)), oracle, applies)
+    attached = Attached(ValueOrigin(lambda text: run_text(text, Path(tempfile.mkdtemp(dir=tmp_path)))), oracle, applies)
     first = run_text(source, tmp_path)
     sig, run = attached.establish(source, first, oracle.classify(first))
     assert sig.family == "nonfinite" and (sig.get("in"), sig.get("op"), sig.get("from")) == ("grad", "sqrt", "norm")

@@ -9,6 +9,10 @@ The faithful reductions at the end must be accepted. All runs are real: the cand
 fresh interpreters with the fix patched into JAX."""
 from __future__ import annotations
 
+from pathlib import Path
+
+import tempfile
+
 import pytest
 
 from oracles.base import Signature
@@ -54,20 +58,26 @@ FAITHFUL = [
 ]
 
 
+def runner(folder):
+    """Runs a program as a candidate, each run in a folder of its own (the origin's first runs go
+    side by side)."""
+    return lambda text: run_text(text, Path(tempfile.mkdtemp(dir=folder)))
+
+
 @pytest.fixture(scope="module")
 def origins(tmp_path_factory):
     """Each original's origin, established once from real runs."""
     folder = tmp_path_factory.mktemp("originals")
     found = {}
     for name, body in ORIGINALS.items():
-        localiser = ValueOrigin(lambda text: run_text(text, folder))
+        localiser = ValueOrigin(runner(folder))
         fault = localiser.locate(HEAD + body, None, None)
         found[name] = nonfinite("AssertionError", "assert", fault.fields, "")
     return found
 
 
 def _seen(original: Signature, candidate: str, folder, guards=ValueOrigin.GUARDS) -> Signature:
-    localiser = ValueOrigin(lambda text: run_text(text, folder), guards=guards)
+    localiser = ValueOrigin(runner(folder), guards=guards)
     localiser.expect(original)
     fault = localiser.locate(HEAD + candidate, None, None)
     return nonfinite("AssertionError", "assert", fault.fields, "")

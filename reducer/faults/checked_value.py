@@ -4,7 +4,7 @@
 uncaught exception through it). When the program stops on an exception, the innermost frame of the
 program's own code is the check; the values its statement reads (the names it reads, and the
 arguments of the calls it makes) are looked at, and the kinds of non-finite values among them are
-printed as one line, `LINE_START nan` (or `+inf`, `-inf`, `inf` for both signs), before the
+printed as one line, `LINE_START nan` (or `+inf`, `-inf`, several joined by commas), before the
 traceback. A run under JAX's NaN checks would stop at the first NaN anywhere, even one the program
 never checks (a gradient's, while the check reads the loss's Inf); this reads the checked value.
 """
@@ -16,7 +16,7 @@ import re
 import sys
 
 LINE_START = "[reducer] checked value:"
-LINE = re.compile(re.escape(LINE_START) + r" (?P<kind>nan|\+inf|-inf|inf)\s*$", re.M)
+LINE = re.compile(re.escape(LINE_START) + r" (?P<kind>[-+a-z,]+)\s*$", re.M)
 _LIBRARY = re.compile(r"site-packages|dist-packages|/lib/python3\.\d+/|^<|/reducer/(?:harness|workers)/")
 
 
@@ -59,12 +59,16 @@ def _kind(tb) -> str:
 
 
 def named(kinds: set) -> str:
-    """One name for the kinds of non-finite values seen: a NaN first, then the Inf's sign."""
-    if "nan" in kinds:
-        return "nan"
-    if {"+inf", "-inf"} <= kinds:
-        return "inf"
-    return next(iter(kinds), "")
+    """The kinds of non-finite values seen, as one word: `nan`, `+inf`, `-inf`, or several joined
+    by commas (`+inf,nan`: a loss's Inf beside its gradients' NaN)."""
+    return ",".join(sorted(kinds))
+
+
+def covers(seen: str, wanted: str) -> bool:
+    """Whether the kinds `seen` include every kind `wanted` (an `inf` of unknown sign is either)."""
+    have = set(filter(None, seen.split(",")))
+    have |= {"inf"} if have & {"+inf", "-inf"} else set()
+    return bool(wanted) and set(wanted.split(",")) <= have
 
 
 def _statement(path: str, line: int) -> ast.stmt | None:

@@ -5,9 +5,10 @@ the one the program checks: in `where(p > 0, p * log(p), 0)` the forward `log(0)
 `-inf`, masked, while the checked NaN is made in the gradient. So the origin of the failing value is
 what a counterfactual says:
 
-- its kind (`value`): `nan`, `+inf`, `-inf` (or `inf`, both signs) among the values the failing
+- its kind (`value`): `nan`, `+inf`, `-inf` (several joined by commas) among the values the failing
   check reads (`reducer.faults.checked_value`); where it reads none the process can see, `nan` when
-  a run with JAX's NaN checks stops on a NaN, else `inf`;
+  a run with JAX's NaN checks stops on a NaN, else `inf`. A candidate's values must show every kind
+  the original's did;
 - its operation (`op`): the operation whose fix, the inner `where` (`reducer.faults.safe_ops`: its
   value and derivative made finite), makes the program run through. The operations tried are those
   JAX's checks named, in the order they met them;
@@ -52,7 +53,7 @@ class Origin:
     cause: str = ""  # the operation whose underflow made the 0 that `op` turned into an Inf
 
     def fields(self) -> tuple[tuple[str, str], ...]:
-        made_forward = self.value != NAN and self.where == "forward"
+        made_forward = NAN not in self.value.split(",") and self.where == "forward"
         cause = (("cause", f"{self.cause}-underflow" if self.cause else "none"),) if made_forward else ()
         return (("value", self.value), ("in", self.where), ("op", self.op), *cause, ("from", self.via or self.op))
 
@@ -85,6 +86,8 @@ def derivative_mode(program: str) -> str:
 def candidates(*found: dict | None) -> list[str]:
     """The operations worth fixing, once each, in the order JAX's checks met them."""
     names = [n for f in found if f for n in (f.get("op"), f.get("prim")) if n]
+    # an operation by its primitive's name where it stands for one (`norm` is `sqrt`, `arctanh` `atanh`)
+    names = [safe_ops.primitives(n)[0] if len(safe_ops.primitives(n)) == 1 else n for n in names]
     return [n for n in dict.fromkeys(names) if n not in nonfinite.SPREADING and safe_ops.known(n)]
 
 
@@ -177,7 +180,7 @@ class ValueOrigin:
     def _cause(self, program: str, kind: str, where: str, op: str) -> str:
         """For an Inf made forward, the operation whose underflow to 0 made it (`exp` in a softmax
         whose `log` is `-inf`): the first whose underflow fix makes the program run through."""
-        if kind == NAN or where != "forward":
+        if NAN in kind.split(",") or where != "forward":
             return ""
         return next((o for o in safe_ops.UNDERFLOWING if o != op and self._passes(program, o, safe_ops.UNDERFLOW)), "")
 
@@ -186,7 +189,8 @@ class ValueOrigin:
         through, or its check then fails on a value of another kind (a training loop's NaN parameters
         one step after the loss's Inf is gone: made by the derivative the forward fix leaves)."""
         done = self._ran(nonfinite.first_of(fixed(program, op, safe_ops.FORWARD), WATCH))
-        return done.returncode == 0 or checked_value.kind_in(done.output) not in (None, kind)
+        after = checked_value.kind_in(done.output)
+        return done.returncode == 0 or after is not None and not checked_value.covers(after, kind)
 
     def _hold(self, program: str) -> Fault:
         """The candidate's origin as far as the original's fix tells it: the first difference found
@@ -196,7 +200,7 @@ class ValueOrigin:
         if "fix" in self.guards and not self._passes(program, origin.op, safe_ops.DERIVATIVE):
             return _fault(origin, op=NO_FIX)
         kind = self._kind(program) if "kind" in self.guards else origin.value
-        if kind != origin.value:
+        if not checked_value.covers(kind, origin.value):
             return _fault(origin, value=kind)
         if "transformation" in self.guards:
             forward = self._forward_takes_it(program, origin.op, origin.value)
@@ -222,6 +226,7 @@ def _evidence(found: dict, forward: bool) -> str:
     fix = "its input kept inside its domain where its value or derivative is not finite (the inner `where`)" + (
         "; its forward value made finite alone takes the checked value away" if forward else
         "; with its forward value alone made finite, the value is still there")
-    kind = "a NaN" if found["kind"] == NAN else f"an Inf ({found['kind']})"
+    kind = "a NaN" if found["kind"] == NAN else f"an Inf ({found['kind']})" if "," not in found["kind"] else \
+        f"non-finite values ({found['kind']})"
     return (f"The program checks {kind}; it runs through with `{found['op']}` fixed ({fix}), so that is where the "
             f"value comes from. " + nonfinite.evidence(found))

@@ -111,37 +111,41 @@ def locate(spec: Spec) -> dict | None:
 
 
 def _with_origin(found: dict, text: str, outputs: dict) -> dict:
-    """`found` with the origin the fixes say (`reducer.faults.origin`): the checked value's kind, and
-    the operation and transformation whose fix makes the script run through, as the job's runs of a
+    """`found` with the origin the fixes say (`reducer.faults.origin`): the kinds of the call's
+    non-finite values, the operation whose fix (the inner `where`) makes them all finite, and
+    whether its forward fix alone takes one of them away (`in=forward`), as the job's runs of a
     candidate are held to it."""
-    from reducer.faults import origin, safe_ops
+    from reducer.faults import checked_value, origin, safe_ops
 
     nans, both = (nonfinite.read(outputs[infs], text) for infs in (False, True))
-    found = {**found, "value": origin.NAN if nans and nans["kind"] == origin.NAN else origin.INF}
+    kinds = _fixed_kinds(text, "", "")
+    found = {**found, "value": kinds or (origin.NAN if nans and nans["kind"] == origin.NAN else origin.INF)}
     for op in origin.candidates(found, both, nans):
-        for how in (safe_ops.FORWARD, safe_ops.DERIVATIVE):
-            if _passes_fixed(text, op, how):
-                where = "forward" if how == safe_ops.FORWARD else (
-                    nans["in"] if nans and nans["in"] != "forward" else origin.derivative_mode(text))
-                return {**found, "op": op, "in": where}
+        if _fixed_kinds(text, op, safe_ops.DERIVATIVE) != "":
+            continue
+        after = _fixed_kinds(text, op, safe_ops.FORWARD)
+        forward = after == "" or after is not None and not checked_value.covers(after, found["value"])
+        where = "forward" if forward else (
+            nans["in"] if nans and nans["in"] != "forward" else origin.derivative_mode(text))
+        return {**found, "op": op, "in": where}
     return found
 
 
-def _passes_fixed(text: str, op: str, how: str) -> bool:
-    """Whether the script `text` runs through here with `op` made safe (`safe_ops.make_safe`)."""
+def _fixed_kinds(text: str, op: str, how: str) -> str | None:
+    """The kinds of non-finite values the script `text` leaves in `g` when run here with `op` made
+    safe (`safe_ops.make_safe`; none when `op` is ""): "" when all are finite, None when it raises."""
     import jax
 
-    from reducer.faults import safe_ops
+    from reducer.faults import checked_value, safe_ops
 
-    checked = text + ("import jax as _jax\nassert all(_jax.numpy.isfinite(x).all() "
-                      "for x in _jax.tree_util.tree_leaves(g))\n")
-    undo = safe_ops.make_safe(op, how)
+    undo = safe_ops.make_safe(op, how) if op else (lambda: None)
     jax.clear_caches()
+    scope = {"__name__": "__main__", "__file__": os.path.abspath(SCRIPT)}
     try:
-        exec(compile(checked, os.path.abspath(SCRIPT), "exec"), {"__name__": "__main__", "__file__": os.path.abspath(SCRIPT)})
-        return True
+        exec(compile(text, os.path.abspath(SCRIPT), "exec"), scope)
+        return checked_value.named(checked_value.kinds_of(scope.get("g")))
     except BaseException:
-        return False
+        return None
     finally:
         undo()
         jax.clear_caches()
@@ -159,8 +163,7 @@ def judged(spec) -> dict | None:
     if all(finite(o) for o in outs):
         return None
     found = locate(spec) or {}
-    kinds = set().union(*(checked_value.kinds_of(o) for o in outs))
-    return {**found, "value": checked_value.named(kinds)} if found else found
+    return {**found, "value": checked_value.named(checked_value.kinds_of(outs))} if found else found
 
 
 def run_check(spec) -> None:
@@ -185,6 +188,7 @@ def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | N
     """The text of the first program of the operation at fault alone, on the values it got, whose
     replay shows the same fault as `spec`'s (`found`); None when none does before `deadline` (a
     `time.monotonic()` value)."""
+    from reducer.faults import checked_value
     from reducer.levels.jaxpr import fault_alone
 
     try:
@@ -192,7 +196,8 @@ def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | N
             if time.monotonic() > deadline:
                 return None
             seen = judged(candidate)
-            if seen and all(seen.get(k) == found.get(k) for k in ("value", "in", "op")):
+            if seen and all(seen.get(k) == found.get(k) for k in ("in", "op")) \
+                    and checked_value.covers(seen.get("value", ""), found.get("value", "")):
                 return candidate.to_json()
     except Exception:  # a program the forward run or a replay cannot build: the level starts from the call
         return None
@@ -233,7 +238,13 @@ def same(wanted: Signature, run) -> tuple[bool, Signature | None]:
     found = run.harness.get("nonfinite") if not run.timed_out else None
     if not found or "op" not in found:
         return False, None
+    from reducer.faults.checked_value import covers
+
     held = ("value", "in", "op") if wanted.get("value") else ("in", "op")
+    value = found.get("value", "")
+    if wanted.get("value") and covers(value, wanted.get("value")):
+        value = wanted.get("value")  # it shows the kinds the program's check did (and maybe more)
+    found = {**found, "value": value}
     fields = tuple((k, found.get(k) if k in held else wanted.get(k)) for k, _ in wanted.fields)
     seen = Signature("nonfinite", fields, wanted.title)
     return all(found.get(k) == wanted.get(k) for k in held), seen
