@@ -38,8 +38,10 @@ from reducer.faults import CutShort, Fault, checked_value, nonfinite, safe_ops
 
 #: the kind of the checked value when the run under JAX's NaN checks meets no NaN
 NAN, INF = "nan", "inf"
-NO_FIX = "unfixed"
-WATCH = "from reducer.faults.checked_value import watch as _reducer_watch; _reducer_watch()"  # the `op` of a candidate that the original's fix does not make run through
+NO_FIX = "unfixed"  # the `op` of a candidate that the original's fix does not make run through
+FIX = "inner-where"  # the signature's `fix`: the origin was found by it ("none": as JAX's checks name it)
+#: the line, run before the program, that prints the kinds of value its failing check read
+WATCH = "from reducer.faults.checked_value import watch as _reducer_watch; _reducer_watch()"
 
 
 @dataclass(frozen=True)
@@ -55,11 +57,13 @@ class Origin:
     def fields(self) -> tuple[tuple[str, str], ...]:
         made_forward = NAN not in self.value.split(",") and self.where == "forward"
         cause = (("cause", f"{self.cause}-underflow" if self.cause else "none"),) if made_forward else ()
-        return (("value", self.value), ("in", self.where), ("op", self.op), *cause, ("from", self.via or self.op))
+        return (("value", self.value), ("in", self.where), ("op", self.op), *cause, ("fix", FIX),
+                ("from", self.via or self.op))
 
     @classmethod
     def of(cls, sig: Signature) -> "Origin | None":
-        if not sig.get("value") or not sig.get("op"):
+        """The origin a signature names; None when it was not established by a fix."""
+        if not sig.get("value") or not sig.get("op") or sig.get("fix") != FIX:
             return None
         cause = (sig.get("cause") or "").removesuffix("-underflow")
         return cls(sig.get("value"), sig.get("in"), sig.get("op"), sig.get("from") or "",
@@ -96,7 +100,7 @@ class ValueOrigin:
     candidates run. The first `locate` establishes the origin (or `expect` gives it); every later one
     holds a candidate to it."""
 
-    fields = ("value", "in", "op", "from")
+    fields = ("value", "in", "op", "fix", "from")
 
     #: what a candidate is held to, each a guard the loophole tests switch off one at a time:
     #: it runs through with the original's fix; its value is of the same kind; the forward fix alone
@@ -174,7 +178,8 @@ class ValueOrigin:
         found = nonfinite.located(outputs.__getitem__, program)
         if found is None:
             return None
-        fields = (("value", self._kind(program, outputs[False])),) + tuple((k, found[k]) for k in nonfinite.NonFiniteValues.fields)
+        fields = (("value", self._kind(program, outputs[False])), ("in", found["in"]), ("op", found["op"]),
+                  ("fix", "none"), ("from", found["from"]))
         return Fault(found["op"], fields, nonfinite.evidence(found))
 
     def _cause(self, program: str, kind: str, where: str, op: str) -> str:

@@ -1,0 +1,97 @@
+"""The fixes of a non-finite value (`reducer.faults.safe_ops`) and the kind of value a failing check
+read (`reducer.faults.checked_value`), in this process: each fix is undone after its test."""
+import sys
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from reducer.faults import checked_value, safe_ops
+
+
+def where_log_grad():
+    return jax.grad(lambda p: jnp.where(p > 0, p * jnp.log(p), 0.0))(0.0)
+
+
+def log_softmax_by_hand():
+    return jnp.log(jax.nn.softmax(jnp.array([0.0, 200.0])))
+
+
+@pytest.fixture
+def fix():
+    undo = []
+
+    def made_safe(op, how):
+        undo.append(safe_ops.make_safe(op, how))
+        jax.clear_caches()  # functions traced before the fix would not see it
+
+    yield made_safe
+    for u in undo:
+        u()
+    jax.clear_caches()
+
+
+def test_the_inner_where_takes_a_masked_gradient_nan_away_and_the_forward_fix_alone_does_not(fix):
+    assert jnp.isnan(where_log_grad())
+    fix("log", safe_ops.FORWARD)
+    assert jnp.isnan(where_log_grad())
+    fix("log", safe_ops.DERIVATIVE)
+    assert where_log_grad() == 0.0
+
+
+def test_a_fix_reaches_the_operation_inside_a_library_call_under_jit(fix):
+    norm_grad = jax.jit(jax.grad(lambda x: jnp.linalg.norm(x) ** 2))
+    assert jnp.isnan(norm_grad(jnp.zeros(2))).all()
+    fix("norm", safe_ops.DERIVATIVE)
+    assert jnp.isfinite(norm_grad(jnp.zeros(2))).all()
+
+
+def test_an_underflow_fix_names_what_made_the_zero_that_log_turned_into_minus_inf(fix):
+    assert jnp.isneginf(log_softmax_by_hand()[0])
+    fix("mul", safe_ops.UNDERFLOW)
+    assert jnp.isneginf(log_softmax_by_hand()[0])  # not the operation that underflowed
+    fix("exp", safe_ops.UNDERFLOW)
+    assert jnp.isfinite(log_softmax_by_hand()).all()
+    assert not jnp.isfinite(jnp.log(0.0))  # a zero nothing underflowed to stays a zero
+
+
+def test_undo_gives_the_primitive_back():
+    undo = safe_ops.make_safe("log", safe_ops.DERIVATIVE)
+    undo()
+    jax.clear_caches()
+    assert jnp.isnan(where_log_grad())
+
+
+def test_names_a_program_uses_stand_for_primitives():
+    assert safe_ops.primitives("arccos") == ("acos",) and safe_ops.known("norm") and not safe_ops.known("nosuch")
+
+
+def _kind_at_the_check(check) -> str:
+    try:
+        check()
+    except AssertionError:
+        return checked_value._kind(sys.exc_info()[2])
+    raise AssertionError("the check did not fail")
+
+
+def test_the_kind_is_the_checked_values_not_the_first_non_finite_value_made():
+    def loss_check():
+        loss, grads = jax.value_and_grad(lambda w: -jnp.log(jax.nn.softmax(jnp.array([0.0, 200.0]) * w)[0]))(1.0)
+        assert jnp.isfinite(loss)  # the gradient is NaN; the check reads the loss
+
+    def grads_check():
+        grads = {"w": jnp.array([1.0, jnp.nan]), "b": jnp.array(jnp.inf)}
+        assert all(jnp.isfinite(g).all() for g in jax.tree_util.tree_leaves(grads))
+
+    def inline_check():
+        assert jnp.isfinite(jax.grad(jax.lax.sqrt)(0.0))
+
+    assert _kind_at_the_check(loss_check) == "+inf"
+    assert _kind_at_the_check(grads_check) == "+inf,nan"
+    assert _kind_at_the_check(inline_check) == "+inf"
+
+
+def test_a_candidate_covers_the_kinds_the_original_showed():
+    assert checked_value.covers("+inf,nan", "+inf") and checked_value.covers("-inf", "inf")
+    assert not checked_value.covers("+inf", "nan") and not checked_value.covers("", "nan")
+    assert checked_value.kind_in(f"x\n{checked_value.LINE_START} -inf\nTraceback") == "-inf"
