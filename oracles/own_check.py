@@ -146,7 +146,8 @@ class OwnCheck(Oracle):
             return None  # raised inside a library: another family's, or none
         reading = reads(line, message)
         fault = run.harness.get("fault")
-        if reading in ("nonfinite", "close") and fault:  # a comparison fails on a NaN or an Inf of one side  # where the value was made (`reducer.faults.nonfinite`)
+        # where the value was made (`reducer.faults.origin`); a comparison too, failing on a NaN or an Inf of one side
+        if reading in ("nonfinite", "close") and fault:
             return nonfinite(kind, check, tuple(tuple(f) for f in fault["fields"]), _excerpt(run.output, ending[0]))
         fields = (("type", kind), ("check", check), ("reads", reading), ("message", masked(message)))
         title = f"The program's own check fails: `{kind}` from `{check}` {READS[reading]}"

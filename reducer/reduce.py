@@ -221,7 +221,8 @@ class Reduction(ChainJob):
         if program and program != self.source and self.latest_seconds is None:
             # a level's result to go on from (a written-back script): the final checks will run one of its size
             limits = self.candidate_limits()
-            self.latest_seconds = self.sandbox.run(program, dataclasses.replace(limits, timeout=self.bounded(limits.timeout))).seconds
+            limits = dataclasses.replace(limits, timeout=self.bounded(limits.timeout))
+            self.latest_seconds = self.sandbox.run(program, limits).seconds
         ran = program if self.resume_at == "source" else self.source  # the program established.run is a run of
         guard = check_values.guard_for(wanted, ran, established.run, self.file_name, self.log)
 

@@ -89,7 +89,8 @@ def root_sum(x):
 
 def test_the_first_replay_reports_the_operation_alone_and_the_level_starts_there(tmp_path):
     spec, report = first_replay(tmp_path, root_sum, np.array([[1.0, 2.0], [0.0, 0.0]], np.float32))
-    assert (report["nonfinite"]["value"], report["nonfinite"]["in"], report["nonfinite"]["op"]) == ("+inf", "grad", "sqrt")
+    found = report["nonfinite"]
+    assert (found["value"], found["in"], found["op"]) == ("+inf", "grad", "sqrt")
     alone = jp.parse(report["alone"])
     assert [e.primitive for e in alone.jaxpr.eqns] == ["sqrt"] and alone.args[0].values == [0.0]
 

@@ -1,7 +1,7 @@
 """Where a non-finite value that the program checks comes from, held by the fix that takes it away.
 
-JAX's own checks (`reducer.faults.nonfinite`) name the first NaN or Inf a run makes, which need not be
-the one the program checks: in `where(p > 0, p * log(p), 0)` the forward `log(0)` is the first
+JAX's own checks (`reducer.faults.nonfinite`) name the first NaN or Inf a run makes, which need not
+be the one the program checks: in `where(p > 0, p * log(p), 0)` the forward `log(0)` is the first
 `-inf`, masked, while the checked NaN is made in the gradient. So the origin of the failing value is
 what a counterfactual says:
 
@@ -20,12 +20,12 @@ what a counterfactual says:
   softmax that `log` reads), the one whose underflow fix makes the program run through, or none.
 
 Every candidate is then held to that origin: it must fail as it is, run through with the same fix,
-fail on a value of the same kind, be told the same transformation by the forward fix, and for an
-Inf that an underflow made, run through with that underflow fixed. A candidate whose check reads a constant, a random number, NumPy
-alone or another operation's value does not run through with the fix; a forward `-inf` in place of a
-gradient's NaN runs through with the forward fix alone; an `inf` in place of a NaN is another kind.
-When no fix is found, the origin is held the way JAX's checks name it (`nonfinite.NonFiniteValues`)
-and the log says so.
+show every kind of value the original's check read, be told the same transformation by the forward fix, and for an Inf
+that an underflow made, run through with that underflow fixed. A candidate whose check reads a
+constant, a random number, NumPy alone or another operation's value does not run through with the
+fix; a forward `-inf` in place of a gradient's NaN runs through with the forward fix alone; an `inf`
+in place of a NaN is another kind. When no fix is found, the origin is held the way JAX's checks
+name it (`nonfinite.NonFiniteValues`) and the log says so.
 """
 from __future__ import annotations
 

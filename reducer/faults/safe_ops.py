@@ -4,13 +4,13 @@ NaN or Inf goes away once that operation no longer makes one.
 
 `make_safe("sqrt", "forward")` replaces a non-finite result that the operation makes from finite
 inputs by 0 (the forward value alone). `make_safe("exp", "underflow")` replaces an exact 0 made from
-inputs that are not 0 by the smallest normal number: what made the 0 that `log` turned into `-inf`. `make_safe("sqrt", "derivative")` is the inner `where` users
-are told to write: where the operation's value or its derivative is not finite at finite inputs, the
-operation is evaluated at a safe point instead (`sqrt(where(x == 0, 1, x))`), its value there
-replaced by the original value when that is finite (0 for `sqrt(0)`), so that neither the value nor
-the derivative is infinite. Both act on the primitive itself (`lax.sqrt_p.bind`), so that
-`jnp.linalg.norm`, `jax.nn.softmax`, a Flax layer and a jitted step are all fixed alike, under
-`jit`, `grad`, `jvp` and `vmap`.
+inputs that are not 0 by the smallest normal number: what made the 0 that `log` turned into `-inf`.
+`make_safe("sqrt", "derivative")` is the inner `where` users are told to write: where the
+operation's value or its derivative is not finite at finite inputs, the operation is evaluated at a
+safe point instead (`sqrt(where(x == 0, 1, x))`), its value there replaced by the original value
+when that is finite (0 for `sqrt(0)`), so that neither the value nor the derivative is infinite.
+All three act on the primitive itself (`lax.sqrt_p.bind`), so that `jnp.linalg.norm`, `jax.nn.softmax`, a
+Flax layer and a jitted step are all fixed alike, under `jit`, `grad`, `jvp` and `vmap`.
 
 The candidate's check runs as before; a candidate whose failure comes from elsewhere (a constant, a
 random draw, NumPy alone, another operation) still fails with the fix, and is not the failure.
