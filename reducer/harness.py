@@ -119,8 +119,11 @@ def _guarded(check, report: dict, key: str) -> list:
 
 
 def _write(path: str, data: dict) -> None:
-    with open(path, "w") as fh:
-        json.dump(data, fh, default=repr)
+    """At once (`reducer.files.write_atomic`): a heap that a crashing computation corrupted can kill
+    the process while it writes, which must leave the report before, not half of one."""
+    from reducer.files import write_atomic
+
+    write_atomic(path, json.dumps(data, default=repr))
 
 
 @contextlib.contextmanager

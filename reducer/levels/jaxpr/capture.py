@@ -353,8 +353,7 @@ def main(argv: list[str]) -> int:
         error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
         traceback.print_exc()
     finally:
-        with open(out, "w") as fh:
-            json.dump({"specs": SPECS, "notes": NOTES, "error": error, "ahead": write_ahead.specs()}, fh)
+        write_ahead.write_report(out, {"specs": SPECS, "notes": NOTES, "error": error, "ahead": write_ahead.specs()})
     return 0
 
 

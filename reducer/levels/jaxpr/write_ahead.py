@@ -212,7 +212,12 @@ def write() -> None:
     """Rewrite the report file with the recorded calls (atomically: a death while writing leaves
     the previous record)."""
     out, (captured, notes) = _STATE["out"], _STATE["report"]
-    partial = out + ".ahead"
-    with open(partial, "w") as fh:
-        json.dump({"specs": captured, "notes": notes, "error": "", "ahead": [_SPECS[k][1] for k in specs_order()]}, fh)
-    os.replace(partial, out)
+    write_report(out, {"specs": captured, "notes": notes, "error": "", "ahead": [_SPECS[k][1] for k in specs_order()]})
+
+
+def write_report(out: str, report: dict) -> None:
+    """Replace the report file `out` by `report` at once: a process that dies while writing it (a
+    heap that a crashing computation corrupted can fail at any later step) leaves the one before."""
+    from reducer.files import write_atomic
+
+    write_atomic(out, json.dumps(report))
