@@ -92,3 +92,49 @@ def test_a_regex_oracle_on_a_jit_comparison_is_held_to_op_by_op(tmp_path):
         assert not test(hard_coded, threading.Event())  # … but it fails with `jit` off too
     finally:
         job.close()
+
+
+OPTAX_HEAD = "import jax\nimport optax\nf = lambda p: p * p\n"
+#: the minimum of a loss that rises under a rate written negative (`scale_by_learning_rate` negates it itself)
+CLIMBS = OPTAX_HEAD + ("opt = optax.scale_by_learning_rate(-0.1)\nu, _ = opt.update(jax.grad(f)(1.0), opt.init(1.0))\n"
+                       "assert f(1.0 + u) < f(1.0), 'training made things worse'\n")
+#: candidates the search met or could meet in its place: each still fails its check with the rates positive
+LOSS_LOOPHOLES = {
+    "constant-losses": OPTAX_HEAD + "losses = [2.0, 3.0]\nassert losses[-1] < losses[0], 'training made things worse'\n",
+    "loss-not-reading-the-optimizer": OPTAX_HEAD + ("opt = optax.sgd(0.1)\nu, _ = opt.update(jax.grad(f)(1.0), opt.init(1.0))\n"
+                                                    "assert f(1.0 + 1.0) < f(1.0), 'training made things worse'\n"),
+    "ascent-by-hand": OPTAX_HEAD + "assert f(1.0 + 0.1 * jax.grad(f)(1.0)) < f(1.0), 'training made things worse'\n",
+}
+
+
+def test_a_loss_that_rises_is_held_to_optax_s_learning_rate_sign():
+    sig = Signature("own-check", (("type", "AssertionError"), ("check", "assert"), ("reads", "order")))
+    assert counterfactual.modes(sig, CLIMBS) == ["descend"]
+    assert counterfactual.modes(sig, LOSS_LOOPHOLES["ascent-by-hand"].replace("optax", "optix")) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("schedule", [False, True])
+def test_the_rate_taken_positive_makes_a_climbing_loss_fall(tmp_path, schedule):
+    from conftest import run_text
+
+    program = CLIMBS.replace("(-0.1)", "(lambda step: -optax.cosine_decay_schedule(0.1, 10)(step))") if schedule else CLIMBS
+    assert run_text(program, tmp_path).returncode == 1
+    assert run_text(counterfactual.fixed(program, "descend"), tmp_path).returncode == 0
+    adam = program.replace("optax.scale_by_learning_rate(", "optax.adam(")  # the aliases go through it too
+    assert run_text(counterfactual.fixed(adam, "descend"), tmp_path).returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(LOSS_LOOPHOLES))
+def test_a_loss_loophole_fails_as_the_original_but_not_by_the_rate_sign(tmp_path, name):
+    """Each fails its check as the original does (without the fix it would pass for the failure), and
+    still fails with the rates positive: the counterfactual rejects it."""
+    from conftest import run_text
+    from oracles.own_check import OwnCheck
+
+    oracle = OwnCheck()
+    original = oracle.classify(run_text(CLIMBS, tmp_path))
+    seen = oracle.classify(run_text(LOSS_LOOPHOLES[name], tmp_path))
+    assert original is not None and seen is not None and oracle.same(original, seen)
+    assert run_text(counterfactual.fixed(LOSS_LOOPHOLES[name], "descend"), tmp_path).returncode == 1
