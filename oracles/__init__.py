@@ -26,7 +26,7 @@ FAMILIES = {
     "own-check": OwnCheck,
 }
 
-__all__ = ["Oracle", "Signature", "FAMILIES", "make_oracle", "oracle_spec", "detect", "Regex", "Script", "Crash"]
+__all__ = ["Oracle", "Signature", "FAMILIES", "make_oracle", "oracle_spec", "family_oracle", "detect", "Regex", "Script", "Crash"]
 
 
 def make_oracle(spec: str, platform: str = "cpu", hangs: bool = False) -> Oracle | None:
@@ -56,6 +56,17 @@ def oracle_spec(sig: Signature) -> str:
     if sig.family == "script":
         return "script:" + sig.get("command")
     raise ValueError(f"no oracle for signature family {sig.family!r}")
+
+
+def family_oracle(sig: Signature) -> Oracle:
+    """The oracle of a signature's family (a `nonfinite` value's is the own-check family's)."""
+    if sig.family == "regex":
+        return Regex(sig.get("pattern") or "")
+    if sig.family == "script":
+        return Script(sig.get("command") or "")
+    if sig.family == "crash":
+        return Crash(sig.get("platform") or "cpu")
+    return FAMILIES.get(sig.family, OwnCheck)()
 
 
 def detect(run: RunResult, platform: str = "cpu", hangs: bool = False,

@@ -62,6 +62,9 @@ class ActivityMismatch(Oracle):
     needs_gradient_checks = True
     watches = ("gradients",)
 
+    def owner(self, sig: Signature) -> str:
+        return "enzyme-jax" if sig.get("source") == "enzyme" or sig.get("kind") == "numeric" else "jax"
+
     def classify(self, run: RunResult) -> Signature | None:
         text = run.output
         found = mismatch_message(text)

@@ -56,6 +56,9 @@ def enzyme_ops(text: str) -> list[tuple[float, str, str]]:
 class AdjointMissing(Oracle):
     name = "adjoint-missing"
 
+    def owner(self, sig: Signature) -> str:
+        return "enzyme-jax" if sig.get("source") == "enzyme" else "jax"
+
     def classify(self, run: RunResult) -> Signature | None:
         text = run.output
         ops = enzyme_ops(text)

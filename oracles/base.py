@@ -27,6 +27,10 @@ class Oracle:
     def classify(self, run: RunResult) -> Signature | None:
         raise NotImplementedError
 
+    def owner(self, sig: Signature) -> str:
+        """The project whose bug a failure of this family is (a key of `oracles.owners.PROJECTS`)."""
+        return "jax"
+
     def same(self, wanted: Signature, seen: Signature) -> bool:
         return wanted == seen
 

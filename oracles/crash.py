@@ -20,6 +20,7 @@ import signal as signals
 from oracles.base import (Oracle, Signature, crashing_frame, excerpt, final_exception, innermost_library_frame,
                           normalize_message)
 from oracles.outcome import RunResult, program_outcome
+from oracles.owners import of_package
 
 FATAL_SIGNALS = {signals.SIGSEGV, signals.SIGABRT, signals.SIGBUS, signals.SIGILL, signals.SIGFPE}
 XLA_STATUS = re.compile(
@@ -43,6 +44,14 @@ class Crash(Oracle):
     def __init__(self, platform: str = "cpu", hangs: bool = False):
         self.platform = platform
         self.hangs = hangs
+
+    def owner(self, sig: Signature) -> str:
+        """XLA's, for a death or an error status while compiling or running (`pxla`, the runtime, CUDA);
+        the library's whose frame raised, for an internal error; JAX's for a hang."""
+        how, detail = sig.get("how"), sig.get("detail") or ""
+        if how == "internal-error":
+            return of_package(detail.split(" in ", 1)[-1])
+        return "jax" if how == "hang" else "xla"
 
     def _sig(self, how: str, detail: str, title: str, text_excerpt: str, op: str = "") -> Signature:
         fields = (("platform", self.platform), ("how", how), ("detail", detail)) + ((("op", op),) if op else ())

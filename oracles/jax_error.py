@@ -13,6 +13,7 @@ import re
 
 from oracles.base import Oracle, Signature, excerpt, final_exception, innermost_library_frame, normalize_message
 from oracles.outcome import RunResult
+from oracles.owners import of_package
 
 LIBRARY_NAMES = {"jax": "JAX", "enzyme_ad": "Enzyme-JAX", "flax": "Flax", "optax": "Optax", "equinox": "Equinox"}
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
@@ -30,6 +31,9 @@ def normalise(message: str) -> str:
 
 class JaxError(Oracle):
     name = "jax-error"
+
+    def owner(self, sig: Signature) -> str:
+        return of_package(sig.get("library") or "jax")
 
     def classify(self, run: RunResult) -> Signature | None:
         if run.returncode in (0, None) or run.timed_out:

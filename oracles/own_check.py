@@ -106,6 +106,12 @@ def reads(check_line: str, message: str) -> str:
 class OwnCheck(Oracle):
     name = "own-check"
 
+    def owner(self, sig: Signature) -> str:
+        """The program's: a NaN made where an operation's value or derivative is not finite, or a check
+        no library raised, is most often the code's own (a comparison's fix may say otherwise:
+        `reducer.counterfactual.OWNERS`)."""
+        return "program"
+
     def same(self, wanted: Signature, seen: Signature) -> bool:
         """A non-finite value is the same failure when the same check fails on a value made in the
         same place (`in`, `op`), whichever public function of the program reached it (`from`)."""

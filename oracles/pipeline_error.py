@@ -43,6 +43,9 @@ def normalise(message: str) -> str:
 class PipelineError(Oracle):
     name = "pipeline-error"
 
+    def owner(self, sig: Signature) -> str:
+        return "enzyme-jax"
+
     def classify(self, run: RunResult) -> Signature | None:
         text = run.output
         if "could not compute the adjoint" in text:

@@ -29,6 +29,10 @@ class WrongResult(Oracle):
     needs_gradient_checks = True  # the harness's watches are on …
     watches = ("results",)  # … and of them, only the one comparing results
 
+    def owner(self, sig: Signature) -> str:
+        """XLA's: the compiled program computes something else than the same operations run one by one."""
+        return "xla"
+
     def classify(self, run: RunResult) -> Signature | None:
         run = program_outcome(run)
         if run.returncode in (0, None):

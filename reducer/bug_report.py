@@ -6,11 +6,12 @@ the excerpt of the diagnostic, and how the reproducer was obtained.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from oracles.base import Signature
 from oracles.wrong_result import SAID
-from reducer import env as envmod
+from reducer import env as envmod, filing
 from reducer.files import scrub
 from reducer.faults.nonfinite import evidence as nonfinite_evidence
 
@@ -105,7 +106,28 @@ def _case(sig: Signature) -> str:
     return f
 
 
-def _what_happens(sig: Signature) -> str:
+#: what a signature's message masks (`oracles.base.normalize_message` and the families' own)
+MASKS = re.compile(r"<[a-z-]+>|\bN\b")
+
+
+def as_printed(sig: Signature, excerpt: str) -> str:
+    """The failure's message as the program printed it (the signature's masks numbers, arrays and
+    names), where the excerpt shows it."""
+    masked = sig.get("message") or ""
+    parts = [re.escape(part) for part in MASKS.split(masked)]
+    if len(parts) > 1 and all(len(p) < 200 for p in parts):
+        found = re.search(".+?".join(parts), excerpt)
+        if found:
+            return trim(found.group(0))
+    kind = sig.get("type")
+    for line in reversed(excerpt.splitlines()):
+        head, sep, rest = line.strip().partition(": ")
+        if kind and sep and head.split(".")[-1] == kind and rest.strip():
+            return trim(rest.strip())
+    return masked
+
+
+def _what_happens(sig: Signature, excerpt: str = "") -> str:
     case = _case(sig)
     if case == "enzyme-adjoint":
         function = jax_function_for(sig.get("target"))
@@ -126,10 +148,10 @@ def _what_happens(sig: Signature) -> str:
         "wrong-result": lambda: (f"A `jit`-compiled function returns a different result from the same function run "
                                  f"{_references(sig)}; the first operation whose values differ is `{sig.get('op')}`."),
         "jax-error": lambda: (f"`{sig.get('library')}` raises `{sig.get('type')}` in `{sig.get('raised-in')}`: "
-                              f"{sig.get('message')}"),
+                              f"{as_printed(sig, excerpt)}"),
         "pipeline-error": lambda: ("Enzyme-JAX's pass pipeline fails" + (f" in `{sig.get('pass')}`" if sig.get("pass")
                                    else "") + (f" on `{sig.get('op')}`" if sig.get("op") else "")
-                                   + f": {sig.get('message')}"),
+                                   + f": {as_printed(sig, excerpt)}"),
         "regex": lambda: f"The program fails with a diagnostic matching `{sig.get('pattern')}` (shown below).",
         "nonfinite": lambda: (f"The program's own check (`{sig.get('check')}`) fails on a non-finite value. "
                               + nonfinite_evidence({k: sig.get(k) for k in ("op", "from", "in")})
@@ -137,7 +159,7 @@ def _what_happens(sig: Signature) -> str:
                                 "`where` this way), not a bug of JAX: file it with JAX only if the operation's "
                                 "value or derivative should be finite there."),
         "own-check": lambda: (f"A check of the program's own (`{sig.get('check')}`) fails with `{sig.get('type')}`"
-                              + (f": {sig.get('message')}" if sig.get("message") else "") + ". No library raised "
+                              + (f": {as_printed(sig, excerpt)}" if sig.get("message") else "") + ". No library raised "
                               "it: whether JAX computed a wrong value or the check expects too much is what the "
                               "reproducer shows."),
     }
@@ -175,41 +197,85 @@ def _expected(sig: Signature) -> str:
 def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: ReductionSummary,
            mlir: str | None = None, private_paths: tuple[str, ...] = (), pipeline: str | None = None,
            mlir_runner: str | None = None, versions: str = "", known: str = "", mlir_failure: str = "",
-           traced: str = "", opt_line: str = "") -> str:
+           traced: str = "", opt_line: str = "", fixed_by: str = "", owner: str | None = None) -> str:
     """The bug report; `versions` is the "Versions" section `reducer bisect` wrote (reducer.versions.record);
     `known` the corpus case with the same signature (reducer.corpus.known_line), so no duplicate is filed;
     `traced` what the traced level's reduced program still needed (`TracedResult.story`); `opt_line` the
-    command that runs `pipeline` with Enzyme-JAX's opt tool (`reducer.levels.mlir.pipeline.opt_command`)."""
+    command that runs `pipeline` with Enzyme-JAX's opt tool (`reducer.levels.mlir.pipeline.opt_command`);
+    `fixed_by` the counterfactual the reproducer survives, in words, and `owner` whose bug that makes it
+    (`reducer.counterfactual.WHAT`, `OWNERS`).
+    What a maintainer reads first comes first; the module, the versions, the environment and how the
+    reproducer was made follow in collapsed sections."""
     out = [f"# {sig.title or sig}", ""]
     if known:
         out += [f"> Already known to reducer's regression corpus ({known}): look for the existing report before "
                 "filing a new one.", ""]
-    out += [_what_happens(sig), "", "## Reproducer", "",
+    out += [_what_happens(sig, scrub(run_excerpt, *private_paths)), "", "## Reproducer", "",
            f"Run with `{run_command(sig)}`:", "", "```python", code.rstrip(), "```", ""]
     out += ["## What happens", "", "```", trim(scrub(run_excerpt.strip(), *private_paths)) or "(no output)", "```", ""]
     out += ["## What was expected", "", _expected(sig), ""]
+    if fixed_by:
+        out += [f"With {fixed_by}, the reproducer runs through.", ""]
+    later: list[str] = []
     if mlir:
-        out += ["## Module before AD", ""]
+        module = []
         if mlir_failure:
-            out += [f"Enzyme-JAX's pipeline on this module: {mlir_failure}.", ""]
-        out += ["```mlir", mlir.rstrip(), "```", ""]
+            module += [f"Enzyme-JAX's pipeline on this module: {mlir_failure}.", ""]
+        module += ["```mlir", mlir.rstrip(), "```", ""]
         if pipeline:
-            out += ["The shortest Enzyme-JAX pipeline that still fails on it (`repro.mlir`, `pipeline.txt`):", "",
-                    "```", pipeline, "```", ""]
-            out += ["With Enzyme-JAX's opt tool:", "", "```", opt_line, "```", ""] if opt_line else []
+            module += ["The shortest Enzyme-JAX pipeline that still fails on it (`repro.mlir`, `pipeline.txt`):", "",
+                       "```", pipeline, "```", ""]
+            module += ["With Enzyme-JAX's opt tool:", "", "```", opt_line, "```", ""] if opt_line else []
         if mlir_runner:
-            out += [f"Or from Python: `python {mlir_runner}`.", ""]
+            module += [f"Or from Python: `python {mlir_runner}`.", ""]
+        later += details("The module before AD, and its pipeline", module)
     if versions:
-        out += [versions.rstrip("\n"), ""]
-    out += ["## Environment", "", "```", envmod.render(info), "```", ""]
-    out += how_made(f"Reduced automatically by `reducer` ({', '.join(summary.levels)} level) from "
-                    f"`{summary.script_name}`: {summary.original_tokens} → {summary.final_tokens} Python tokens in "
-                    f"{summary.seconds:.0f} s, {summary.tested} candidates tested, {summary.accepted} accepted, "
-                    f"{summary.cache_hits} cache hits. Every accepted candidate showed the same failure signature:",
-                    sig, summary.verified, summary.interrupted,
-                    notes=[note for note in (traced, summary.failure_rate and f"Failure rate: {summary.failure_rate}.")
-                           if note])
-    return "\n".join(out) + "\n"
+        later += details(VERSIONS, versions.rstrip("\n").splitlines())
+    later += details(ENVIRONMENT, ["```", envmod.render(info), "```"])
+    later += details("How this reproducer was made", how_made(
+        f"Reduced automatically by `reducer` ({', '.join(summary.levels)} level) from "
+        f"`{summary.script_name}`: {summary.original_tokens} → {summary.final_tokens} Python tokens in "
+        f"{summary.seconds:.0f} s, {summary.tested} candidates tested, {summary.accepted} accepted, "
+        f"{summary.cache_hits} cache hits. Every accepted candidate showed the same failure signature:",
+        sig, summary.verified, summary.interrupted,
+        notes=[note for note in (traced, summary.failure_rate and f"Failure rate: {summary.failure_rate}.") if note])[2:])
+    return with_filing(out, later, sig, owner=owner, fix=fixed_by or _origin_fix(sig))
+
+
+def _origin_fix(sig: Signature) -> str:
+    """What made a non-finite value's reproducer run through, in words (`reducer.faults.origin`)."""
+    if sig.family != "nonfinite" or sig.get("fix") != "inner-where":
+        return ""
+    return (f"`{sig.get('op')}` evaluated at a safe point where its value or derivative is not finite (the "
+            f"inner `where` JAX's FAQ describes)")
+
+
+#: the collapsed sections' summaries
+VERSIONS, ENVIRONMENT = "Versions: where the bug starts", "Environment"
+
+
+def opening(summary: str) -> str:
+    """The line a collapsed section under `summary` opens with."""
+    return f"<details><summary>{summary}</summary>"
+
+
+def details(summary: str, lines: list[str]) -> list[str]:
+    """A section GitHub shows collapsed, under `summary` (a heading of its own first is left out)."""
+    lines = list(lines)
+    while lines and (not lines[0].strip() or lines[0].startswith("## ")):
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return [opening(summary), "", *lines, "", "</details>", ""]
+
+
+def with_filing(top: list[str], later: list[str], sig: Signature, owner: str | None = None, fix: str = "") -> str:
+    """The report: `top` (its title first), the "Where to file" section with the links that file it
+    (`reducer.filing`; the issue's body is the report without its title), then `later`."""
+    title = top[0].lstrip("# ").strip()
+    body = "\n".join(top[2:] + later).strip()
+    where = filing.section(filing.filing(sig, title, body, owner), fix)
+    return "\n".join(top + where + later).rstrip("\n") + "\n"
 
 
 def how_made(story: str, sig: Signature, verified: str, interrupted: bool, thing: str = "program",

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from reducer import env as envmod
+from reducer import env as envmod, filing
 from reducer.engine import Event
 from reducer.errors import USAGE, ReducerError
 from reducer.settings import project_defaults  # [tool.reducer] in pyproject.toml: the options' defaults
@@ -104,14 +104,19 @@ def run_job(job, quiet: bool, json_out: bool, bisect: str | None = None) -> int:
 
         result["versions"] = after_reduction(Path(result["out"]), bisect, job.votes,
                                              job.options.platform, quiet or json_out)
+    report = Path(result["out"]) / "report.md" if result.get("out") else None
+    filed = filing.read(report.read_text()) if report and report.is_file() else None
     if json_out:
-        print(json.dumps({k: v for k, v in result.items() if k not in ("module", "runner_text")}))
+        print(json.dumps({k: v for k, v in result.items() if k not in ("module", "runner_text")}
+                         | ({"filing": filed.to_dict()} if filed else {})))
     elif not quiet:
         size = (f"{result['original_ops']} -> {result['final_ops']} operations" if "final_ops" in result
                 else f"{result['original_tokens']} -> {result['final_tokens']} tokens")
         err.print(f"[bold]{size}[/] in {result['seconds']} s; verified: {result['verified']}\n"
                   f"wrote {result['out']}/{'repro.mlir, ' if 'final_ops' in result else ''}repro.py and report.md",
                   highlight=False, soft_wrap=True)
+        if filed:
+            err.print(filing.said(filed), highlight=False, soft_wrap=True)
     if "bug" in result:
         err.print(f"[bold red]reducer:[/] bug in reducer: {result['bug']}; stopped, and wrote the best program "
                   f"so far to {result['out']} (traceback in reduce.log)", highlight=False, soft_wrap=True)

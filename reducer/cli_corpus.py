@@ -8,6 +8,7 @@ its exit status (a broken case: `reducer.errors.BAD_CASE`).
 """
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
-from reducer import corpus as corpusmod
+from reducer import corpus as corpusmod, filing
 from reducer.errors import ReducerError
 from reducer.files import write_atomic
 
@@ -160,6 +161,8 @@ def other_releases(loaded: list, package: str, spec: str, jobs: int, timeout: fl
 def report_command(
     folder: Path = typer.Argument(..., help="a corpus case folder or a `reducer reduce` output folder"),
     timeout: float = typer.Option(300.0, "--timeout", help="seconds before the run is stopped"),
+    json_out: bool = typer.Option(False, "--json", help="print where to file it as JSON (project, tracker, title, "
+                                  "new-issue and search links) instead of a line"),
 ):
     """Re-run a case once and (re)write its report.md with fresh output and environment."""
     if not folder.is_dir():
@@ -170,5 +173,11 @@ def report_command(
         path, status, detail = refresh(folder, timeout)
     except ReducerError as exc:
         fail(str(exc), exc.status)
+    filed = filing.read(path.read_text())
+    if json_out:
+        print(json.dumps({"report": str(path), "status": status, **(filed.to_dict() if filed else {})}))
+        return
     print(f"wrote {path} ({corpusmod.LABELS[status]}" + ("" if status == corpusmod.REPRODUCES else f": {detail}")
           + ")")
+    if filed:
+        print(filing.said(filed))

@@ -51,6 +51,9 @@ WHAT = {"enzyme": "Enzyme-JAX's derivative replaced by JAX's AD", "jit": "`jit` 
         "cpu": "`jit` on the GPU replaced by op-by-op evaluation on the CPU",
         "descend": "Optax's learning rates taken positive, as `optax.scale_by_learning_rate` expects (it negates them itself)"}
 
+#: whose bug a failure is, when the reproducer runs through with this fix (`oracles.owners.PROJECTS`)
+OWNERS = {"enzyme": "enzyme-jax", "jit": "xla", "cpu": "xla", "descend": "program"}
+
 
 #: families decided by a check in the program itself, whose reference is not in the signature
 OWN_CHECKS = ("own-check", "regex", "script")

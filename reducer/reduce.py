@@ -70,6 +70,7 @@ class Reduction(ChainJob):
         self.notebook = Path(str(script)).suffix == ".ipynb"
         self.data = None  # the reproducer made standalone (reducer.data_literals.standalone), once shrunk
         self.latest_seconds: float | None = None  # the latest interesting candidate's run (the final checks' size)
+        self.fix: str | None = None  # the counterfactual every candidate survived (`reducer.counterfactual`)
         super().__init__(Path(out) if out else Path.cwd() / f"reduced-{path.stem}", options, on_event, log, resume)
         # the arguments given after `--`, baked in as `sys.argv = [...]`; the files they name go next to candidates
         args, arg_files = argument_files(args, stage=self.scratch / "arguments")
@@ -218,6 +219,7 @@ class Reduction(ChainJob):
         if self.options.timeout is None and not self.options.hangs and not oracle.runs_candidates:
             self.timeout = AdaptiveTimeout(self.limits.timeout)
         fix = counterfactual.check_for(self, program, wanted) if program and not oracle.runs_candidates else None
+        self.fix = fix or self.fix
         if program and program != self.source and self.latest_seconds is None:
             # a level's result to go on from (a written-back script): the final checks will run one of its size
             limits = self.candidate_limits()
@@ -372,6 +374,8 @@ class Reduction(ChainJob):
         files = {"repro.py": bug_report.reproducer(best, established.signature, info, summary),
                  "report.md": bug_report.report(best, established.signature, self.excerpt(established, verdict), info, summary,
                                           private_paths=private, known=self.known(established.signature), traced=story,
+                                          fixed_by=counterfactual.WHAT.get(self.fix or "", ""),
+                                          owner=counterfactual.OWNERS.get(self.fix or ""),
                                           **(follow.report if follow else {}))}
         if self.notebook:  # a notebook's reproducer is a script, and a one-cell notebook beside it
             from reducer.readers.notebook import notebook_of

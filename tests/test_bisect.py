@@ -273,8 +273,8 @@ def test_record_goes_into_signature_report_and_case(tmp_path):
     rec = record.to_record(state, cache="/cache")
     record.save(case_dir, rec)
     report = (case_dir / "report.md").read_text()
-    assert report.count("## Versions") == 1 and "Fails since jax 0.7.0; worked in 0.6.0; still fails in 0.10.0, the newest tried." in report
-    assert report.index("## Versions") < report.index("## Environment")
+    assert report.count("<summary>Versions: where the bug starts</summary>") == 1 and "Fails since jax 0.7.0; worked in 0.6.0; still fails in 0.10.0, the newest tried." in report
+    assert report.index("<summary>Versions: where the bug starts</summary>") < report.index("<summary>Environment</summary>")
     assert json.loads((case_dir / "signature.json").read_text())["versions"]["jax"]["first_failing"] == "0.7.0"
     (case_dir / "signature.json").unlink()
     case = corpus.load_case(case_dir)
@@ -283,7 +283,7 @@ def test_record_goes_into_signature_report_and_case(tmp_path):
     assert again["tried"] == [{k: t[k] for k in ("version", "verdict", "detail")} for t in rec["tried"]]
     record.save(case_dir, {**rec, "package": "enzyme-ad", "summary": "fails in every enzyme-ad release tried"})
     report = (case_dir / "report.md").read_text()
-    assert report.count("## Versions") == 1 and "Fails in every enzyme-ad release tried." in report
+    assert report.count("<summary>Versions: where the bug starts</summary>") == 1 and "Fails in every enzyme-ad release tried." in report
 
 
 def test_corpus_add_keeps_the_answer(tmp_path):
@@ -297,7 +297,7 @@ def test_corpus_add_keeps_the_answer(tmp_path):
     record.save(out, record.to_record(bisect("jax", V, fake_world(table(5)), anchor=V[-1])))
     case = corpus.add(out, tmp_path / "corpus")
     assert corpus.load_case(case.folder).bisect["jax"]["first_failing"] == "0.6.0"
-    assert "## Versions" in (case.folder / "report.md").read_text()
+    assert "<summary>Versions: where the bug starts</summary>" in (case.folder / "report.md").read_text()
 
 
 @pytest.mark.slow
@@ -311,7 +311,7 @@ def test_report_refresh_keeps_the_versions_section(tmp_path):
     record.save(case_dir, record.to_record(state))
     corpus.refresh_report(case_dir, timeout=120)
     report = (case_dir / "report.md").read_text()
-    assert report.count("## Versions") == 1 and "Fails since jax 0.4.0; worked in 0.3.0" in report
+    assert report.count("<summary>Versions: where the bug starts</summary>") == 1 and "Fails since jax 0.4.0; worked in 0.3.0" in report
 
 
 def test_corpus_versions_table_and_junit():
@@ -397,7 +397,7 @@ def test_enzyme_releases_bisected_with_incompatible_ones_skipped(tmp_path, onlin
     # enzyme-ad 0.0.8 (with the jax of its time, 0.4.31) differentiates tan; 0.0.9 has no adjoint for it
     assert (answer["last_working"], answer["first_failing"]) == ("0.0.8", "0.0.9"), answer["summary"]
     assert "jax==0.4.31" in tried["0.0.8"]["environment"]
-    assert "## Versions" in (tmp_path / case.name / "report.md").read_text()
+    assert "<summary>Versions: where the bug starts</summary>" in (tmp_path / case.name / "report.md").read_text()
 
 
 @pytest.mark.slow

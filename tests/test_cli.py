@@ -128,7 +128,7 @@ def test_reduce_while_loop_end_to_end(tmp_path):
     assert result["final_tokens"] <= 0.7 * result["original_tokens"]
     assert "# Signature: adjoint-missing: source=jax op=while_loop rule=reverse" in files["repro.py"]
     assert files["report.md"].startswith("# JAX: no reverse rule for `while_loop`")
-    assert "## Environment" in files["report.md"] and "jaxlib: 0.10.2" in files["report.md"]
+    assert "<summary>Environment</summary>" in files["report.md"] and "jaxlib: 0.10.2" in files["report.md"]
     assert str(tmp_path) not in files["report.md"]
     assert json.loads(files["signature.json"])["fields"]["op"] == "while_loop"
     rerun = subprocess.run([sys.executable, str(out / "repro.py")], capture_output=True, text=True, cwd=tmp_path)

@@ -161,7 +161,7 @@ def test_reduce_bisect_records_which_releases_fail(tmp_path, jax_index):
     [tried] = answer["tried"]
     assert tried["verdict"] == "fails" and f"jax=={jax}" in tried["environment"], tried
     report = (out / "report.md").read_text()
-    assert report.count("## Versions") == 1 and f"Fails in jax {jax}" in report
+    assert report.count("<summary>Versions: where the bug starts</summary>") == 1 and f"Fails in jax {jax}" in report
     assert json.loads((out / "signature.json").read_text())["family"] == "jax-error"
     assert "UnexpectedTracerError" in run_fresh(out / "repro.py").stderr
 

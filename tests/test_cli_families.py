@@ -157,7 +157,7 @@ def test_readme_example_topk_pooling(tmp_path):
     assert result["final_tokens"] <= result["original_tokens"] // 2, result
     assert "jaxpr" in result["levels"] and "source" in result["levels"], result
     report = (out / "report.md").read_text()
-    assert report.startswith("# Enzyme-JAX: no adjoint for `chlo.top_k`") and "## Environment" in report
+    assert report.startswith("# Enzyme-JAX: no adjoint for `chlo.top_k`") and "<summary>Environment</summary>" in report
     code = code_of((out / "repro.py").read_text())
     assert "top_k" in code and "enzyme_jax_ir" in code and "Config" not in code, code
     rerun = run_fresh(out / "repro.py")

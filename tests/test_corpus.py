@@ -1,6 +1,7 @@
 """The regression corpus: every case still shows its expected status (one test per case), and the
 corpus commands (`corpus check`, `corpus add`, `report`) behave as documented, bad cases included."""
 import json
+import re
 import shutil
 import tomllib
 import xml.etree.ElementTree as ET
@@ -11,7 +12,7 @@ import pytest
 
 from conftest import HAS_ENZYME, TESTS, reducer_cli
 from oracles.base import Signature
-from reducer import corpus, errors
+from reducer import corpus, errors, filing
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 CASES = corpus.load_corpus(CORPUS) if CORPUS.is_dir() else []  # no corpus fails the count test below
@@ -76,7 +77,7 @@ def test_report_is_ready_for_the_tracker(case):
         assert f"```python\n{code}\n```" in report, "the report's reproducer is not the case's repro.py"
     happens = report.split("## What happens", 1)[1].split("## What was expected", 1)[0]
     assert len(happens.strip().strip("`").strip()) > 20 and "(no output)" not in happens
-    env = report.split("## Environment", 1)[1]
+    env = report.split("<summary>Environment</summary>", 1)[1]
     assert "jax:    " in env and "jaxlib: " in env and "python: " in env  # jax.print_environment_info()
     assert str(case.signature) in report
     if corpus.module_only(case.folder):  # reduced from a module: the module itself, as its maintainers run it
@@ -84,8 +85,15 @@ def test_report_is_ready_for_the_tracker(case):
         if not (case.folder / "pipeline.txt").is_file():  # XLA alone: sent to XLA, not to Enzyme-JAX
             assert "openxla/xla" in report and "enzymexlamlir-opt" not in report
     elif (case.folder / "repro.mlir").is_file():  # what Enzyme-JAX's maintainers ask for
-        assert "## Module before AD" in report and (case.folder / "pipeline.txt").read_text().strip() in report
+        assert "<summary>The module before AD, and its pipeline</summary>" in report and (case.folder / "pipeline.txt").read_text().strip() in report
     assert "/tmp/" not in report and str(Path.home()) + "/" not in report
+    lines = report.splitlines()
+    first_screen = lines[:next(k for k, line in enumerate(lines) if line.startswith("<details>"))]
+    assert len(first_screen) <= 80 and "## Where to file" in first_screen
+    top = "\n".join(line for line in first_screen if not line.startswith("- [")).replace(case.title, "")
+    assert not re.search(r"<q>|<aval>|\bN\b", top), "a masked placeholder outside the signature line"
+    filed = filing.read(report)
+    assert filed.repo and filed.new_issue.startswith(f"https://github.com/{filed.repo}/issues/new?")
 
 
 # -- check: fixed, changed, JUnit --------------------------------------------------------------------
@@ -305,6 +313,6 @@ def test_report_keeps_the_module_before_ad_and_the_pipeline(tmp_path):
     done = reducer_cli("report", folder)
     assert done.returncode == 0, done.stderr
     report = (folder / "report.md").read_text()
-    module = report.split("## Module before AD", 1)[1].split("## Environment", 1)[0]
+    module = report.split("<summary>The module before AD, and its pipeline</summary>", 1)[1].split("<summary>Environment</summary>", 1)[0]
     assert "func.func @main" in module and (folder / "pipeline.txt").read_text().strip() in module
     assert "python repro_mlir.py" in module

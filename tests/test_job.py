@@ -17,7 +17,7 @@ import pytest
 from conftest import PROGRAMS, TESTS, candidates_running, needs_enzyme, reducer_cli, wait_for_a_candidate
 from oracles.adjoint_missing import AdjointMissing
 from oracles.generic import Script
-from reducer import errors
+from reducer import errors, filing
 from reducer.workers.command import runner_for
 
 MLIR = TESTS / "data" / "mlir"
@@ -133,7 +133,7 @@ def test_module_reduction_progress_and_other_failures(module_reduction):
 def prose(report: str) -> str:
     """The report's own sentences: the opening paragraph and what was expected."""
     opening = report.split("## Reproducer", 1)[0]
-    expected = report.split("## What was expected", 1)[1].split("## Environment", 1)[0]
+    expected = report.split("## What was expected", 1)[1].split("## Where to file", 1)[0]
     return opening.split("\n", 1)[1] + expected
 
 
@@ -142,10 +142,10 @@ def test_plain_module_report_blames_xla_and_names_jax_only_as_its_maker(module_r
     out, _ = module_reduction
     report = (out / "report.md").read_text()
     assert "enzyme_jax_ir" not in report and "Enzyme-JAX" not in prose(report)
-    assert "XLA" in prose(report) and "openxla/xla/issues" in prose(report)
+    assert "XLA" in prose(report) and filing.read(report).repo == "openxla/xla"
     # the module bears JAX's marks (`jax.result_info`): JAX is named as its maker, and only so
-    assert "JAX" not in prose(report).replace("or with JAX (https://github.com/jax-ml/jax/issues), which made", "")
-    assert "jaxlib: 0.10.2" in report.split("## Environment", 1)[1]
+    assert "JAX" not in prose(report).replace("(or with JAX, which made the module)", "")
+    assert "jaxlib: 0.10.2" in report.split("<summary>Environment</summary>", 1)[1]
 
 
 @pytest.mark.slow

@@ -89,7 +89,7 @@ def refresh_module_report(folder: Path, timeout: float | None = None) -> tuple[P
     status, detail, excerpt = done.status, "" if done.status == REPRODUCES else done.detail, done.excerpt
     pipeline, module_text = mm.split(done.module)
     old = (folder / "report.md").read_text() if (folder / "report.md").is_file() else ""
-    made = old[old.find("## How this reproducer was made"):].rstrip().splitlines() if "## How this" in old else []
+    made = module_report.made_lines(old)
     while made and (not made[-1].strip() or made[-1].startswith("Re-run by `reducer report`")):
         made.pop()
     made += ["", f"Re-run by `reducer report` on {datetime.date.today().isoformat()}: {LABELS[status]}"

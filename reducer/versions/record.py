@@ -98,14 +98,20 @@ def markdown(records: dict) -> str:
 
 
 def insert_section(report: str, section: str) -> str:
-    """`report` with its Versions section replaced by `section`, or `section` put before the environment."""
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.M | re.S)
-    if pattern.search(report):
-        return pattern.sub(lambda _: section.rstrip("\n") + "\n\n", report, count=1)
-    at = report.find("\n## Environment")
-    if at < 0:
-        return report.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
-    return report[:at + 1] + section.rstrip("\n") + "\n\n" + report[at + 1:]
+    """`report` with its collapsed Versions section replaced by `section` (or a Versions section of
+    reports written before sections collapsed), or `section` put before the environment's."""
+    from reducer.bug_report import ENVIRONMENT, VERSIONS, details, opening
+
+    block = "\n".join(details(VERSIONS, section.rstrip("\n").splitlines()))
+    for pattern in (rf"^{re.escape(opening(VERSIONS))}\n.*?^</details>\n+", rf"^{re.escape(SECTION)}\n.*?(?=^## |^<details>|\Z)"):
+        found = re.compile(pattern, re.M | re.S)
+        if found.search(report):
+            return found.sub(lambda _: block, report, count=1)
+    for before in ("\n" + opening(ENVIRONMENT), "\n## Environment"):
+        at = report.find(before)
+        if at >= 0:
+            return report[:at + 1] + block + report[at + 1:]
+    return report.rstrip("\n") + "\n\n" + block
 
 
 def stored(folder: Path) -> dict:

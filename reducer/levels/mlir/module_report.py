@@ -60,21 +60,24 @@ def runner(module_text: str, pipeline: str | None, sig: Signature, info: dict, s
 
 def reproduce_section(module_text: str, pipeline: str | None, runner_text: str, kind: str,
                       module_file: str = "repro.mlir", runner_name: str = "repro.py", hlo_text: str | None = None,
-                      platform: str = "cpu") -> list[str]:
-    """Markdown lines: the module, the pipeline, the opt command (or the module as HLO text, for XLA's
-    own tools) and the Python runner."""
+                      platform: str = "cpu") -> tuple[list[str], list[str]]:
+    """Markdown lines: the module, the pipeline and the opt command, and how to run it from Python;
+    then, for the report's collapsed sections, the Python runner and the module as HLO text (for
+    XLA's own tools)."""
     out = [f"The module (`{module_file}`):", "", "```mlir", module_text.rstrip(), "```", ""]
+    later = []
     if kind in XLA_KINDS and hlo_text:
-        out += ["The same module as HLO text (`repro.hlo`), for XLA's own tools, say "
-                f"`run_hlo_module --input_format=hlo --platform={platform} repro.hlo` (from `xla/tools`):", "",
-                "```", hlo_text.rstrip(), "```", ""]
+        out += [f"As HLO text for XLA's own tools (`repro.hlo`, below): `run_hlo_module --input_format=hlo "
+                f"--platform={platform} repro.hlo` (from `xla/tools`).", ""]
+        later += bug_report.details("The module as HLO text (repro.hlo)", ["```", hlo_text.rstrip(), "```"])
     if kind in PIPELINE_KINDS and pipeline:
         out += ["The shortest pipeline that still fails (`pipeline.txt`):", "", "```", pipeline, "```", "",
                 "With Enzyme-JAX's opt tool" + (" (the differentiated module it prints is the one whose gradient is "
                                                 "wrong)" if kind == GRADIENT else "") + ":",
                 "", "```", opt_command(pipeline, module_file), "```", ""]
-    out += [f"From Python (`python {runner_name}`):", "", "```python", runner_text.rstrip(), "```", ""]
-    return out
+    out += [f"From Python: `python {runner_name}` (the runner, below).", ""]
+    later = bug_report.details(f"The runner ({runner_name})", ["```python", runner_text.rstrip(), "```"]) + later
+    return out, later
 
 
 def _tool(kind: str) -> str:
@@ -115,18 +118,33 @@ def culprit_sentence(found: dict | None) -> str | None:
     return found.get("why", "") + "."
 
 
+#: the collapsed section on how a reproducer was made
+MADE = "How this reproducer was made"
+
+
+def made_lines(old: str) -> list[str]:
+    """The lines on how a reproducer was made, from a report written before (collapsed, or as the
+    section reports had before they collapsed it)."""
+    for start in (f"<summary>{MADE}</summary>", f"## {MADE}"):
+        k = old.find(start)
+        if k >= 0:
+            lines = old[k + len(start):].splitlines()
+            lines = lines[:lines.index("</details>")] if "</details>" in lines else lines
+            return lines[next((n for n, line in enumerate(lines) if line.strip()), len(lines)):]
+    return []
+
+
 def tracker(kind: str, from_jax: bool) -> str | None:
-    """Where a failure of XLA alone is to be filed (JAX named only for a module JAX made: a module may
-    come from anywhere, say Reactant.jl)."""
+    """Why a failure of XLA alone goes to XLA (JAX named only for a module JAX made: a module may come
+    from anywhere, say Reactant.jl); the links are the report's "Where to file" section."""
     if kind not in XLA_KINDS:
         return None
-    return ("No Enzyme pass runs here: this is a failure of XLA itself. File it with XLA "
-            "(https://github.com/openxla/xla/issues)"
-            + (", or with JAX (https://github.com/jax-ml/jax/issues), which made the module," if from_jax else "")
+    return ("No Enzyme pass runs here: this is a failure of XLA itself, to be filed with XLA"
+            + (" (or with JAX, which made the module)" if from_jax else "")
             + " with the module, the platform and the XLA flags above.")
 
 
-def what_happens(sig: Signature, kind: str) -> str:
+def what_happens(sig: Signature, kind: str, excerpt: str = "") -> str:
     """What goes wrong, said of the module and the tool that processes it (a module may come from
     anywhere, say Reactant.jl, so neither JAX nor `enzyme_jax_ir` is named)."""
     f, tool = sig.family, _tool(kind)
@@ -147,7 +165,7 @@ def what_happens(sig: Signature, kind: str) -> str:
                                          "hang": f"{tool} on the module", "internal": f"{tool} on the module"})
         return said + (f" It dies while the pass `{sig.get('pass')}` runs (the shortest prefix of the pipeline "
                        f"that dies ends with it)." if sig.get("pass") else "")
-    return bug_report._what_happens(sig)
+    return bug_report._what_happens(sig, excerpt)
 
 
 def expected(sig: Signature, kind: str) -> str:
@@ -173,28 +191,32 @@ def expected(sig: Signature, kind: str) -> str:
 def report(module_text: str, pipeline: str | None, runner_text: str, sig: Signature, run_excerpt: str,
            info: dict, summary: ModuleSummary, private_paths: tuple[str, ...] = (),
            runner_name: str = "repro.py", made: list[str] | None = None, hlo_text: str | None = None) -> str:
-    """The bug report; `made` replaces the section on how the reproducer was made (`reducer report`
-    keeps the one the reduction wrote)."""
-    out = [f"# {sig.title or sig}", "", what_happens(sig, summary.kind), ""]
-    for said in (culprit_sentence(summary.xla_pass), tracker(summary.kind, summary.from_jax)):
-        out += [said, ""] if said else []
+    """The bug report; `made` replaces the lines on how the reproducer was made (`reducer report`
+    keeps the ones the reduction wrote: `made_lines`)."""
+    out = [f"# {sig.title or sig}", "", what_happens(sig, summary.kind, scrub(run_excerpt, *private_paths)), ""]
+    culprit = culprit_sentence(summary.xla_pass)
+    out += [culprit, ""] if culprit else []
     out += ["## Reproducer", ""]
-    out += reproduce_section(module_text, pipeline, runner_text, summary.kind, runner_name=runner_name,
-                             hlo_text=hlo_text, platform=sig.get("platform") or "cpu")
+    shown, runner = reproduce_section(module_text, pipeline, runner_text, summary.kind, runner_name=runner_name,
+                                      hlo_text=hlo_text, platform=sig.get("platform") or "cpu")
+    out += shown
     out += ["## What happens", "", "```", scrub(run_excerpt.strip(), *private_paths) or "(no output)", "```", ""]
     if sig.family == "crash" and sig.get("native"):
         out += ["The native frames (shared object + offset, innermost first) come from a signal handler reducer "
                 f"adds to every candidate; with symbols: `gdb -batch -ex run -ex bt --args python {runner_name}`.", ""]
     out += ["## What was expected", "", expected(sig, summary.kind), ""]
-    out += ["## Environment", "", "```", envmod.render(info), "```", ""]
+    said = tracker(summary.kind, summary.from_jax)
+    out += [said, ""] if said else []
+    later = runner + bug_report.details(bug_report.ENVIRONMENT, ["```", envmod.render(info), "```"])
     if made is not None:
-        return "\n".join(out + made) + "\n"
-    passes = (f", pipeline {summary.original_passes} → {summary.final_passes} passes"
-              if summary.kind in PIPELINE_KINDS else "")
-    out += bug_report.how_made(
-        f"Reduced automatically by `reducer` (IR level) from `{summary.source_name}`: {summary.original_ops} → "
-        f"{summary.final_ops} operations{passes} in {summary.seconds:.0f} s, {summary.tested} candidates tested "
-        f"({summary.rate:.0f} per second{summary.isolation}), {summary.accepted} accepted, {summary.cache_hits} cache "
-        f"hits. Every candidate passed the MLIR verifier before it ran, and every accepted one showed the same "
-        f"failure signature:", sig, summary.verified, summary.interrupted, thing="module")
-    return "\n".join(out) + "\n"
+        later += bug_report.details(MADE, made)
+    else:
+        passes = (f", pipeline {summary.original_passes} → {summary.final_passes} passes"
+                  if summary.kind in PIPELINE_KINDS else "")
+        later += bug_report.details("How this reproducer was made", bug_report.how_made(
+            f"Reduced automatically by `reducer` (IR level) from `{summary.source_name}`: {summary.original_ops} → "
+            f"{summary.final_ops} operations{passes} in {summary.seconds:.0f} s, {summary.tested} candidates tested "
+            f"({summary.rate:.0f} per second{summary.isolation}), {summary.accepted} accepted, {summary.cache_hits} "
+            f"cache hits. Every candidate passed the MLIR verifier before it ran, and every accepted one showed the "
+            f"same failure signature:", sig, summary.verified, summary.interrupted, thing="module")[2:])
+    return bug_report.with_filing(out, later, sig, owner="xla" if summary.kind in XLA_KINDS else "enzyme-jax")
