@@ -106,15 +106,11 @@ def _case(sig: Signature) -> str:
     return f
 
 
-#: what a signature's message masks (`oracles.base.normalize_message` and the families' own)
-MASKS = re.compile(r"<[a-z-]+>|\bN\b")
-
-
 def as_printed(sig: Signature, excerpt: str) -> str:
     """The failure's message as the program printed it (the signature's masks numbers, arrays and
     names), where the excerpt shows it."""
     masked = sig.get("message") or ""
-    parts = [re.escape(part) for part in MASKS.split(masked)]
+    parts = [re.escape(part) for part in filing.MASKS.split(masked)]
     if len(parts) > 1 and all(len(p) < 200 for p in parts):
         found = re.search(".+?".join(parts), excerpt)
         if found:

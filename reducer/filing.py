@@ -19,7 +19,8 @@ MAX_URL = 8000
 KEYWORD_FIELDS = ("op", "target", "rule", "pass", "xla-pass", "type", "detail", "message")
 MAX_KEYWORDS = 6
 REST = "\n\n(The report is longer than a link carries: paste the rest from `report.md`.)"
-_PLACEHOLDER = re.compile(r"<[a-z]+>|\bN\b")
+#: what a signature's message masks (`oracles.base.normalize_message` and the families' own)
+MASKS = re.compile(r"<[a-z-]+>|\bN\b")
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def keywords(sig: Signature) -> str:
     """The operation's name and the error's key words, as one would search the tracker for them."""
     words: list[str] = []
     for name in KEYWORD_FIELDS:
-        value = _PLACEHOLDER.sub(" ", sig.get(name) or "")
+        value = MASKS.sub(" ", sig.get(name) or "")
         if name == "op" and value == "function":  # no one operation: a whole function's
             continue
         for word in re.findall(r"[A-Za-z_][\w.-]*\w", value):

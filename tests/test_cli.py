@@ -122,6 +122,7 @@ def test_reduce_while_loop_end_to_end(tmp_path):
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["verified"].startswith("yes (3/3")
+    assert result["filing"]["repo"] == "jax-ml/jax" and "while_loop" in result["filing"]["search"]
     out = tmp_path / "reduced-newton"
     files = read_outputs(out)
     assert script.read_text() == before, "the input was modified"

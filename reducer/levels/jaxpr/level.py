@@ -84,6 +84,8 @@ def capture(sandbox: Sandbox, source: str, limits: Limits, ahead: bool = False, 
 #: captured programs run to find the one that shows the failure (a process that dies at exit, after
 #: its last transformed call, leaves many calls that all run fine)
 MAX_TRIED = 6
+#: the traced level stops after this share of its budget (at least STALL_FLOOR seconds) without progress
+STALL_SHARE, STALL_FLOOR = 0.2, 10.0
 
 
 class Judge:
@@ -202,7 +204,7 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
                       on_accept=lambda best: keep(best, problem.stats), level="jaxpr")
     keep(spec, problem.stats)
     engine = Engine(problem, jaxpr_passes(), jobs=ctx.jobs, stop=ctx.stop, deadline=start + budget,
-                    stall=ctx.stall, reorder=ctx.reorder)
+                    stall=progress_stall(ctx.stall, budget), reorder=ctx.reorder)
     best = engine.reduce(spec)
     stats = problem.stats
     after = jp.count_eqns(jp.parse(best).jaxpr)
@@ -210,7 +212,7 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
     for name, counts in stats.per_pass.items():
         log(f"  jaxpr pass {name}: {counts['tested']} tested, {counts['accepted']} accepted")
     if engine.stalled:
-        log(f"jaxpr level: stopped early: no smaller candidate in {ctx.stall:g} s (--stall)")
+        log(f"jaxpr level: stopped early: no smaller candidate in {engine.stall:g} s (its time goes to the next level)")
     if ctx.stop.is_set():
         log("jaxpr level: interrupted before the write-back")
         return None
@@ -221,6 +223,13 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
     return TracedResult(script=script, arrays=arrays, spec=best, equations_before=before, equations_after=after,
                         tested=stats.tested, accepted=stats.accepted, seconds=time.monotonic() - start,
                         verified=verified, transforms=jp.parse(best).kinds())
+
+
+def progress_stall(stall: float | None, budget: float) -> float:
+    """How long the traced level goes on without a smaller candidate: a share of its budget, so that
+    a level that has stopped shrinking hands its time to the next one (the user's --stall bounds it)."""
+    own = max(STALL_FLOOR, STALL_SHARE * budget)
+    return min(stall, own) if stall else own
 
 
 def candidate_test(judge: Judge, ctx: LevelContext, votes: int, clock):
