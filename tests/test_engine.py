@@ -125,6 +125,15 @@ class Named:
         yield from self.propose(program)
 
 
+def test_the_traced_level_stops_when_it_stops_shrinking_not_at_its_whole_share():
+    """A fifth of its budget without a smaller candidate hands the time on (at least 10 s), and the
+    user's --stall, when shorter, still decides."""
+    from reducer.levels.jaxpr.level import STALL_FLOOR, progress_stall
+
+    assert progress_stall(None, 90.0) == 18.0 and progress_stall(600.0, 90.0) == 18.0
+    assert progress_stall(5.0, 90.0) == 5.0 and progress_stall(None, 20.0) == STALL_FLOOR
+
+
 def test_passes_that_cut_most_per_candidate_go_first_in_later_rounds():
     rep = PythonSource()
     order = []

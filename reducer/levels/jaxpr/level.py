@@ -86,6 +86,7 @@ def capture(sandbox: Sandbox, source: str, limits: Limits, ahead: bool = False, 
 MAX_TRIED = 6
 #: the traced level stops after this share of its budget (at least STALL_FLOOR seconds) without progress
 STALL_SHARE, STALL_FLOOR = 0.2, 10.0
+MAX_BUDGET = 600.0  # seconds the traced level shrinks at most
 
 
 class Judge:
@@ -334,7 +335,9 @@ class JaxprLevel:
     def reduce(self, program: str, established: Established, ctx: LevelContext) -> LevelResult | None:
         """Capture, shrink and write back; the result's program is the written-back script when it
         is kept (its arrays in `inputs.npz`, a file of the output and a data file of candidates)."""
-        budget = min(600.0, 0.5 * (ctx.deadline - ctx.started)) if ctx.deadline is not None else 600.0
+        # half of --max-time while it shrinks: measured, a traced level that is still accepting does
+        # more per second than the source level after it (it stops early when it no longer is)
+        budget = min(MAX_BUDGET, 0.5 * (ctx.deadline - ctx.started)) if ctx.deadline is not None else MAX_BUDGET
         result = traced(program, established, ctx, budget)
         if result is None:
             return None
