@@ -8,7 +8,8 @@
 case=$1 file=$2
 PY=${PY:-python3}
 out=$(mktemp)
-timeout 120 "$PY" "$file" >"$out" 2>&1
+# run where the file is, as its header says (a written-back reproducer reads inputs.npz beside it)
+(cd "$(dirname "$file")" && timeout 120 "$PY" "$(basename "$file")") >"$out" 2>&1
 rc=$?
 ok=1
 has() { grep -qF -- "$1" "$out"; }
