@@ -46,12 +46,19 @@ class Crash(Oracle):
         self.hangs = hangs
 
     def owner(self, sig: Signature) -> str:
-        """XLA's, for a death or an error status while compiling or running (`pxla`, the runtime, CUDA);
-        the library's whose frame raised, for an internal error; JAX's for a hang."""
+        """XLA's, for an error status, a CUDA error, or a death while JAX compiles or runs (a frame of
+        jax or jaxlib, or native code alone); Enzyme-JAX's for a death in its frames; the program's for
+        one in a frame of its own (a `ctypes` call); the library's whose frame raised, for an internal
+        error; JAX's for a hang."""
         how, detail = sig.get("how"), sig.get("detail") or ""
+        frame = detail.split(" in ", 1)[1] if " in " in detail else ""
         if how == "internal-error":
-            return of_package(detail.split(" in ", 1)[-1])
-        return "jax" if how == "hang" else "xla"
+            return of_package(frame)
+        if how == "hang":
+            return "jax"
+        if how != "signal" or not frame or frame.startswith(("jax/", "jaxlib/", "<native")):
+            return "xla"
+        return "enzyme-jax" if frame.startswith("enzyme_ad/") else "program"
 
     def _sig(self, how: str, detail: str, title: str, text_excerpt: str, op: str = "") -> Signature:
         fields = (("platform", self.platform), ("how", how), ("detail", detail)) + ((("op", op),) if op else ())

@@ -49,7 +49,10 @@ def run_command(sig: Signature, script: str = "repro.py") -> str:
     return f"python {script}"
 
 
-def reproducer(code: str, sig: Signature, info: dict, summary: ReductionSummary) -> str:
+def reproducer(code: str, sig: Signature, info: dict, summary: ReductionSummary, fixed_by: str = "") -> str:
+    """The reproducer with its header; `fixed_by` the change that makes it run through, where it is
+    one of XLA's flags (`reducer.xla_culprit`): the header gives the command that shows it."""
+    flags = re.search(r"`(XLA_FLAGS=[^`]+)`", fixed_by)
     header = [
         f"# Reproducer for: {sig.title or sig}",
         f"# Signature: {sig}",
@@ -59,7 +62,7 @@ def reproducer(code: str, sig: Signature, info: dict, summary: ReductionSummary)
          if info.get("environment_variables") else []) + [
         f"# Reduced by reducer from {summary.script_name}: {summary.original_tokens} -> {summary.final_tokens} tokens"
         f" in {summary.seconds:.0f} s ({summary.tested} candidates tested).",
-    ]
+    ] + ([f"# Runs through with: {flags.group(1)} {run_command(sig)}"] if flags else [])
     return "\n".join(header) + "\n" + code
 
 

@@ -86,10 +86,15 @@ def modes(sig: Signature, program: str) -> list[str]:
 
 def fixed(source: str, how: str) -> str:
     """`source` with the prologue of `how` after its docstring and `from __future__` imports."""
+    return with_prologue(source, PROLOGUES[how])
+
+
+def with_prologue(source: str, prologue: str) -> str:
+    """`source` with `prologue` after its docstring and `from __future__` imports."""
     try:
         body = ast.parse(source).body
     except SyntaxError:
-        return PROLOGUES[how] + source
+        return prologue + source
     after = 0
     for k, node in enumerate(body):
         docstring = k == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
@@ -98,7 +103,7 @@ def fixed(source: str, how: str) -> str:
         else:
             break
     lines = source.splitlines(keepends=True)
-    return "".join(lines[:after]) + PROLOGUES[how] + "".join(lines[after:])
+    return "".join(lines[:after]) + prologue + "".join(lines[after:])
 
 
 def runs_clean(job, source: str, how: str, cancel: threading.Event | None = None) -> bool:

@@ -23,7 +23,7 @@ from typing import Callable
 
 import oracles
 from oracles.base import Oracle, Signature
-from reducer import bug_report, counterfactual, located
+from reducer import bug_report, counterfactual, located, xla_culprit
 from reducer.data_literals import standalone
 from reducer.engine import Event
 from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
@@ -318,7 +318,12 @@ class Reduction(ChainJob):
         return dataclasses.replace(super().context(established, level), on_event=self.on_engine_event,
                                    test_for=lambda program: self.make_test(established, program),
                                    restart=lambda best: self._restart(best, established),
-                                   until=lambda: standalone.deadline(self, established, self.latest_seconds))
+                                   until=lambda: self.shrink_until(established))
+
+    def shrink_until(self, established: Established) -> float | None:
+        """When shrinking stops: before the final checks, the data written in and XLA's culprit search."""
+        when = standalone.deadline(self, established, self.latest_seconds)
+        return None if when is None else when - xla_culprit.reserve(self, established, self.latest_seconds)
 
     def _restart(self, best: str, established: Established) -> str | None:
         """Where the source level goes on from when trusted runner verdicts led to a result that
@@ -371,12 +376,12 @@ class Reduction(ChainJob):
                           f"any of {established.votes} runs" if established.rate < 1.0 else ""))
         private = (str(self.scratch), str(self.script.resolve().parent))
         story = " ".join([r.story for r in self.chain if r.story] + standalone.notes(self.data))
-        files = {"repro.py": bug_report.reproducer(best, established.signature, info, summary),
-                 "report.md": bug_report.report(best, established.signature, self.excerpt(established, verdict), info, summary,
-                                          private_paths=private, known=self.known(established.signature), traced=story,
-                                          fixed_by=counterfactual.WHAT.get(self.fix or "", ""),
-                                          owner=counterfactual.OWNERS.get(self.fix or ""),
-                                          **(follow.report if follow else {}))}
+        sig, fixed_by, owner, culprit = xla_culprit.for_report(self, best, established.signature, self.fix,
+                                                               searched=verdict.ok and not (stopped or follow))
+        files = {"repro.py": bug_report.reproducer(best, sig, info, summary, fixed_by=fixed_by),
+                 "report.md": bug_report.report(best, sig, self.excerpt(established, verdict), info, summary,
+                                          private_paths=private, known=self.known(sig), traced=story,
+                                          fixed_by=fixed_by, owner=owner, **(follow.report if follow else {}))}
         if self.notebook:  # a notebook's reproducer is a script, and a one-cell notebook beside it
             from reducer.readers.notebook import notebook_of
 
@@ -389,4 +394,5 @@ class Reduction(ChainJob):
         return {"out": str(self.out), "signature": established.signature.to_dict(), "original_tokens": summary.original_tokens,
                 "final_tokens": summary.final_tokens, "seconds": round(summary.seconds, 1),
                 "tested": summary.tested, "accepted": summary.accepted, "cache_hits": hits, "levels": summary.levels,
+                **({"xla_pass": culprit} if culprit else {}),
                 "files": files}

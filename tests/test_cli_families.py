@@ -7,6 +7,7 @@ that still fails when run with `python`. `--max-time` bounds a run that goes wro
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -38,9 +39,9 @@ def reduced(script: Path, out: Path, *args: str, cwd=None) -> dict:
     return result
 
 
-def run_fresh(path: Path) -> subprocess.CompletedProcess:
+def run_fresh(path: Path, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=path.parent,
-                          timeout=300, stdin=subprocess.DEVNULL)
+                          timeout=300, stdin=subprocess.DEVNULL, env={**os.environ, **env})
 
 
 def test_crash_a_segfault_is_reduced_to_the_call_that_dies(tmp_path):
@@ -73,6 +74,13 @@ def test_wrong_result_a_jit_miscompile_keeps_its_comparison(tmp_path):
     assert "replaced by op-by-op evaluation" in (out / "reduce.log").read_text()
     rerun = run_fresh(out / "repro.py")
     assert rerun.returncode != 0 and "jit and eager results differ" in rerun.stderr, rerun.stderr[-2000:]
+    # XLA's culprit pass, found from the script: in the title, the header's command, and a run with it off
+    assert result.get("xla_pass") == "dot-library-rewriter", (out / "reduce.log").read_text()[-3000:]
+    report = (out / "report.md").read_text()
+    assert report.splitlines()[0].endswith("(XLA pass `dot-library-rewriter`)") and "openxla/xla" in report
+    header = "# Runs through with: XLA_FLAGS=--xla_disable_hlo_passes=dot-library-rewriter python repro.py"
+    assert header in (out / "repro.py").read_text()
+    assert run_fresh(out / "repro.py", XLA_FLAGS="--xla_disable_hlo_passes=dot-library-rewriter").returncode == 0
 
 
 @pytest.fixture(scope="module")

@@ -70,6 +70,10 @@ def test_each_family_goes_to_its_own_tracker():
             "openxla/xla",
         Signature("crash", (("how", "internal-error"), ("detail", "AttributeError in flax/linen/module.py:x"))):
             "google/flax",
+        Signature("crash", (("how", "signal"), ("detail", "SIGSEGV in enzyme_ad/jax/primitives.py:lowering"))):
+            "EnzymeAD/Enzyme-JAX",
+        Signature("crash", (("how", "signal"), ("detail", "SIGSEGV in ctypes/__init__.py:string_at"))): None,
+        Signature("crash", (("how", "xla-status"), ("detail", "INTERNAL: x"))): "openxla/xla",
         Signature("jax-error", (("library", "optax"), ("type", "TypeError"))): "google-deepmind/optax",
         Signature("jax-error", (("library", "jax"), ("type", "TypeError"))): "jax-ml/jax",
     }

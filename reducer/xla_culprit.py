@@ -1,0 +1,128 @@
+"""XLA's culprit pass for a script's failure: the one HLO pass whose removal makes the reduced
+reproducer run through.
+
+A wrong `jit` result or a crash while compiling or running a compiled function is XLA's bug
+(`oracles.owners`). The reproducer is run once with XLA's per-pass dump (`--xla_dump_to`,
+`--xla_dump_hlo_pass_re=.*`): the passes that changed any of its modules
+(`reducer.levels.mlir.xla_check.passes_in_dump`, those no compilation can do without left out) are
+then disabled (`--xla_disable_hlo_passes`), in fresh interpreters: all of them, then halves while
+a half makes the program run through (its own check passes, or it no longer crashes), so that
+about log2(n) runs find the one pass whose removal alone does, verified by that very run. `XLA_FLAGS` is set by a prologue before the program's first
+statement, as the counterfactual's fixes are (`reducer.counterfactual.with_prologue`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from pathlib import Path
+
+from oracles import owners
+from oracles.outcome import Signature
+from reducer.counterfactual import OWNERS, WHAT, with_prologue
+from reducer.levels.mlir.xla_check import ESSENTIAL, passes_in_dump
+
+MAX_PASSES = 40
+#: the share of --max-time kept for the search, at most, and the tries that share is meant to hold
+SHARE, TRIES = 0.2, 20
+#: the families whose failures XLA's compiler can cause (a crash raised inside a library is not one)
+SEARCHED = ("wrong-result", "crash")
+
+
+def flags(program: str, xla_flags: str) -> str:
+    """`program` with `xla_flags` added to `XLA_FLAGS` before anything runs."""
+    return with_prologue(program, "import os as _reducer_os\n_reducer_os.environ['XLA_FLAGS'] = "
+                                  f"(_reducer_os.environ.get('XLA_FLAGS', '') + ' ' + {xla_flags!r}).strip()\n")
+
+
+def applies(sig: Signature) -> bool:
+    """Whether the failure may be a pass's of XLA's: a wrong result, or a crash XLA owns (a signal, an
+    error status; not a hang, nor an internal error of a library)."""
+    return sig.family in SEARCHED and owners.project(sig).repo == owners.PROJECTS["xla"].repo \
+        and sig.get("how") != "hang"
+
+
+def reserve(job, established, seconds: float | None) -> float:
+    """Seconds of --max-time kept for the search when the failure may be a pass's (each try a fresh
+    run of about `seconds`, else the original's); 0 without --max-time, or for another failure."""
+    if not job.options.max_time or not applies(established.signature):
+        return 0.0
+    seconds = established.seconds if seconds is None else seconds
+    return min(SHARE * job.options.max_time, TRIES * (1.5 * seconds + 3.0))
+
+
+def for_report(job, program: str, sig: Signature, fix: str | None, searched: bool) -> tuple:
+    """What the report says of the reduced `program`: its signature, the fix in words and the owner
+    (the counterfactual `fix`'s, or the culprit pass's where `searched` finds one), and the pass."""
+    culprit = search(job, program, job.log, sig) if searched else None
+    return (*named(sig, culprit, WHAT.get(fix or "", ""), OWNERS.get(fix or "")), culprit)
+
+
+def named(sig: Signature, culprit: str | None, fixed_by: str, owner: str | None) -> tuple:
+    """The signature, the fix in words and the owner a report gives, with the culprit pass where one
+    was found: in the title, as the fix, and XLA as the owner."""
+    if not culprit:
+        return sig, fixed_by, owner
+    return dataclasses.replace(sig, title=f"{sig.title or sig} (XLA pass `{culprit}`)"), fixed_by_pass(culprit), "xla"
+
+
+def search(job, program: str, log, sig: Signature | None = None) -> str | None:
+    """The HLO pass whose removal alone makes `program` run through (None when none does, or when
+    --max-time leaves no room, or `sig` is no failure of XLA's); `job.execute` runs each try in a
+    fresh interpreter."""
+    if sig is not None and not applies(sig):
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="xla-passes-", dir=job.scratch))
+    first = job.execute(flags(program, f"--xla_dump_to={folder} --xla_dump_hlo_pass_re=.*"), job.limits, fresh=True)
+    passes = [p for p in passes_in_dump(str(folder)) if p not in ESSENTIAL][:MAX_PASSES]
+    tries = Tries(job, program, max(1.0, first.seconds or 1.0))
+    try:
+        name = halve(passes, tries.through)
+    except TimeoutError:
+        log(f"XLA's culprit pass: out of time after {tries.count} tries among {len(passes)} passes")
+        return None
+    if name:
+        log(f"XLA's culprit pass: with `{name}` disabled (--xla_disable_hlo_passes={name}) the reproducer runs "
+            f"through ({tries.count} tries among the {len(passes)} passes that change its modules)")
+    else:
+        log(f"XLA's culprit pass: no one of the {len(passes)} passes that change the reproducer's modules makes it "
+            f"run through when disabled alone ({tries.count} tries)")
+    return name
+
+
+class Tries:
+    """Runs of the program with some passes disabled, counted, within --max-time."""
+
+    def __init__(self, job, program: str, seconds: float):
+        self.job, self.program, self.seconds, self.count = job, program, seconds, 0
+
+    def through(self, disabled: list[str]) -> bool:
+        left = self.job.remaining()
+        if left is not None and left < 2 * self.seconds:
+            raise TimeoutError
+        self.count += 1
+        run = self.job.execute(flags(self.program, f"--xla_disable_hlo_passes={','.join(disabled)}"),
+                               self.job.limits, fresh=True)
+        return run.returncode == 0 and not run.timed_out
+
+
+def halve(passes: list[str], through) -> str | None:
+    """The one pass whose removal alone makes `through` true: halves of the passes disabled together
+    while one half does, then each of what is left alone (two passes needed together have no
+    culprit). `through(disabled)` is a run; the answer is always one that ran through alone."""
+    if not passes or not through(passes):
+        return None
+    while len(passes) > 1:
+        half = len(passes) // 2
+        first, second = passes[:half], passes[half:]
+        if through(first):
+            passes = first
+        elif through(second):
+            passes = second
+        else:
+            return next((p for p in passes if through([p])), None)
+    return passes[0]
+
+
+def fixed_by_pass(name: str) -> str:
+    """The culprit's removal, in the words of a report's "With …, the reproducer runs through"."""
+    return f"XLA's HLO pass `{name}` disabled (`XLA_FLAGS=--xla_disable_hlo_passes={name}`)"
