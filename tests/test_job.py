@@ -156,7 +156,9 @@ def test_report_accepts_a_module_reduction(module_reduction):
     assert "still reproduces" in done.stdout
     report = (out / "report.md").read_text()
     assert "```mlir" in report and "operations" in report and "Python tokens" not in report
-    assert report.rstrip().endswith("still reproduces.") and "JAX" not in prose(report)
+    made = report.split("<summary>How this reproducer was made</summary>", 1)[1]  # the last section, kept
+    assert made.rstrip().removesuffix("</details>").rstrip().endswith("still reproduces.")
+    assert made.count("Re-run by `reducer report`") == 1 and "JAX" not in prose(report)
 
 
 @pytest.mark.slow
