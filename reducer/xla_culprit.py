@@ -7,8 +7,10 @@ A wrong `jit` result or a crash while compiling or running a compiled function i
 (`reducer.levels.mlir.xla_check.passes_in_dump`, those no compilation can do without left out) are
 then disabled (`--xla_disable_hlo_passes`), in fresh interpreters: all of them, then halves while
 a half makes the program run through (its own check passes, or it no longer crashes), so that
-about log2(n) runs find the one pass whose removal alone does, verified by that very run. `XLA_FLAGS` is set by a prologue before the program's first
-statement, as the counterfactual's fixes are (`reducer.counterfactual.with_prologue`).
+about log2(n) runs find the one pass whose removal alone does, verified by that very run.
+`XLA_FLAGS` is set by a prologue before the program's first statement, as the counterfactual's
+fixes are (`reducer.counterfactual.with_prologue`). The runs go to the job's sandbox directly:
+they are looked at for their exit alone, so the job's fault location does not run on them.
 """
 from __future__ import annotations
 
@@ -67,12 +69,12 @@ def named(sig: Signature, culprit: str | None, fixed_by: str, owner: str | None)
 
 def search(job, program: str, log, sig: Signature | None = None) -> str | None:
     """The HLO pass whose removal alone makes `program` run through (None when none does, or when
-    --max-time leaves no room, or `sig` is no failure of XLA's); `job.execute` runs each try in a
-    fresh interpreter."""
+    --max-time leaves no room, or `sig` is no failure of XLA's); each try runs in a fresh
+    interpreter (`run`)."""
     if sig is not None and not applies(sig):
         return None
     folder = Path(tempfile.mkdtemp(prefix="xla-passes-", dir=job.scratch))
-    first = job.execute(flags(program, f"--xla_dump_to={folder} --xla_dump_hlo_pass_re=.*"), job.limits, fresh=True)
+    first = run(job, flags(program, f"--xla_dump_to={folder} --xla_dump_hlo_pass_re=.*"))
     passes = [p for p in passes_in_dump(str(folder)) if p not in ESSENTIAL][:MAX_PASSES]
     tries = Tries(job, program, max(1.0, first.seconds or 1.0))
     try:
@@ -100,9 +102,14 @@ class Tries:
         if left is not None and left < 2 * self.seconds:
             raise TimeoutError
         self.count += 1
-        run = self.job.execute(flags(self.program, f"--xla_disable_hlo_passes={','.join(disabled)}"),
-                               self.job.limits, fresh=True)
-        return run.returncode == 0 and not run.timed_out
+        done = run(self.job, flags(self.program, f"--xla_disable_hlo_passes={','.join(disabled)}"))
+        return done.returncode == 0 and not done.timed_out
+
+
+def run(job, program: str):
+    """One run of `program` in a fresh interpreter of the job's sandbox, ended before --max-time is."""
+    limits = dataclasses.replace(job.limits, timeout=job.bounded(job.limits.timeout))
+    return job.sandbox.run(program, limits, fresh=True)
 
 
 def halve(passes: list[str], through) -> str | None:
