@@ -26,7 +26,7 @@ FAMILIES = {
     "own-check": OwnCheck,
 }
 
-__all__ = ["Oracle", "Signature", "FAMILIES", "make_oracle", "oracle_spec", "family_oracle", "detect", "Regex", "Script", "Crash"]
+__all__ = ["Oracle", "Signature", "FAMILIES", "make_oracle", "oracle_spec", "detect", "Regex", "Script", "Crash"]
 
 
 def make_oracle(spec: str, platform: str = "cpu", hangs: bool = False) -> Oracle | None:
@@ -49,24 +49,13 @@ def make_oracle(spec: str, platform: str = "cpu", hangs: bool = False) -> Oracle
 
 def oracle_spec(sig: Signature) -> str:
     """The `--oracle` that recognises a signature of this family (`make_oracle`'s spec)."""
-    if sig.family in FAMILIES:
+    if sig.family in FAMILIES or sig.family == "nonfinite":
         return sig.family
     if sig.family == "regex":
         return "regex:" + sig.get("pattern")
     if sig.family == "script":
         return "script:" + sig.get("command")
     raise ValueError(f"no oracle for signature family {sig.family!r}")
-
-
-def family_oracle(sig: Signature) -> Oracle:
-    """The oracle of a signature's family (a `nonfinite` value's is the own-check family's)."""
-    if sig.family == "regex":
-        return Regex(sig.get("pattern") or "")
-    if sig.family == "script":
-        return Script(sig.get("command") or "")
-    if sig.family == "crash":
-        return Crash(sig.get("platform") or "cpu")
-    return FAMILIES.get(sig.family, OwnCheck)()
 
 
 def detect(run: RunResult, platform: str = "cpu", hangs: bool = False,

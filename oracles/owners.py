@@ -31,6 +31,6 @@ def of_package(path: str) -> str:
 
 def project(sig) -> Project:
     """The project that owns the failure `sig`, as its family says."""
-    from oracles import family_oracle
+    from oracles import make_oracle, oracle_spec
 
-    return PROJECTS[family_oracle(sig).owner(sig)]
+    return PROJECTS[make_oracle(oracle_spec(sig), sig.get("platform") or "cpu").owner(sig)]
