@@ -128,10 +128,11 @@ class Named:
 def test_the_traced_level_stops_when_it_stops_shrinking_not_at_its_whole_share():
     """A fifth of its budget without a smaller candidate hands the time on (at least 10 s), and the
     user's --stall, when shorter, still decides."""
-    from reducer.levels.jaxpr.level import STALL_FLOOR, progress_stall
+    from reducer.levels.jaxpr.level import STALL_FLOOR, STALL_RUNS, progress_stall
 
     assert progress_stall(None, 90.0) == 18.0 and progress_stall(600.0, 90.0) == 18.0
     assert progress_stall(5.0, 90.0) == 5.0 and progress_stall(None, 20.0) == STALL_FLOOR
+    assert progress_stall(None, 90.0, run_seconds=11.0) == STALL_RUNS * 11.0  # a loaded machine: runs, not seconds
 
 
 def test_passes_that_cut_most_per_candidate_go_first_in_later_rounds():

@@ -86,6 +86,7 @@ def capture(sandbox: Sandbox, source: str, limits: Limits, ahead: bool = False, 
 MAX_TRIED = 6
 #: the traced level stops after this share of its budget (at least STALL_FLOOR seconds) without progress
 STALL_SHARE, STALL_FLOOR = 0.2, 10.0
+STALL_RUNS = 6  # … and at least this many candidate runs
 MAX_BUDGET = 600.0  # seconds the traced level shrinks at most
 
 
@@ -205,7 +206,7 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
                       on_accept=lambda best: keep(best, problem.stats), level="jaxpr")
     keep(spec, problem.stats)
     engine = Engine(problem, jaxpr_passes(), jobs=ctx.jobs, stop=ctx.stop, deadline=start + budget,
-                    stall=progress_stall(ctx.stall, budget), reorder=ctx.reorder)
+                    stall=progress_stall(ctx.stall, budget, first.seconds or 0.0), reorder=ctx.reorder)
     best = engine.reduce(spec)
     stats = problem.stats
     after = jp.count_eqns(jp.parse(best).jaxpr)
@@ -226,10 +227,12 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
                         verified=verified, transforms=jp.parse(best).kinds())
 
 
-def progress_stall(stall: float | None, budget: float) -> float:
+def progress_stall(stall: float | None, budget: float, run_seconds: float = 0.0) -> float:
     """How long the traced level goes on without a smaller candidate: a share of its budget, so that
-    a level that has stopped shrinking hands its time to the next one (the user's --stall bounds it)."""
-    own = max(STALL_FLOOR, STALL_SHARE * budget)
+    a level that has stopped shrinking hands its time to the next one, but never less than
+    STALL_RUNS candidate runs of `run_seconds` (on a loaded machine a few seconds are no runs at
+    all); the user's --stall bounds it."""
+    own = max(STALL_FLOOR, STALL_SHARE * budget, STALL_RUNS * run_seconds)
     return min(stall, own) if stall else own
 
 
