@@ -29,8 +29,11 @@ def of_package(path: str) -> str:
     return BY_PACKAGE.get(path.split("/", 1)[0].split(".", 1)[0], "jax")
 
 
-def project(sig) -> Project:
-    """The project that owns the failure `sig`, as its family says."""
-    from oracles import make_oracle, oracle_spec
+def project(sig, oracle=None) -> Project:
+    """The project that owns the failure `sig`, as its family says: the `oracle` that judged it, or
+    the one the project builds for the signature."""
+    if oracle is None:
+        from oracles import make_oracle, oracle_spec
 
-    return PROJECTS[make_oracle(oracle_spec(sig), sig.get("platform") or "cpu").owner(sig)]
+        oracle = make_oracle(oracle_spec(sig), sig.get("platform") or "cpu")
+    return PROJECTS[oracle.owner(sig)]

@@ -376,7 +376,7 @@ class Reduction(ChainJob):
                           f"any of {established.votes} runs" if established.rate < 1.0 else ""))
         private = (str(self.scratch), str(self.script.resolve().parent))
         story = " ".join([r.story for r in self.chain if r.story] + standalone.notes(self.data))
-        sig, fixed_by, owner, culprit = xla_culprit.for_report(self, best, established.signature, self.fix,
+        sig, fixed_by, owner, culprit = xla_culprit.for_report(self, best, established, self.fix,
                                                                searched=verdict.ok and not (stopped or follow))
         files = {"repro.py": bug_report.reproducer(best, sig, info, summary, fixed_by=fixed_by),
                  "report.md": bug_report.report(best, sig, self.excerpt(established, verdict), info, summary,

@@ -36,27 +36,30 @@ def flags(program: str, xla_flags: str) -> str:
                                   f"(_reducer_os.environ.get('XLA_FLAGS', '') + ' ' + {xla_flags!r}).strip()\n")
 
 
-def applies(sig: Signature) -> bool:
+def applies(sig: Signature, oracle=None) -> bool:
     """Whether the failure may be a pass's of XLA's: a wrong result, or a crash XLA owns (a signal, an
-    error status; not a hang, nor an internal error of a library)."""
-    return sig.family in SEARCHED and owners.project(sig).repo == owners.PROJECTS["xla"].repo \
+    error status; not a hang, nor an internal error of a library), as the `oracle` that judged it says."""
+    return sig.family in SEARCHED and owners.project(sig, oracle).repo == owners.PROJECTS["xla"].repo \
         and sig.get("how") != "hang"
 
 
 def reserve(job, established, seconds: float | None) -> float:
     """Seconds of --max-time kept for the search when the failure may be a pass's (each try a fresh
     run of about `seconds`, else the original's); 0 without --max-time, or for another failure."""
-    if not job.options.max_time or not applies(established.signature):
+    if not job.options.max_time or not applies(established.signature, established.oracle):
         return 0.0
     seconds = established.seconds if seconds is None else seconds
     return min(SHARE * job.options.max_time, TRIES * (1.5 * seconds + 3.0))
 
 
-def for_report(job, program: str, sig: Signature, fix: str | None, searched: bool) -> tuple:
+def for_report(job, program: str, established, fix: str | None, searched: bool) -> tuple:
     """What the report says of the reduced `program`: its signature, the fix in words and the owner
-    (the counterfactual `fix`'s, or the culprit pass's where `searched` finds one), and the pass."""
-    culprit = search(job, program, job.log, sig) if searched else None
-    return (*named(sig, culprit, WHAT.get(fix or "", ""), OWNERS.get(fix or "")), culprit)
+    (the counterfactual `fix`'s, the culprit pass's where `searched` finds one, else the oracle's
+    that judged it), and the pass."""
+    sig = established.signature
+    culprit = search(job, program, job.log, sig, established.oracle) if searched else None
+    owner = OWNERS.get(fix or "") or established.oracle.owner(sig)
+    return (*named(sig, culprit, WHAT.get(fix or "", ""), owner), culprit)
 
 
 def named(sig: Signature, culprit: str | None, fixed_by: str, owner: str | None) -> tuple:
@@ -67,11 +70,11 @@ def named(sig: Signature, culprit: str | None, fixed_by: str, owner: str | None)
     return dataclasses.replace(sig, title=f"{sig.title or sig} (XLA pass `{culprit}`)"), fixed_by_pass(culprit), "xla"
 
 
-def search(job, program: str, log, sig: Signature | None = None) -> str | None:
+def search(job, program: str, log, sig: Signature | None = None, oracle=None) -> str | None:
     """The HLO pass whose removal alone makes `program` run through (None when none does, or when
     --max-time leaves no room, or `sig` is no failure of XLA's); each try runs in a fresh
     interpreter (`run`)."""
-    if sig is not None and not applies(sig):
+    if sig is not None and not applies(sig, oracle):
         return None
     folder = Path(tempfile.mkdtemp(prefix="xla-passes-", dir=job.scratch))
     first = run(job, flags(program, f"--xla_dump_to={folder} --xla_dump_hlo_pass_re=.*"))
