@@ -216,6 +216,7 @@ def test_the_rank7_crash_reduces_to_the_reduction_and_blames_xla(tmp_path, rank7
     repro = (out / "repro.py").read_text()
     assert "openxla/xla" in report and "enzymexlamlir-opt" not in report and "enzyme_ad" not in repro
     assert (out / "repro.hlo").read_text().startswith("HloModule")
+    assert len(repro.splitlines()) <= 45 and "reducer" not in repro.split("# Reduced by")[1].split("\n", 1)[1]
     crashed = subprocess.run([sys.executable, "repro.py"], cwd=out, capture_output=True, text=True, timeout=300)
     assert crashed.returncode == -11, crashed.stderr[-1000:]
     culprit = (result.get("xla_pass") or {}).get("pass")
@@ -246,7 +247,15 @@ def test_a_miscompile_is_held_to_its_culprit_pass(tmp_path, miscompiled_module):
     # order of additions is all that differs)
     assert "stablehlo.dot_general" in result["ops"] and result["final_ops"] <= 4, result["ops"]
     repro = (tmp_path / "out" / "repro.py").read_text()
-    assert "REFERENCE = {'xla_disable_hlo_passes': 'dot-library-rewriter'}" in repro and "import enzyme" not in repro
+    assert "run(xla_disable_hlo_passes='dot-library-rewriter')" in repro and "import enzyme" not in repro
+    assert len(repro.splitlines()) <= 50, repro
+    differs = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path / "out", capture_output=True, text=True,
+                             timeout=300)
+    assert differs.returncode == 1 and "AssertionError" in differs.stderr, differs.stderr[-1000:]
+    env = {**os.environ, "XLA_FLAGS": "--xla_disable_hlo_passes=dot-library-rewriter"}
+    fixed = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path / "out", capture_output=True, text=True,
+                           timeout=300, env=env)
+    assert fixed.returncode == 0 and "the results agree" in fixed.stdout, fixed.stderr[-1000:]
 
 
 @pytest.mark.slow

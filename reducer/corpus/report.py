@@ -77,7 +77,7 @@ def refresh_report(folder: Path, timeout: float | None = None) -> tuple[Path, st
 def refresh_module_report(folder: Path, timeout: float | None = None) -> tuple[Path, str, str]:
     """`reducer report` on the output of `reducer reduce FILE.mlir` (or a case made from one): run
     repro.mlir once as the IR level does and rewrite report.md, keeping how it was made."""
-    from reducer.levels.mlir import module_report, module as mm
+    from reducer.levels.mlir import module_report, module_repro, module as mm
 
     try:
         wanted = (load_case(folder).signature if (folder / CASE_FILE).is_file()
@@ -95,8 +95,11 @@ def refresh_module_report(folder: Path, timeout: float | None = None) -> tuple[P
     made += ["", f"Re-run by `reducer report` on {datetime.date.today().isoformat()}: {LABELS[status]}"
              + (f" ({detail})." if detail else ".")]
     runner = folder / "repro.py"
-    summary = module_report.ModuleSummary(folder.name, done.kind, 0, 0, 0, 0, 0.0, 0, 0, 0, "")
+    summary = module_report.ModuleSummary(folder.name, done.kind, 0, 0, 0, 0, 0.0, 0, 0, 0, "",
+                                          xla_pass={"pass": wanted.get("xla-pass")} if wanted.get("xla-pass") else None)
     runner_text = runner.read_text() if runner.is_file() else module_report.runner(module_text, pipeline, wanted, {}, summary)
+    if status == REPRODUCES and module_repro.is_short(runner_text):  # the report shows what the reproducer prints
+        excerpt = module_repro.excerpt(module_repro.run_file(runner, timeout), excerpt)
     text = module_report.report(module_text, pipeline, runner_text, wanted, excerpt, envmod.collect(platform=platform),
                             summary, private_paths=tuple(done.private), made=made)
     write_atomic(folder / "report.md", text)

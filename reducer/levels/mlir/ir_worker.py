@@ -28,7 +28,7 @@ import threading
 import time
 from collections import OrderedDict
 
-from reducer.levels.mlir import pipeline as pl, xla_dump
+from reducer.levels.mlir import pipeline as pl, xla_check, xla_dump
 from reducer.passes import ReductionPass
 
 #: a request that takes longer than this is a hung worker: it is killed and started again
@@ -121,7 +121,8 @@ def apply(items: Items, request: dict) -> dict:
 def handle(request: dict, items: Items) -> dict:
     """One request: `measure` (the key of a program), `check` (why a module is not one),
     `normalize`, `ops`, `registered` (which pass names Enzyme-JAX knows), `diagnose`,
-    `default_pipeline`, and a pass's `points` and the candidate it makes at one (`apply`)."""
+    `default_pipeline`, a module's `arguments` (shape and dtype), and a pass's `points` and the
+    candidate it makes at one (`apply`)."""
     from reducer.levels.mlir import module as mm
     from reducer.levels.mlir.pipeline import registered_here
     from reducer.levels.mlir.text import pipeline_diagnostic
@@ -141,6 +142,8 @@ def handle(request: dict, items: Items) -> dict:
         "default_pipeline": lambda: {"pipeline": mm.default_pipeline_here(request["module"])},
         "from_hlo": lambda: xla_dump.converted(request["text"]),
         "to_hlo": lambda: {"text": xla_dump.stablehlo_to_hlo(request["module"])},
+        "arguments": lambda: {"arguments": [[list(shape), dtype.name]
+                                            for shape, dtype in xla_check.argument_types(request["module"])]},
     }
     if do not in answers:
         raise ValueError(f"unknown request {do!r}")

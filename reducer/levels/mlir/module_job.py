@@ -22,9 +22,10 @@ from reducer.errors import NO_RESUME, ReducerError
 from reducer.established import Established, Options
 from reducer.levels.base import LevelContext
 from reducer.levels.chain import ChainJob
-from reducer.levels.mlir import inputs, module as mm, module_report, pipeline as pl
+from reducer.levels.mlir import inputs, module as mm, module_report, module_repro, pipeline as pl
 from reducer.levels.mlir.ir_level import IrLevel, module_files, sizes, summarise, with_xla_pass
 from reducer.levels.mlir.module_runs import ModuleRuns
+from reducer.levels.mlir.run_module import XLA_KINDS
 from reducer.verdict import Verdict
 from reducer.workers.sandbox import RunResult
 
@@ -64,6 +65,7 @@ class MlirReduction(ChainJob):
         self.source_name = source_name
         self.given_sha1 = hashlib.sha1(self.runs.text.encode()).hexdigest()  # the module as given, for --resume
         self.counts0 = (0, 0)  # operations and pipeline passes of the original
+        self.short_output = ""  # what the confirmed short reproducer printed (`short_reproducer`)
 
     @classmethod
     def from_file(cls, path: Path, out: Path | None, options: MlirOptions, **kw) -> "MlirReduction":
@@ -143,6 +145,21 @@ class MlirReduction(ChainJob):
         return established, best
 
     # -- outputs ------------------------------------------------------------------------------------
+    def short_reproducer(self, module_text: str, sig, summary, info: dict) -> str | None:
+        """For a module XLA fails on, the reproducer a maintainer would write (`module_repro`), once a
+        fresh run confirms it (what that said goes into `summary.verified`, what it printed into
+        `short_output`); None keeps the runner."""
+        if self.runs.kind not in XLA_KINDS:
+            return None
+        try:
+            text, said, self.short_output = module_repro.for_runs(
+                self.runs, module_text, sig, module_report.header(sig, info, summary, self.runs.runner_name))
+        except Exception as exc:  # the runner is filed instead: nothing is lost
+            text, said = None, f"no short reproducer ({type(exc).__name__}: {str(exc)[:200]})"
+        self.log(f"reproducer: {said}" + ("" if text else "; the tool's runner is filed instead"))
+        summary.verified = f"{summary.verified}; {said}" if text else summary.verified
+        return text
+
     def finish(self, best: str, established: Established, verdict: Verdict, info: dict, stopped: bool, follow) -> dict:
         """What the module's reduction leaves (`follow`, a following level's result: none follows a module)."""
         runs, previous, done = self.runs, self.previous, (self.chain[-1] if self.chain else None)
@@ -152,12 +169,15 @@ class MlirReduction(ChainJob):
                             done.cache_hits if done else 0, verdict.text, stopped)
         sig = with_xla_pass(established.signature, runs.xla_pass)
         hlo_text = done.files.get("repro.hlo") if done is not None and done.program == best else None
-        files = module_files(runs, best, sig, summary, info, hlo_text)
         pipeline, module_text = mm.split(best)
-        runner_text = files[runs.runner_name]
+        short = self.short_reproducer(module_text, sig, summary, info) if not stopped else None
+        files = module_files(runs, best, sig, summary, info, hlo_text)
+        runner_text = files[runs.runner_name] = short or files[runs.runner_name]
         if self.full_outputs:
+            excerpt = self.excerpt(established, verdict)
+            excerpt = module_repro.excerpt(self.short_output, excerpt) if short and self.short_output else excerpt
             files["report.md"] = module_report.report(
-                module_text, pipeline, runner_text, sig, self.excerpt(established, verdict), info, summary,
+                module_text, pipeline, runner_text, sig, excerpt, info, summary,
                 private_paths=(str(self.scratch),), runner_name=runs.runner_name, hlo_text=files.get("repro.hlo"))
             files["signature.json"] = sig.to_json() + "\n"
         seconds = done.seconds if done else 0.0

@@ -39,23 +39,30 @@ class ModuleSummary:
         return self.tested / self.seconds if self.seconds > 0 else 0.0
 
 
-def runner(module_text: str, pipeline: str | None, sig: Signature, info: dict, summary: ModuleSummary,
-           name: str = "repro.py") -> str:
+def header(sig: Signature, info: dict, summary: ModuleSummary, name: str = "repro.py") -> str:
+    """The comment lines a module's reproducer opens with: the failure, its signature, how to run it,
+    the versions and how it was reduced."""
     what = {ENZYME: "runs Enzyme-JAX's pass pipeline on the module",
             GRADIENT: "differentiates the module with Enzyme-JAX's pass pipeline, runs the gradient with XLA and "
                       "compares it with finite differences",
-            XLA_RESULTS: "compiles the module with XLA twice, by default and with its optimisations off, runs both "
-                         "on the same inputs and compares the results"}.get(
+            XLA_RESULTS: "compiles the module with XLA twice, as XLA compiles it by default and as the reference, "
+                         "runs both on the same inputs and compares the results"}.get(
         summary.kind, "compiles the module with XLA for this machine's default platform and runs it on fixed inputs")
-    header = [f"# Reproducer for: {sig.title or sig}",
-              f"# Signature: {sig}",
-              f"# Run: python {name}   (it {what})",
-              f"# Versions: {envmod.versions_line(info)}" if info else "",
-              f"# Reduced by reducer from {summary.source_name}: {summary.original_ops} -> {summary.final_ops} "
-              f"operations" + (f", pipeline {summary.original_passes} -> {summary.final_passes} passes"
-                               if summary.kind in PIPELINE_KINDS else "")
-              + f", in {summary.seconds:.0f} s ({summary.tested} candidates tested)."]
-    return runner_source(summary.kind, module_text, pipeline, "\n".join(h for h in header if h), xla=summary.xla)
+    lines = [f"# Reproducer for: {sig.title or sig}",
+             f"# Signature: {sig}",
+             f"# Run: python {name}   (it {what})",
+             f"# Versions: {envmod.versions_line(info)}" if info else "",
+             f"# Reduced by reducer from {summary.source_name}: {summary.original_ops} -> {summary.final_ops} "
+             f"operations" + (f", pipeline {summary.original_passes} -> {summary.final_passes} passes"
+                              if summary.kind in PIPELINE_KINDS else "")
+             + f", in {summary.seconds:.0f} s ({summary.tested} candidates tested)."]
+    return "\n".join(line for line in lines if line)
+
+
+def runner(module_text: str, pipeline: str | None, sig: Signature, info: dict, summary: ModuleSummary,
+           name: str = "repro.py") -> str:
+    """The tool's own runner of the module (`run_module.runner_source`), with the reproducer's header."""
+    return runner_source(summary.kind, module_text, pipeline, header(sig, info, summary, name), xla=summary.xla)
 
 
 def reproduce_section(module_text: str, pipeline: str | None, runner_text: str, kind: str,
@@ -75,8 +82,8 @@ def reproduce_section(module_text: str, pipeline: str | None, runner_text: str, 
                 "With Enzyme-JAX's opt tool" + (" (the differentiated module it prints is the one whose gradient is "
                                                 "wrong)" if kind == GRADIENT else "") + ":",
                 "", "```", opt_command(pipeline, module_file), "```", ""]
-    out += [f"From Python: `python {runner_name}` (the runner, below).", ""]
-    later = bug_report.details(f"The runner ({runner_name})", ["```python", runner_text.rstrip(), "```"]) + later
+    out += [f"From Python: `python {runner_name}` (the reproducer, below).", ""]
+    later = bug_report.details(f"The reproducer ({runner_name})", ["```python", runner_text.rstrip(), "```"]) + later
     return out, later
 
 
