@@ -33,10 +33,10 @@ PACKAGES = ("reducer", "oracles")
 #: is placed in a layer here, not taken for the package's)
 LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("oracles", "failure families, signatures, run results: know nothing of the reducer", ("oracles",)),
-    ("base", "errors, files, TOML, environment, where a report is filed, the readers of every input form (scripts, notebooks, test ids, the "
+    ("base", "errors, files, TOML, environment, where a report is filed, code put before a candidate, the readers of every input form (scripts, notebooks, test ids, the "
      "user's own code made part of the program), timeouts, the generic engine and the base of every pass",
      ("reducer", "reducer.errors", "reducer.files", "reducer.env", "reducer.readers", "reducer.timeouts",
-      "reducer.tomlfile", "reducer.engine", "reducer.passes", "reducer.filing")),
+      "reducer.tomlfile", "reducer.engine", "reducer.passes", "reducer.filing", "reducer.prologue")),
     ("candidate", "what runs inside a candidate's process: the harness and its watches",
      ("reducer.harness", "reducer.watches")),
     ("workers", "where candidates run: sandbox, fork server, runner, request kinds, executors; know no level",

@@ -37,3 +37,15 @@ def project(sig, oracle=None) -> Project:
 
         oracle = make_oracle(oracle_spec(sig), sig.get("platform") or "cpu")
     return PROJECTS[oracle.owner(sig)]
+
+
+#: the families whose failure may be one of XLA's passes
+XLA_PASS_FAMILIES = ("wrong-result", "crash")
+
+
+def xla_owns(sig, oracle=None) -> bool:
+    """Whether the failure is XLA's, so that one of its passes may be at fault: a wrong result, or a
+    crash XLA owns (a signal, an error status; not a hang, nor an internal error of a library), as
+    the `oracle` that judged it says."""
+    return sig.family in XLA_PASS_FAMILIES and project(sig, oracle).repo == PROJECTS["xla"].repo \
+        and sig.get("how") != "hang"

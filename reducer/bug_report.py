@@ -196,13 +196,15 @@ def _expected(sig: Signature) -> str:
 def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: ReductionSummary,
            mlir: str | None = None, private_paths: tuple[str, ...] = (), pipeline: str | None = None,
            mlir_runner: str | None = None, versions: str = "", known: str = "", mlir_failure: str = "",
-           traced: str = "", opt_line: str = "", fixed_by: str = "", owner: str | None = None) -> str:
+           traced: str = "", opt_line: str = "", fixed_by: str = "", owner: str | None = None,
+           mlir_tool: str = "Enzyme-JAX") -> str:
     """The bug report; `versions` is the "Versions" section `reducer bisect` wrote (reducer.versions.record);
     `known` the corpus case with the same signature (reducer.corpus.known_line), so no duplicate is filed;
     `traced` what the traced level's reduced program still needed (`TracedResult.story`); `opt_line` the
     command that runs `pipeline` with Enzyme-JAX's opt tool (`reducer.levels.mlir.pipeline.opt_command`);
     `fixed_by` the counterfactual the reproducer survives, in words, and `owner` whose bug that makes it
-    (`reducer.counterfactual.WHAT`, `OWNERS`).
+    (`reducer.counterfactual.WHAT`, `OWNERS`); `mlir_tool` what failed on the module `mlir` (Enzyme-JAX's
+    pipeline, or XLA compiling and running it).
     What a maintainer reads first comes first; the module, the versions, the environment and how the
     reproducer was made follow in collapsed sections."""
     out = [f"# {sig.title or sig}", ""]
@@ -219,15 +221,19 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
     if mlir:
         module = []
         if mlir_failure:
-            module += [f"Enzyme-JAX's pipeline on this module: {mlir_failure}.", ""]
+            module += [f"XLA on this module: {mlir_failure.removeprefix('XLA: ')}." if mlir_tool == "XLA"
+                       else f"Enzyme-JAX's pipeline on this module: {mlir_failure}.", ""]
         module += ["```mlir", mlir.rstrip(), "```", ""]
         if pipeline:
             module += ["The shortest Enzyme-JAX pipeline that still fails on it (`repro.mlir`, `pipeline.txt`):", "",
                        "```", pipeline, "```", ""]
             module += ["With Enzyme-JAX's opt tool:", "", "```", opt_line, "```", ""] if opt_line else []
+        if mlir_tool == "XLA":
+            module += ["As HLO text for XLA's own tools: `repro.hlo`.", ""]
         if mlir_runner:
             module += [f"Or from Python: `python {mlir_runner}`.", ""]
-        later += details("The module before AD, and its pipeline", module)
+        later += details("The module XLA compiled for it (repro.mlir)" if mlir_tool == "XLA"
+                         else "The module before AD, and its pipeline", module)
     if versions:
         later += details(VERSIONS, versions.rstrip("\n").splitlines())
     later += details(ENVIRONMENT, ["```", envmod.render(info), "```"])

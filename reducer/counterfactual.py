@@ -26,11 +26,11 @@ the check is left off for that reduction and the log says so.
 """
 from __future__ import annotations
 
-import ast
 import threading
 
 from oracles.outcome import Signature
 from oracles.wrong_result import against_cpu_alone
+from reducer.prologue import with_prologue
 
 PROLOGUES = {
     "enzyme": ("import enzyme_ad.jax as _reducer_enzyme\n"
@@ -87,23 +87,6 @@ def modes(sig: Signature, program: str) -> list[str]:
 def fixed(source: str, how: str) -> str:
     """`source` with the prologue of `how` after its docstring and `from __future__` imports."""
     return with_prologue(source, PROLOGUES[how])
-
-
-def with_prologue(source: str, prologue: str) -> str:
-    """`source` with `prologue` after its docstring and `from __future__` imports."""
-    try:
-        body = ast.parse(source).body
-    except SyntaxError:
-        return prologue + source
-    after = 0
-    for k, node in enumerate(body):
-        docstring = k == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-        if docstring or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
-            after = node.end_lineno
-        else:
-            break
-    lines = source.splitlines(keepends=True)
-    return "".join(lines[:after]) + prologue + "".join(lines[after:])
 
 
 def runs_clean(job, source: str, how: str, cancel: threading.Event | None = None) -> bool:

@@ -377,7 +377,7 @@ class Reduction(ChainJob):
         private = (str(self.scratch), str(self.script.resolve().parent))
         story = " ".join([r.story for r in self.chain if r.story] + standalone.notes(self.data))
         sig, fixed_by, owner, culprit = xla_culprit.for_report(self, best, established, self.fix,
-                                                               searched=verdict.ok and not (stopped or follow))
+                                                               searched=verdict.ok and not stopped)
         files = {"repro.py": bug_report.reproducer(best, sig, info, summary, fixed_by=fixed_by),
                  "report.md": bug_report.report(best, sig, self.excerpt(established, verdict), info, summary,
                                           private_paths=private, known=self.known(sig), traced=story,

@@ -9,7 +9,7 @@ then disabled (`--xla_disable_hlo_passes`), in fresh interpreters: all of them, 
 a half makes the program run through (its own check passes, or it no longer crashes), so that
 about log2(n) runs find the one pass whose removal alone does, verified by that very run.
 `XLA_FLAGS` is set by a prologue before the program's first statement, as the counterfactual's
-fixes are (`reducer.counterfactual.with_prologue`). The runs go to the job's sandbox directly:
+fixes are (`reducer.prologue.xla_flags`). The runs go to the job's sandbox directly:
 they are looked at for their exit alone, so the job's fault location does not run on them.
 """
 from __future__ import annotations
@@ -20,27 +20,17 @@ from pathlib import Path
 
 from oracles import owners
 from oracles.outcome import Signature
-from reducer.counterfactual import OWNERS, WHAT, with_prologue
+from reducer.counterfactual import OWNERS, WHAT
+from reducer.prologue import xla_flags as flags
 from reducer.levels.mlir.xla_check import ESSENTIAL, passes_in_dump
 
 MAX_PASSES = 40
 #: the share of --max-time kept for the search, at most, and the tries that share is meant to hold
 SHARE, TRIES = 0.2, 20
 #: the families whose failures XLA's compiler can cause (a crash raised inside a library is not one)
-SEARCHED = ("wrong-result", "crash")
-
-
-def flags(program: str, xla_flags: str) -> str:
-    """`program` with `xla_flags` added to `XLA_FLAGS` before anything runs."""
-    return with_prologue(program, "import os as _reducer_os\n_reducer_os.environ['XLA_FLAGS'] = "
-                                  f"(_reducer_os.environ.get('XLA_FLAGS', '') + ' ' + {xla_flags!r}).strip()\n")
-
-
 def applies(sig: Signature, oracle=None) -> bool:
-    """Whether the failure may be a pass's of XLA's: a wrong result, or a crash XLA owns (a signal, an
-    error status; not a hang, nor an internal error of a library), as the `oracle` that judged it says."""
-    return sig.family in SEARCHED and owners.project(sig, oracle).repo == owners.PROJECTS["xla"].repo \
-        and sig.get("how") != "hang"
+    """Whether the failure may be a pass's of XLA's (`owners.xla_owns`)."""
+    return owners.xla_owns(sig, oracle)
 
 
 def reserve(job, established, seconds: float | None) -> float:

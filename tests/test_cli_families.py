@@ -81,6 +81,10 @@ def test_wrong_result_a_jit_miscompile_keeps_its_comparison(tmp_path):
     header = "# Runs through with: XLA_FLAGS=--xla_disable_hlo_passes=dot-library-rewriter python repro.py"
     assert header in (out / "repro.py").read_text()
     assert run_fresh(out / "repro.py", XLA_FLAGS="--xla_disable_hlo_passes=dot-library-rewriter").returncode == 0
+    # the module XLA compiled for it, reduced beside it, run on the arguments the program gave it
+    assert "stablehlo.dot_general" in (out / "repro.mlir").read_text() and (out / "repro.hlo").is_file()
+    assert (out / "repro_xla_inputs.npz").is_file() and "The module XLA compiled for it" in report
+    assert "repro_xla.py fails alike in a fresh interpreter, and runs through with" in (out / "reduce.log").read_text()
 
 
 @pytest.fixture(scope="module")

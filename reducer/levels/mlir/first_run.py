@@ -71,7 +71,7 @@ def of_module(job) -> tuple[Oracle, Signature, RunResult]:
         seen.append((kind, run))
         verdict = xla_results.verdict(run.output) if kind == XLA_RESULTS else None
         if verdict:  # the reference every candidate is run against
-            job.xla = {"reference": verdict["reference"]}
+            job.xla = {**job.xla, "reference": verdict["reference"]}
         if hit:
             job.original = program
             break

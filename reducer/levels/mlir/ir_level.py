@@ -23,7 +23,7 @@ from oracles.base import Signature
 from reducer.engine import Engine, Problem
 from reducer.established import Established, Options
 from reducer.levels.base import LevelContext, LevelResult
-from reducer.levels.mlir import script_module, inputs, failure_names, module as mm, module_report, pipeline as pl
+from reducer.levels.mlir import script_module, script_xla, inputs, failure_names, module as mm, module_report, pipeline as pl
 from reducer.levels.mlir.module_runs import ModuleRuns
 from reducer.levels.mlir.passes import mlir_passes
 from reducer.levels.mlir.pipeline_passes import pipeline_passes
@@ -47,14 +47,21 @@ class IrLevel:
         self.runs = runs
 
     def applies(self, established: Established, program: str) -> bool:
-        return self.runs is not None or script_module.applies(established.signature, program)
+        return self.runs is not None or script_module.applies(established.signature, program) \
+            or script_xla.applies(established)
 
     def why_not(self, established: Established, program: str) -> str | None:
         return None if self.applies(established, program) else ""
 
     def reduce(self, program: str, established: Established, ctx: LevelContext) -> LevelResult | None:
-        if self.runs is None:
+        if self.runs is None and script_module.applies(established.signature, program):
             return after_script(program, ctx)
+        if self.runs is None:  # XLA's failure: half of what is left, the rest for the script's culprit pass
+            left = ctx.deadline - time.monotonic() if ctx.deadline is not None else 2 * IR_BUDGET
+            if left / 2 < IR_MIN:
+                ctx.log(f"XLA module: not run (less than {2 * IR_MIN:.0f} s of --max-time left)")
+                return None
+            return script_xla.after_script(program, ctx, min(IR_BUDGET, left / 2))
         until = ctx.until() if callable(ctx.until) else ctx.until
         return shrink_module(self.runs, ctx.resumed or program, established, ctx, until)
 
@@ -195,9 +202,10 @@ def after_script(script: str, ctx: LevelContext) -> LevelResult | None:
             runs.close()
 
 
-def reduce_entered(runs: ModuleRuns, ctx: LevelContext, end: float) -> LevelResult:
-    """Establish the failure of the module the IR level entered, shrink it, check the result."""
-    established = runs.establish(ctx.judge)
+def reduce_entered(runs: ModuleRuns, ctx: LevelContext, end: float, established: Established | None = None) -> LevelResult:
+    """Establish the failure of the module the IR level entered (unless it is `established`), shrink
+    it, check the result."""
+    established = established or runs.establish(ctx.judge)
     ops, passes = sizes(runs, runs.original)
     ctx.log(f"reducing {runs.source_name} ({ops} operations" + (f", pipeline of {passes} passes" if passes else "")
             + ")" + (" from the module the interrupted run kept" if ctx.resumed else ""))

@@ -119,10 +119,8 @@ def apply(items: Items, request: dict) -> dict:
 
 
 def handle(request: dict, items: Items) -> dict:
-    """One request: `measure` (the key of a program), `check` (why a module is not one),
-    `normalize`, `ops`, `registered` (which pass names Enzyme-JAX knows), `diagnose`,
-    `default_pipeline`, a module's `arguments` (shape and dtype), and a pass's `points` and the
-    candidate it makes at one (`apply`)."""
+    """One request: `measure` (a program's key), `check` (why a module is not one), `normalize`, `ops`, `registered`
+    (pass names Enzyme-JAX knows), `diagnose`, `default_pipeline`, `arguments`, a pass's `points`, and `apply`."""
     from reducer.levels.mlir import module as mm
     from reducer.levels.mlir.pipeline import registered_here
     from reducer.levels.mlir.text import pipeline_diagnostic
@@ -142,8 +140,7 @@ def handle(request: dict, items: Items) -> dict:
         "default_pipeline": lambda: {"pipeline": mm.default_pipeline_here(request["module"])},
         "from_hlo": lambda: xla_dump.converted(request["text"]),
         "to_hlo": lambda: {"text": xla_dump.stablehlo_to_hlo(request["module"])},
-        "arguments": lambda: {"arguments": [[list(shape), dtype.name]
-                                            for shape, dtype in xla_check.argument_types(request["module"])]},
+        "arguments": lambda: {"arguments": xla_check.argument_names(request["module"])},
     }
     if do not in answers:
         raise ValueError(f"unknown request {do!r}")

@@ -17,10 +17,22 @@ from reducer.levels.mlir.run_module import XLA_KINDS, XLA_RESULTS, python_litera
 NUMPY = {"bfloat16": "ml_dtypes.bfloat16", "bool": "np.bool_"}
 #: XLA's options for the reference the results are held to, in words (the culprit's, or none)
 UNOPTIMISED = "XLA's optimisations off"
+#: the arguments a program ran the module with, beside its reproducer (`for_runs`)
+INPUTS = "repro_xla_inputs.npz"
 
 
 def _dtype(name: str) -> str:
     return NUMPY.get(name, f"np.{name}")
+
+
+def _numpy(name: str):
+    import numpy as np
+
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
 
 
 def inputs_lines(arguments: list[tuple[list[int], str]]) -> list[str]:
@@ -83,17 +95,20 @@ def _call(options: dict | None) -> str:
 
 
 def source(kind: str, module_text: str, arguments: list[tuple[list[int], str]], header: str = "",
-           xla: dict | None = None) -> str:
+           xla: dict | None = None, inputs_file: str | None = None) -> str:
     """The reproducer of a module that fails in XLA (`kind` one of `XLA_KINDS`): `arguments` are the
     (shape, dtype name) of `main`'s arguments; `xla` holds XLA's `options` for the compilation and,
-    for the results kind, the `reference` options it is compared with."""
+    for the results kind, the `reference` options it is compared with; `inputs_file` an `.npz` beside
+    it that holds the arguments (those a program ran the module with), else they are made here."""
     assert kind in XLA_KINDS
     names = {name for _, name in arguments}
     imports = ["import jax", "import jax.extend.backend", "import numpy as np", "from jaxlib import xla_client"]
     imports += ["import ml_dtypes"] if "bfloat16" in names else []
     if names & {"float64", "int64", "uint64", "complex128"}:
         imports += ["", 'jax.config.update("jax_enable_x64", True)  # 64-bit arguments stay 64-bit']
-    body = "\n".join(imports) + "\n\nMODULE = " + python_literal(module_text) + "\n" + "\n".join(inputs_lines(arguments))
+    made = ([f"with np.load({inputs_file!r}) as saved:  # the arguments the program ran the module with",
+             "    ARGS = [saved[k] for k in saved.files]"] if inputs_file else inputs_lines(arguments))
+    body = "\n".join(imports) + "\n\nMODULE = " + python_literal(module_text) + "\n" + "\n".join(made)
     xla = xla or {}
     if kind == XLA_RESULTS:
         reference = xla.get("reference") or {}
@@ -117,17 +132,18 @@ def fails_alike(kind: str, wanted: Signature, run: RunResult) -> bool:
     return seen is not None and seen.get("how") == wanted.get("how") and name(seen) == name(wanted)
 
 
-def confirm(run_fresh, kind: str, text: str, wanted: Signature, culprit: str | None) -> tuple[bool, str, str]:
+def confirm(run_fresh, kind: str, text: str, wanted: Signature, culprit: str | None,
+            name: str = "repro.py") -> tuple[bool, str, str]:
     """Run the reproducer `text` in a fresh interpreter (`run_fresh(source)`), and again with the
     `culprit` pass disabled: (whether it fails as `wanted` and runs through without the pass, a
     sentence for the report, what the first run printed)."""
-    from reducer.xla_culprit import flags
+    from reducer.prologue import xla_flags as flags
 
     first = run_fresh(text)
     if not fails_alike(kind, wanted, first):
         tail = " ".join(first.output.strip().splitlines()[-2:])[-200:]
         return False, f"the short reproducer did not fail alike in a fresh interpreter (exit {first.returncode}: {tail})", ""
-    said = "repro.py fails alike in a fresh interpreter"
+    said = f"{name} fails alike in a fresh interpreter"
     if culprit:
         without = run_fresh(flags(text, f"--xla_disable_hlo_passes={culprit}"))
         if without.returncode != 0 or without.timed_out:
@@ -172,7 +188,9 @@ def for_runs(runs, module_text: str, sig: Signature, header: str) -> tuple[str |
     """The short reproducer of `runs`' reduced module (`ModuleRuns` of an XLA kind), confirmed, what
     confirming it said and what it printed; None, and why, when it is not confirmed (the tool's
     runner is filed)."""
-    from reducer.levels.mlir.xla_check import ESSENTIAL
+    import numpy as np
+
+    from reducer.levels.mlir.xla_check import ESSENTIAL, made_inputs, with_saved
     from reducer.levels.mlir.xla_passes import changing_passes
 
     arguments = runs.rep.worker.call({"do": "arguments", "module": module_text}).get("arguments")
@@ -182,7 +200,12 @@ def for_runs(runs, module_text: str, sig: Signature, header: str) -> tuple[str |
     if runs.kind == XLA_RESULTS and not xla.get("reference"):
         passes = [p for p in changing_passes(runs, module_text) if p not in ESSENTIAL]
         xla["reference"] = {"xla_backend_optimization_level": 0, "xla_disable_hlo_passes": ",".join(passes)}
-    text = source(runs.kind, module_text, arguments, header, xla)
+    saved = xla.pop("inputs", None)
+    if saved:  # the arguments it runs on, saved beside it: those the program ran it with where they fit
+        arrays = with_saved(made_inputs([(tuple(shape), _numpy(name)) for shape, name in arguments]), saved)
+        np.savez(runs.scratch / INPUTS, *arrays)
+        runs.sandbox.data_files = (runs.scratch / INPUTS,)
+    text = source(runs.kind, module_text, arguments, header, xla, INPUTS if saved else None)
     ok, said, output = confirm(lambda s: runs.sandbox.run(s, runs.limits, fresh=True), runs.kind, text, sig,
-                               (runs.xla_pass or {}).get("pass"))
+                               (runs.xla_pass or {}).get("pass"), runs.runner_name)
     return (text if ok else None), said, output

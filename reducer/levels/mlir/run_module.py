@@ -73,11 +73,12 @@ def execute(kind: str, module_text: str, pipeline: str | None, xla: dict | None 
     elif kind == XLA_RESULTS:
         from reducer.levels.mlir import xla_check
 
-        xla_check.compare(module_text, xla.get("reference"), xla.get("options"))
+        xla_check.compare(module_text, xla.get("reference"), xla.get("options"),
+                          xla_check.given_inputs(module_text, xla.get("inputs")))
     else:
         from reducer.levels.mlir import xla_check
 
-        xla_check.run(module_text, xla.get("options"))
+        xla_check.run(module_text, xla.get("options"), xla_check.given_inputs(module_text, xla.get("inputs")))
 
 
 def run_here(kind: str, module_text: str, pipeline: str | None, xla: dict | None = None) -> RunResult:
@@ -179,17 +180,19 @@ def runner_source(kind: str, module_text: str, pipeline: str | None, header: str
         body = (xla_check_source() + "\n\n"
                 f"MODULE = {python_literal(module_text)}\n"
                 f"OPTIONS = {(xla or {}).get('options') or {}!r}\n"
-                f"REFERENCE = {(xla or {}).get('reference') or None!r}  # None: XLA with its optimisations off\n\n"
+                f"REFERENCE = {(xla or {}).get('reference') or None!r}  # None: XLA with its optimisations off\n"
+                f"INPUTS = {(xla or {}).get('inputs')!r}  # arguments a program ran it with (.npz), or None\n\n"
                 "# Raises ResultsDiffer when XLA's results with OPTIONS differ from those with REFERENCE.\n"
-                "compare(MODULE, REFERENCE, OPTIONS)\n"
+                "compare(MODULE, REFERENCE, OPTIONS, given_inputs(MODULE, INPUTS))\n"
                 'print("the results agree")\n')
     else:
         body = (xla_check_source() + "\n\n"
                 f"MODULE = {python_literal(module_text)}\n"
-                f"OPTIONS = {(xla or {}).get('options') or {}!r}\n\n"
+                f"OPTIONS = {(xla or {}).get('options') or {}!r}\n"
+                f"INPUTS = {(xla or {}).get('inputs')!r}  # arguments a program ran it with (.npz), or None\n\n"
                 "# XLA compiles the module for this machine's default platform and runs it on fixed inputs;\n"
                 "# it raises (or the process dies) when XLA fails.\n"
-                "outputs = run(MODULE, OPTIONS)\n"
+                "outputs = run(MODULE, OPTIONS, given_inputs(MODULE, INPUTS))\n"
                 'print("XLA compiled and ran the module:", ", ".join(f"{o.dtype}{list(o.shape)}" for o in outputs))\n')
     if native_frames:
         body = NATIVE_FRAMES.lstrip("\n") + "\n" + body

@@ -57,6 +57,11 @@ def argument_types(module_text: str) -> list[tuple[tuple[int, ...], np.dtype]]:
     raise ValueError("the module has no function @main for XLA to run")
 
 
+def argument_names(module_text: str) -> list[list]:
+    """[shape, dtype name] of each argument of `main` (`argument_types`, as JSON carries them)."""
+    return [[list(shape), dtype.name] for shape, dtype in argument_types(module_text)]
+
+
 def operations(module_text: str) -> list[str]:
     """The names of the module's operations, each once, in order."""
     from jax._src.interpreters import mlir as jax_mlir
@@ -91,9 +96,33 @@ def _numpy_type(t) -> tuple[tuple[int, ...], np.dtype]:
 def example_inputs(module_text: str, seed: int = SEED) -> list[np.ndarray]:
     """Fixed pseudo-random arguments: standard normal floats (real and imaginary parts), integers
     in [0, 4) (valid as small indices), alternating booleans."""
+    return made_inputs(argument_types(module_text), seed)
+
+
+def given_inputs(module_text: str, path: str | None = None) -> list[np.ndarray]:
+    """`example_inputs`, each replaced by the first array saved at `path` (an `.npz` of the arguments
+    a program ran the module with) of the same shape and type not taken before."""
+    return with_saved(example_inputs(module_text), path)
+
+
+def with_saved(made: list, path: str | None) -> list[np.ndarray]:
+    """`made`, each replaced by the first array saved at `path` of the same shape and type not taken before."""
+    if not path:
+        return made
+    with np.load(path) as saved:
+        left = [saved[k] for k in saved.files]
+    found = []
+    for a in made:
+        k = next((i for i, s in enumerate(left) if s.shape == a.shape and s.dtype == a.dtype), None)
+        found.append(left.pop(k) if k is not None else a)
+    return found
+
+
+def made_inputs(types: list, seed: int = SEED) -> list[np.ndarray]:
+    """`example_inputs` for arguments of these (shape, dtype)."""
     rng = np.random.default_rng(seed)
     found = []
-    for shape, dtype in argument_types(module_text):
+    for shape, dtype in types:
         if dtype.kind == "c":
             found.append((rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype))
         elif dtype.kind == "f" or dtype.name == "bfloat16":
@@ -193,11 +222,13 @@ def differences(results: list, reference: list) -> list[dict]:
     return found
 
 
-def compare(module_text: str, reference: dict | None = None, options: dict | None = None) -> dict:
+def compare(module_text: str, reference: dict | None = None, options: dict | None = None,
+            inputs: list | None = None) -> dict:
     """Run the module with XLA's `options` (by default its defaults) and with `reference` (by default
-    `unoptimized`); print the verdict line and raise `ResultsDiffer` when an output differs."""
+    `unoptimized`) on `inputs` (by default `example_inputs`); print the verdict line and raise
+    `ResultsDiffer` when an output differs."""
     reference = reference or unoptimized(module_text)
-    inputs = example_inputs(module_text)
+    inputs = example_inputs(module_text) if inputs is None else inputs
     results = run(module_text, options, inputs)
     expected = run(module_text, reference, inputs)
     found = differences(results, expected)

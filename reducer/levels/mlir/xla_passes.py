@@ -98,11 +98,11 @@ def hold_to_culprit(job, sig, run, fresh: bool):
     if not name:
         return sig, run
     unoptimized = job.xla.get("reference")
-    job.xla = {"reference": {"xla_disable_hlo_passes": name}}
+    job.xla = {**job.xla, "reference": {"xla_disable_hlo_passes": name}}
     again = job.run_candidate(job.original, fresh=fresh)
     seen = job.results.classify(again)
     if seen is None:  # the pass alone does not account for the difference
         job.log(f"with only {name} disabled the results still differ: the reference stays XLA unoptimised")
-        job.xla = {"reference": unoptimized}
+        job.xla = {**job.xla, "reference": unoptimized}
         return sig, run
     return seen, again
