@@ -159,6 +159,15 @@ def program_exit(text: str) -> str:
     return ended[1] or ended[0]
 
 
+def first_clause(message: str, limit: int = 90) -> str:
+    """A message's first line up to its first sentence's end, at most `limit` characters: what a
+    title says of it, in its own words."""
+    line = message.strip().splitlines()[0].strip() if message.strip() else ""
+    line = re.sub(r"<class '(?:\w+\.)*(\w+)'>", r"`\1`", line)  # a class by its own name
+    line = re.split(r"(?<=[a-z0-9)'`\]])\. ", line, maxsplit=1)[0].rstrip(".:")
+    return line if len(line) <= limit else line[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+
+
 def normalize_message(message: str) -> str:
     """Drop what changes while reducing: numbers, shapes, hex ids, paths, quoted values."""
     s = re.sub(r"0x[0-9a-fA-F]+", "ADDR", message)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from oracles.base import Oracle, Signature, excerpt, final_exception, innermost_library_frame, normalize_message
+from oracles.base import (Oracle, Signature, excerpt, final_exception, first_clause, innermost_library_frame,
+                          normalize_message)
 from oracles.outcome import RunResult
 from oracles.owners import of_package
 
@@ -48,5 +49,7 @@ class JaxError(Oracle):
         fields = (("library", frame.split("/", 1)[0]), ("type", kind), ("raised-in", frame),
                   ("message", normalise(message)))
         shown = LIBRARY_NAMES.get(fields[0][1], fields[0][1])
-        return Signature(self.name, fields, f"{shown}: `{kind}` raised in `{frame}`",
+        words = first_clause(message)
+        return Signature(self.name, fields, f"{shown}: `{kind}` in `{frame.rsplit(':', 1)[-1]}`"
+                         + (f": {words}" if words else f" raised in `{frame}`"),
                          excerpt(run.output, f"{kind}:", 3, 3))

@@ -36,11 +36,12 @@ class RunResult:
 
 @dataclass(frozen=True)
 class Signature:
-    """A failure's identity: family plus ordered fields, and a human title."""
+    """A failure's identity: family plus ordered fields; the human title (which may quote the
+    failure's own words, values included) and the excerpt are not part of it."""
 
     family: str
     fields: tuple[tuple[str, str], ...]
-    title: str = ""
+    title: str = field(default="", compare=False)
     excerpt: str = field(default="", compare=False)
 
     def get(self, key: str, default: str = "") -> str:

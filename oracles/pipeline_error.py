@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from oracles.base import Oracle, Signature, excerpt, normalize_message
+from oracles.base import Oracle, Signature, excerpt, first_clause, normalize_message
 from oracles.outcome import RunResult
 
 _FAILED = re.compile(r"^Pipeline failed:\s*\n(?P<diag>(?:.+\n?)+)", re.M)
@@ -58,6 +58,6 @@ class PipelineError(Oracle):
         passed = _PASS.search(text)
         fields = [("source", "enzyme")] + ([("pass", passed.group("pass"))] if passed else [])
         fields += [("op", op_name), ("message", normalise(diag))]
-        shown = f" on `{op_name}`" if op_name else ""
+        shown = f" on `{op_name}`" if op_name else (f": {first_clause(diag)}" if first_clause(diag) else "")
         return Signature(self.name, tuple(fields), f"Enzyme-JAX: the pass pipeline fails{shown}",
                          excerpt(text, diag, 2, 2))

@@ -262,3 +262,29 @@ def test_new_oracle_names():
     for name, cls in (("wrong-result", WrongResult), ("jax-error", JaxError), ("pipeline-error", PipelineError)):
         assert isinstance(oracles.make_oracle(name), cls)
     assert list(oracles.FAMILIES)[-2:] == ["jax-error", "own-check"]  # tried last by auto, the program's own last
+
+
+# -- titles in the failure's own words ---------------------------------------------------------------
+def test_a_title_quotes_the_message_a_person_would_read():
+    from oracles.base import first_clause
+    from oracles.outcome import RunResult
+
+    out = ("Traceback (most recent call last):\n"
+           '  File "repro.py", line 3, in <module>\n'
+           '  File "/x/site-packages/jax/_src/interpreters/mlir.py", line 290, in _ir_constant\n'
+           "TypeError: No constant handler for type: <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'>\n")
+    sig = JaxError().classify(RunResult(1, "", out, 1.0))
+    assert sig.title == "JAX: `TypeError` in `_ir_constant`: No constant handler for type: `DynamicJaxprTracer`"
+    assert "<q>" in sig.get("message")  # the identity keeps what reducing may change out
+    assert first_clause("Mul scatter requires adjoint. This is currently unsupported") == "Mul scatter requires adjoint"
+    long = first_clause("word " * 40, limit=30)
+    assert long.endswith(" …") and len(long) <= 32 and "wor …" not in long
+
+
+def test_a_title_with_other_values_is_the_same_failure():
+    """Titles quote values a candidate may change; the identity is the family and the fields."""
+    a = Signature("pipeline-error", (("source", "enzyme"), ("message", "number of output elements (N)")),
+                  "Enzyme-JAX: the pass pipeline fails: number of output elements (1)")
+    b = dataclasses.replace(a, title="Enzyme-JAX: the pass pipeline fails: number of output elements (3)")
+    assert a == b and hash(a) == hash(b) and oracles.make_oracle("pipeline-error").same(a, b)
+    assert a != dataclasses.replace(a, fields=(("source", "enzyme"), ("message", "another")))
