@@ -13,6 +13,7 @@ from oracles.base import Signature
 from oracles.wrong_result import SAID
 from reducer import env as envmod, filing
 from reducer.files import scrub
+from reducer.faults import source_fix
 from reducer.faults.nonfinite import evidence as nonfinite_evidence
 
 #: what JAX function lowers to a LAPACK custom call, by the routine in its target name
@@ -197,14 +198,15 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
            mlir: str | None = None, private_paths: tuple[str, ...] = (), pipeline: str | None = None,
            mlir_runner: str | None = None, versions: str = "", known: str = "", mlir_failure: str = "",
            traced: str = "", opt_line: str = "", fixed_by: str = "", owner: str | None = None,
-           mlir_tool: str = "Enzyme-JAX") -> str:
+           mlir_tool: str = "Enzyme-JAX", fixed_code: str = "") -> str:
     """The bug report; `versions` is the "Versions" section `reducer bisect` wrote (reducer.versions.record);
     `known` the corpus case with the same signature (reducer.corpus.known_line), so no duplicate is filed;
     `traced` what the traced level's reduced program still needed (`TracedResult.story`); `opt_line` the
     command that runs `pipeline` with Enzyme-JAX's opt tool (`reducer.levels.mlir.pipeline.opt_command`);
     `fixed_by` the counterfactual the reproducer survives, in words, and `owner` whose bug that makes it
     (`reducer.counterfactual.WHAT`, `OWNERS`); `mlir_tool` what failed on the module `mlir` (Enzyme-JAX's
-    pipeline, or XLA compiling and running it).
+    pipeline, or XLA compiling and running it); `fixed_code` the reproducer with the fix written in,
+    shown as a diff (`reducer.fixes`).
     What a maintainer reads first comes first; the module, the versions, the environment and how the
     reproducer was made follow in collapsed sections."""
     out = [f"# {sig.title or sig}", ""]
@@ -217,6 +219,10 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
     out += ["## What was expected", "", _expected(sig), ""]
     if fixed_by:
         out += [f"With {fixed_by}, the reproducer runs through.", ""]
+    if fixed_code:
+        out += [f"With {_origin_fix(sig) or 'this change'}, it runs through; as a change to `repro.py`:", "",
+                "```diff", source_fix.as_diff(reproducer(code, sig, info, summary), reproducer(fixed_code, sig, info, summary)),
+                "```", ""]
     later: list[str] = []
     if mlir:
         module = []

@@ -23,7 +23,7 @@ from typing import Callable
 
 import oracles
 from oracles.base import Oracle, Signature
-from reducer import bug_report, counterfactual, located, xla_culprit
+from reducer import bug_report, counterfactual, fixes, located, xla_culprit
 from reducer.data_literals import standalone
 from reducer.engine import Event
 from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
@@ -376,12 +376,11 @@ class Reduction(ChainJob):
                           f"any of {established.votes} runs" if established.rate < 1.0 else ""))
         private = (str(self.scratch), str(self.script.resolve().parent))
         story = " ".join([r.story for r in self.chain if r.story] + standalone.notes(self.data))
-        sig, fixed_by, owner, culprit = xla_culprit.for_report(self, best, established, self.fix,
-                                                               searched=verdict.ok and not stopped)
-        files = {"repro.py": bug_report.reproducer(best, sig, info, summary, fixed_by=fixed_by),
+        sig, said, culprit = fixes.for_report(self, best, established, self.fix, searched=verdict.ok and not stopped)
+        files = {"repro.py": bug_report.reproducer(best, sig, info, summary, fixed_by=said["fixed_by"]),
                  "report.md": bug_report.report(best, sig, self.excerpt(established, verdict), info, summary,
                                           private_paths=private, known=self.known(sig), traced=story,
-                                          fixed_by=fixed_by, owner=owner, **(follow.report if follow else {}))}
+                                          **said, **(follow.report if follow else {}))}
         if self.notebook:  # a notebook's reproducer is a script, and a one-cell notebook beside it
             from reducer.readers.notebook import notebook_of
 

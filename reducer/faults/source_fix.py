@@ -1,0 +1,97 @@
+"""The fix of a non-finite value's origin written into the reproducer as a user would write it: the
+inner `where` JAX's FAQ describes, around the call at the origin, so that a report can show it as a
+diff the user can apply (`rewrites`).
+
+`jnp.sqrt(x)` becomes `jnp.where(x > 0, jnp.sqrt(jnp.where(x > 0, x, 1.0)), 0.0)`: the operation is
+evaluated at a safe point where its value or its derivative is not finite, and its value there is
+the one it has at the edge of its domain where that is finite (`sqrt(0)` is 0), so neither the value
+nor the gradient the program reads is NaN or infinite. The calls rewritten are those a program
+spells: the operation's own (`jnp.log`, `jax.lax.sqrt`) or the user's call the origin was reached
+through (`jnp.linalg.norm`). Each rewrite is only a proposal: the job runs it, and a report shows
+only one that runs through.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+
+from reducer.faults.safe_ops import primitives
+
+#: where the operation's value and derivative are finite, for its argument `{x}`
+DOMAIN = {"sqrt": "{x} > 0", "rsqrt": "{x} > 0", "log": "{x} > 0", "acos": "abs({x}) < 1", "asin": "abs({x}) < 1",
+          "atanh": "abs({x}) < 1", "acosh": "{x} > 1", "norm": "{where_any}({x} != 0)"}
+#: a point inside the domain (1.0 when not listed)
+SAFE = {"acos": "0.0", "asin": "0.0", "atanh": "0.0", "acosh": "2.0"}
+#: the value at the edge of the domain, where it is finite: the rewritten call gives it there
+EDGE = {"sqrt": "0.0", "norm": "0.0"}
+
+
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
+
+
+def _numpy(func: str, program: str) -> str:
+    """The `jax.numpy` a program spells beside `func` (`jnp`, `jax.numpy`)."""
+    if func.startswith("jax.numpy."):
+        return "jax.numpy"
+    return "jnp" if func.startswith("jnp.") or "import jax.numpy as jnp" in program else "jax.numpy"
+
+
+def _kind(name: str, op: str, via: str) -> str | None:
+    """Which rewrite a call of `name` gets at an origin in `op` reached through `via`; None if none."""
+    last = name.rsplit(".", 1)[-1]
+    if last == "norm" and "norm" in (op, via) or (last == "norm" and op == "sqrt"):
+        return "norm"
+    for kind in (last, *primitives(last)):
+        if kind in DOMAIN and kind != "norm" and kind in (op, *primitives(op)):
+            return kind
+    return None
+
+
+def rewritten(program: str, call: ast.Call, kind: str, masked: bool = False) -> str:
+    """`program` with `call` (one argument) evaluated inside its domain (see the module's docstring);
+    `masked` when a `where` of the program already chooses its value outside the domain."""
+    func = _dotted(call.func) or ""
+    np_ = _numpy(func, program)
+    x = ast.get_source_segment(program, call.args[0])
+    ok = DOMAIN[kind].format(x=f"({x})" if not x.isidentifier() else x, where_any=f"{np_}.any")
+    inner = f"{ast.get_source_segment(program, call.func)}({np_}.where({ok}, {x}, {SAFE.get(kind, '1.0')}))"
+    text = f"{np_}.where({ok}, {inner}, {EDGE[kind]})" if kind in EDGE and not masked else inner
+    lines = program.splitlines(keepends=True)
+    start = sum(len(line) for line in lines[:call.lineno - 1]) + _byte_col(lines[call.lineno - 1], call.col_offset)
+    end = sum(len(line) for line in lines[:call.end_lineno - 1]) + _byte_col(lines[call.end_lineno - 1],
+                                                                            call.end_col_offset)
+    return program[:start] + text + program[end:]
+
+
+def _byte_col(line: str, offset: int) -> int:
+    """A character column from `ast`'s UTF-8 byte offset."""
+    return len(line.encode("utf-8")[:offset].decode("utf-8", "replace"))
+
+
+def rewrites(program: str, op: str, via: str = "") -> list[str]:
+    """The program with the inner `where` around one call at the origin, for each such call, the
+    user's own call first."""
+    try:
+        tree = ast.parse(program)
+    except SyntaxError:
+        return []
+    found, masked = [], set()
+    for node in ast.walk(tree):
+        name = _dotted(node.func) if isinstance(node, ast.Call) else None
+        if name and name.rsplit(".", 1)[-1] == "where" and len(node.args) == 3:  # its chosen branch is masked
+            masked.update(id(n) for n in ast.walk(node.args[1]))
+        if name and len(node.args) == 1 and not node.keywords and _kind(name, op, via):
+            found.append((name.rsplit(".", 1)[-1] != via, node.lineno, node.col_offset, node, _kind(name, op, via)))
+    return [rewritten(program, node, kind, id(node) in masked) for *_, node, kind in sorted(found, key=lambda f: f[:3])]
+
+
+def as_diff(before: str, after: str, name: str = "repro.py") -> str:
+    """A unified diff the user can apply with `patch -p0` or by hand."""
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        f"{name}", f"{name}", n=1)).rstrip("\n")

@@ -1,0 +1,41 @@
+"""What a report says of the fix of the reduced program: the fix in words and whose bug that makes
+it (the counterfactual the reduction held candidates to, `reducer.counterfactual`), XLA's culprit
+pass for a failure of XLA's (`reducer.xla_culprit`), and, for a non-finite value made in the
+program's own code, the fix written into the reproducer (`reducer.faults.source_fix`), kept only
+when a fresh run of it runs through, for the report to show as a diff."""
+from __future__ import annotations
+
+from oracles.outcome import Signature
+from reducer import xla_culprit
+from reducer.faults.origin import Origin
+from reducer.faults.source_fix import rewrites
+
+#: the most rewrites of the reproducer run
+TRIES = 3
+
+
+def for_report(job, program: str, established, fix: str | None, searched: bool) -> tuple[Signature, dict, str | None]:
+    """(the report's signature, its keyword arguments on the fix: `fixed_by`, `owner`, `fixed_code`;
+    XLA's culprit pass or None)."""
+    sig, fixed_by, owner, culprit = xla_culprit.for_report(job, program, established, fix, searched)
+    fixed_code = written_fix(job, program, sig) if searched else ""
+    return sig, {"fixed_by": fixed_by, "owner": owner, "fixed_code": fixed_code}, culprit
+
+
+def written_fix(job, program: str, sig: Signature) -> str:
+    """The reproducer with the inner `where` written around the call at its non-finite value's origin,
+    when a fresh run of it runs through; "" when no rewrite does (or the origin is not known)."""
+    origin = Origin.of(sig)
+    if origin is None:
+        return ""
+    tried = rewrites(program, origin.op, origin.via)[:TRIES]
+    for k, candidate in enumerate(tried):
+        run = job.fresh_run(candidate)
+        if run.returncode == 0 and not run.timed_out:
+            job.log(f"the fix written into the reproducer runs through (rewrite {k + 1} of {len(tried)})")
+            return candidate
+        if run.timed_out:
+            job.log("the fix written into the reproducer: out of time (--max-time)")
+            return ""
+    job.log(f"no fix written into the reproducer runs through ({len(tried)} rewrites): the report gives it in words")
+    return ""

@@ -1,0 +1,69 @@
+"""The fix of a non-finite value written into the reproducer (`reducer.faults.source_fix`): the inner
+`where` around the user's call at the origin, as a diff; each rewrite runs through where the
+original fails, and nothing is rewritten that is not the origin."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from reducer.faults.source_fix import as_diff, rewrites
+
+MASKED_SQRT = ("import jax\nimport jax.numpy as jnp\n"
+               "assert jnp.isfinite(jax.grad(lambda s: jnp.where(s > 0, jnp.sqrt(s), 0.0))(0.0))\n")
+NORM = ("import jax\nimport jax.numpy as jnp\n"
+        "assert jnp.isfinite(jax.grad(lambda x: jnp.linalg.norm(x) ** 2)(jnp.zeros(1))).all()\n")
+ENTROPY = ("import jax\ng = jax.grad(lambda p: jax.numpy.where(p > 0, p * jax.numpy.log(p), 0.0))(0.0)\n"
+           "assert jax.numpy.isfinite(g)\n")
+DISTANCE = ("import jax\nimport jax.numpy as jnp\nfrom jax import lax\n"
+            "d = jax.grad(lambda x: lax.sqrt(jnp.sum(x * x)))(jnp.zeros(3))\n"
+            "assert jnp.isfinite(d).all(), d\nprint(float(jax.jit(lambda x: lax.sqrt(jnp.sum(x * x)))(jnp.ones(4))))\n")
+
+
+def runs(program: str, tmp_path) -> subprocess.CompletedProcess:
+    path = tmp_path / "repro.py"
+    path.write_text(program)
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("program, op, via, expected", [
+    (MASKED_SQRT, "sqrt", "", "jnp.where(s > 0, jnp.sqrt(jnp.where(s > 0, s, 1.0)), 0.0)"),
+    (NORM, "sqrt", "norm", "jnp.where(jnp.any(x != 0), jnp.linalg.norm(jnp.where(jnp.any(x != 0), x, 1.0)), 0.0)"),
+    (ENTROPY, "log", "", "p * jax.numpy.log(jax.numpy.where(p > 0, p, 1.0))"),
+])
+def test_the_inner_where_is_written_as_the_faq_writes_it(program, op, via, expected):
+    fixed = rewrites(program, op, via)
+    assert len(fixed) == 1 and expected in fixed[0]
+    diff = as_diff(program, fixed[0])
+    changed = [line[0] for line in diff.splitlines()[2:] if line[:1] in "+-"]
+    assert diff.startswith("--- repro.py\n+++ repro.py\n@@") and changed == ["-", "+"]
+
+
+def test_a_rewrite_runs_through_where_the_original_fails_and_keeps_the_value(tmp_path):
+    assert runs(DISTANCE, tmp_path).returncode == 1
+    fixed = rewrites(DISTANCE, "sqrt")
+    assert len(fixed) == 2  # both calls of the operation, the one a check reads first
+    done = runs(fixed[0], tmp_path)
+    assert done.returncode == 0 and done.stdout.strip() == "2.0", done.stderr  # sqrt(4) is still 2
+
+
+def test_nothing_but_the_origin_is_rewritten():
+    assert rewrites(MASKED_SQRT, "log") == []  # another operation
+    assert rewrites("import jax.numpy as jnp\nprint(jnp.sqrt(4.0, out=None))\n", "sqrt") == []  # not one argument
+    assert rewrites("def broken(:\n", "sqrt") == []
+
+
+def test_the_report_shows_the_fix_as_a_diff_of_repro_py_on_its_first_screen():
+    from oracles.base import Signature
+    from reducer import bug_report
+
+    sig = Signature("nonfinite", (("type", "AssertionError"), ("check", "assert"), ("value", "nan"), ("in", "grad"),
+                                  ("op", "sqrt"), ("fix", "inner-where"), ("from", "sqrt")),
+                    "A NaN from `sqrt` under `grad` fails the program's `assert`")
+    summary = bug_report.ReductionSummary("train.py", 400, 40, 30.0, 100, 10, 5, "yes (3/3 runs)")
+    text = bug_report.report(MASKED_SQRT, sig, "AssertionError", {}, summary, fixed_code=rewrites(MASKED_SQRT, "sqrt")[0])
+    first = text.split("<details>")[0]
+    assert "```diff\n--- repro.py\n+++ repro.py\n@@ -" in first and "the inner `where`" in first
+    header = len(bug_report.reproducer(MASKED_SQRT, sig, {}, summary).splitlines()) - 3  # the diff's lines are repro.py's
+    assert f"@@ -{header + 2}," in first or f"@@ -{header + 1}," in first, first
