@@ -221,8 +221,8 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
         out += [f"With {fixed_by}, the reproducer runs through.", ""]
     if fixed_code:
         out += [f"With {_origin_fix(sig) or 'this change'}, it runs through; as a change to `repro.py`:", "",
-                "```diff", source_fix.as_diff(reproducer(code, sig, info, summary), reproducer(fixed_code, sig, info, summary)),
-                "```", ""]
+                "```diff", source_fix.as_diff(reproducer(code, sig, info, summary),
+                                              reproducer(fixed_code, sig, info, summary)), "```", ""]
     later: list[str] = []
     if mlir:
         module = []

@@ -23,7 +23,8 @@ from oracles.base import Signature
 from reducer.engine import Engine, Problem
 from reducer.established import Established, Options
 from reducer.levels.base import LevelContext, LevelResult
-from reducer.levels.mlir import script_module, script_xla, inputs, failure_names, module as mm, module_report, pipeline as pl
+from reducer.levels.mlir import (script_module, script_xla, inputs, failure_names, module as mm, module_report,
+                                 pipeline as pl)
 from reducer.levels.mlir.module_runs import ModuleRuns
 from reducer.levels.mlir.passes import mlir_passes
 from reducer.levels.mlir.pipeline_passes import pipeline_passes
@@ -202,7 +203,8 @@ def after_script(script: str, ctx: LevelContext) -> LevelResult | None:
             runs.close()
 
 
-def reduce_entered(runs: ModuleRuns, ctx: LevelContext, end: float, established: Established | None = None) -> LevelResult:
+def reduce_entered(runs: ModuleRuns, ctx: LevelContext, end: float,
+                   established: Established | None = None) -> LevelResult:
     """Establish the failure of the module the IR level entered (unless it is `established`), shrink
     it, check the result."""
     established = established or runs.establish(ctx.judge)

@@ -142,7 +142,8 @@ def confirm(run_fresh, kind: str, text: str, wanted: Signature, culprit: str | N
     first = run_fresh(text)
     if not fails_alike(kind, wanted, first):
         tail = " ".join(first.output.strip().splitlines()[-2:])[-200:]
-        return False, f"the short reproducer did not fail alike in a fresh interpreter (exit {first.returncode}: {tail})", ""
+        return (False, f"the short reproducer did not fail alike in a fresh interpreter (exit {first.returncode}: "
+                       f"{tail})", "")
     said = f"{name} fails alike in a fresh interpreter"
     if culprit:
         without = run_fresh(flags(text, f"--xla_disable_hlo_passes={culprit}"))
@@ -163,8 +164,8 @@ def run_file(path, timeout: float | None = None) -> str:
     import sys
 
     try:
-        done = subprocess.run([sys.executable, "-X", "faulthandler", path.name], cwd=path.parent, capture_output=True, text=True,
-                              timeout=timeout or 300)
+        done = subprocess.run([sys.executable, "-X", "faulthandler", path.name], cwd=path.parent,
+                              capture_output=True, text=True, timeout=timeout or 300)
     except subprocess.TimeoutExpired:
         return ""
     return (done.stdout + done.stderr).replace(str(path.parent.resolve()) + "/", "")
@@ -172,8 +173,8 @@ def run_file(path, timeout: float | None = None) -> str:
 
 def excerpt(output: str, tool_excerpt: str = "", lines: int = 16) -> str:
     """What a run of the reproducer printed, as the report shows it: its last lines (without
-    faulthandler's list of extension modules, or the frames of installed libraries), and for a crash the native frames the tool's own
-    signal handler found."""
+    faulthandler's list of extension modules, or the frames of installed libraries), and for a
+    crash the native frames the tool's own signal handler found."""
     kept, skip = [], False
     for line in output.strip().splitlines():  # the library's own frames say nothing of the failure
         library = line.lstrip().startswith('File "<site-packages>') or "/site-packages/" in line

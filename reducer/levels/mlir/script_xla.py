@@ -1,5 +1,5 @@
 """After a script whose failure is XLA's (a `jit` result that differs, a crash while compiling or
-running a compiled function, an XLA error status: `reducer.xla_culprit.applies`): the IR level on
+running a compiled function, an XLA error status: `oracles.owners.xla_owns`): the IR level on
 the module XLA compiled for the reduced script.
 
 The script runs once more with XLA's own dump (`--xla_dump_to`); its modules are tried largest
@@ -99,11 +99,18 @@ def after_script(script: str, ctx: LevelContext, budget: float) -> LevelResult |
     end = time.monotonic() + budget
     log = lambda line: ctx.log(f"XLA module: {line}")  # noqa: E731
     limits = dataclasses.replace(ctx.limits, timeout=ctx.bounded(ctx.limits.timeout))
-    modules = dumped_modules(ctx, script, limits)
+    try:
+        modules = dumped_modules(ctx, script, limits)
+    except Exception as exc:  # the script's result must never be lost to the module's
+        log(f"XLA's dump of the reduced script could not be read ({type(exc).__name__}: {str(exc)[:200]})")
+        return None
     if not modules:
         log("the reduced script left no module in XLA's dump")
         return None
     for name, text, called in modules:
+        if time.monotonic() > end - 5.0:
+            log("out of its share of --max-time before a module of the dump failed alone")
+            return None
         result = reduce_one(ctx, name, text, called, end, log)
         if result is not None:
             return result
@@ -116,8 +123,9 @@ def reduce_one(ctx: LevelContext, name: str, text: str, called: str | None, end:
     from reducer.levels.mlir.ir_level import reduce_entered, with_xla_pass
 
     called_as = Path(name).name.split(".before_optimizations")[0]
-    runs = ModuleRuns(text, f"the module XLA compiled for repro.py ({called_as})", Options(platform=ctx.platform), Path(tempfile.mkdtemp(prefix="xla-", dir=ctx.scratch)),
-                      log, bounded=lambda t: max(1.0, min(ctx.bounded(t), end - time.monotonic())),
+    runs = ModuleRuns(text, f"the module XLA compiled for repro.py ({called_as})", Options(platform=ctx.platform),
+                      Path(tempfile.mkdtemp(prefix="xla-", dir=ctx.scratch)), log,
+                      bounded=lambda t: max(1.0, min(ctx.bounded(t), end - time.monotonic())),
                       runner_name=RUNNER, from_xla=True)
     runs.xla = {"inputs": called} if called else {}
     try:
