@@ -38,6 +38,15 @@ OPERATION = "crash_operation"
 RAISED = re.compile(r"^(?:[\w.]+\.)?(?:XlaRuntimeError|JaxRuntimeError)\b", re.M)
 
 
+def doing(frame: str) -> str:
+    """Where a crash happened, as a title says it: what JAX was doing in that frame, else the frame."""
+    if frame.endswith("pxla.py:__call__"):
+        return "while a compiled (`jit`) function runs"
+    if "compil" in frame.rsplit(":", 1)[-1] or frame.endswith("compiler.py"):
+        return "while XLA compiles a `jit` function"
+    return f"in `{frame}`"
+
+
 class Crash(Oracle):
     name = "crash"
 
@@ -82,7 +91,7 @@ class Crash(Oracle):
             name = signals.Signals(run.signal).name
             frame = crashing_frame(text)
             op = run.harness.get(OPERATION, "")
-            title = f"{name} on {self.platform} in `{frame}`" + (f" (operation `{op}`)" if op else "")
+            title = f"{name} on {self.platform} {doing(frame)}" + (f" (operation `{op}`)" if op else "")
             return self._sig("signal", f"{name} in {frame}", title, excerpt(text, "Fatal Python error", 1, 6), op)
         if run.returncode in (0, None):
             return None

@@ -288,3 +288,17 @@ def test_a_title_with_other_values_is_the_same_failure():
     b = dataclasses.replace(a, title="Enzyme-JAX: the pass pipeline fails: number of output elements (3)")
     assert a == b and hash(a) == hash(b) and oracles.make_oracle("pipeline-error").same(a, b)
     assert a != dataclasses.replace(a, fields=(("source", "enzyme"), ("message", "another")))
+
+
+def test_a_crash_title_says_what_jax_was_doing_not_its_frame():
+    from oracles.crash import doing
+    from oracles.outcome import RunResult
+
+    out = ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent call first):\n"
+           '  File "/x/site-packages/jax/_src/interpreters/pxla.py", line 1297 in __call__\n'
+           '  File "repro.py", line 2 in <module>\n')
+    sig = Crash("cpu").classify(RunResult(-11, "", out, 1.0))
+    assert sig.title == "SIGSEGV on cpu while a compiled (`jit`) function runs", sig.title
+    assert sig.get("detail") == "SIGSEGV in jax/_src/interpreters/pxla.py:__call__"  # the identity keeps the frame
+    assert doing("jax/_src/compiler.py:backend_compile_and_load") == "while XLA compiles a `jit` function"
+    assert doing("enzyme_ad/jax/primitives.py:_enzyme_primal") == "in `enzyme_ad/jax/primitives.py:_enzyme_primal`"
