@@ -7,9 +7,7 @@ and runs, when the failure leaves no exception (a death by a signal, a hang, a n
 failure is out of its reach, and known to be from the script and the failure signature alone:
 
 - the failure is raised by the program's own Python code on traced values (`if` on a tracer:
-  `TracerBoolConversionError`, `ConcretizationTypeError` …): a jaxpr holds primitives, not that code;
-- a non-finite value held to the user's call it came through (`call=norm`): a jaxpr holds the
-  primitives `jnp.linalg.norm` lowers to, never the call.
+  `TracerBoolConversionError`, `ConcretizationTypeError` …): a jaxpr holds primitives, not that code.
 
 Failures of primitives (a missing adjoint, an XLA error status) do not depend on custom rules and
 stay in reach.
@@ -27,7 +25,4 @@ def out_of_reach(source: str, signature: Signature) -> str:
     if signature.get("type") in TRACE_TIME:
         return (f"the failure ({signature.get('type')}) is raised by the program's own Python code on traced "
                 "values, which a jaxpr does not hold")
-    if signature.get("call"):
-        return (f"the failure is held to the program's call `{signature.get('call')}`, which a jaxpr holds only as "
-                "the primitives it lowers to")
     return ""
