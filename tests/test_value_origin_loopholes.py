@@ -32,7 +32,7 @@ ORIGINALS = {
     "softmax-log": "assert jnp.isfinite(-jnp.log(jax.nn.softmax(jnp.array([0.0, 200.0]))[0]))\n",
 }
 #: the field each guard sets where a candidate's origin differs from the original's
-FIELD = {"fix": "op", "transformation": "in", "cause": "cause", "kind": "value", "call": "call"}
+FIELD = {"fix": "op", "transformation": "in", "cause": "cause", "kind": "value"}
 LOOPHOLES = [
     ("where-log", "constant-behind-a-lambda", "assert jnp.isfinite((lambda x: float('nan'))(0.0))\n", "fix"),
     ("where-log", "constant-behind-a-function", "def f(x):\n    return jnp.nan\nassert jnp.isfinite(f(1.0))\n", "fix"),
@@ -42,8 +42,6 @@ LOOPHOLES = [
     ("where-log", "forward-inf-for-a-gradient-nan", "assert jnp.isfinite(jax.lax.log(0.0))\n", "kind"),
     ("where-log", "forward-nan-for-a-gradient-nan", "assert jnp.isfinite(jnp.log(-1.0))\n", "transformation"),
     ("norm", "inf-for-a-nan", "assert jnp.isfinite(jax.grad(jax.lax.sqrt)(0.0))\n", "kind"),
-    ("norm", "the-primitive-for-the-users-call",
-     "assert jnp.isfinite(jax.grad(lambda x: jax.lax.sqrt(jnp.sum(x * x)))(jnp.zeros(1))).all()\n", "call"),
     ("softmax-log", "nan-for-an-inf", "assert jnp.isfinite(-jnp.log(jnp.float32(-1.0)))\n", "kind"),
     ("softmax-log", "minus-inf-for-plus-inf", "p = jax.nn.softmax(jnp.array([0.0, 200.0]))\n"
                     "assert jnp.isfinite(jnp.log(p[0]))\n", "kind"),
@@ -89,7 +87,6 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     assert dict(origins["where-log"].fields)["value"] == "nan" and origins["where-log"].get("in") == "grad"
     assert (origins["where-log"].get("op"), origins["norm"].get("op")) == ("log", "sqrt")
     assert origins["norm"].get("value") == "nan" and origins["norm"].get("in") == "grad"
-    assert origins["norm"].get("call") == "norm" and not origins["where-log"].get("call")  # the user's call is held
     softmax = origins["softmax-log"]
     assert (softmax.get("value"), softmax.get("in"), softmax.get("op"), softmax.get("cause")) == \
         ("+inf", "forward", "log", "exp-underflow")

@@ -56,7 +56,7 @@ class Attached:
 
     def expect(self, sig: Signature) -> None:
         """Runs must show the fault `sig` names (a resumed reduction's)."""
-        fields = tuple((k, sig.get(k)) for k in self.localiser.fields if k in dict(sig.fields))
+        fields = tuple((k, sig.get(k)) for k in self.localiser.fields)
         self.fault = Fault(sig.get("op"), fields, "")
 
     def attach(self, program: str, run: RunResult) -> RunResult:

@@ -20,9 +20,8 @@ what a counterfactual says:
   softmax that `log` reads), the one whose underflow fix makes the program run through, or none.
 
 Every candidate is then held to that origin: it must fail as it is, run through with the same fix,
-show every kind of value the original's check read, be told the same transformation by the forward fix, for an Inf
-that an underflow made, run through with that underflow fixed, and, where the original spells the user's call the
-value came through (`jnp.linalg.norm`), still spell it rather than the primitive it lowers to. A candidate whose check reads a
+show every kind of value the original's check read, be told the same transformation by the forward fix, and for an Inf
+that an underflow made, run through with that underflow fixed. A candidate whose check reads a
 constant, a random number, NumPy alone or another operation's value does not run through with the
 fix; a forward `-inf` in place of a gradient's NaN runs through with the forward fix alone; an `inf`
 in place of a NaN is another kind. When no fix is found, the origin is held the way JAX's checks
@@ -30,7 +29,6 @@ name it (`nonfinite.NonFiniteValues`) and the log says so.
 """
 from __future__ import annotations
 
-import ast
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
@@ -55,13 +53,12 @@ class Origin:
     op: str
     via: str = ""
     cause: str = ""  # the operation whose underflow made the 0 that `op` turned into an Inf
-    spelled: bool = False  # the program spells `via`, the user's call (field `call`): candidates must too
 
     def fields(self) -> tuple[tuple[str, str], ...]:
         made_forward = NAN not in self.value.split(",") and self.where == "forward"
         cause = (("cause", f"{self.cause}-underflow" if self.cause else "none"),) if made_forward else ()
         return (("value", self.value), ("in", self.where), ("op", self.op), *cause, ("fix", FIX),
-                ("from", self.via or self.op), *((("call", self.via),) if self.spelled else ()))
+                ("from", self.via or self.op))
 
     @classmethod
     def of(cls, sig: Signature) -> "Origin | None":
@@ -70,7 +67,7 @@ class Origin:
             return None
         cause = (sig.get("cause") or "").removesuffix("-underflow")
         return cls(sig.get("value"), sig.get("in"), sig.get("op"), sig.get("from") or "",
-                   "" if cause == "none" else cause, bool(sig.get("call")))
+                   "" if cause == "none" else cause)
 
 
 def fix_line(op: str, how: str) -> str:
@@ -103,14 +100,13 @@ class ValueOrigin:
     candidates run. The first `locate` establishes the origin (or `expect` gives it); every later one
     holds a candidate to it."""
 
-    fields = ("value", "in", "op", "fix", "from", "call")
+    fields = ("value", "in", "op", "fix", "from")
 
     #: what a candidate is held to, each a guard the loophole tests switch off one at a time:
     #: it runs through with the original's fix; its value is of the same kind; the forward fix alone
     #: tells the same transformation; it runs through when the underflow the original's Inf came from
-    #: is fixed; it still spells the user's call the value came through (`jnp.linalg.norm`, not the
-    #: `lax.sqrt` it lowers to) where the original spells it
-    GUARDS = ("fix", "kind", "transformation", "cause", "call")
+    #: is fixed
+    GUARDS = ("fix", "kind", "transformation", "cause")
 
     def __init__(self, run: Callable[[str], RunResult], log: Callable[[str], None] = lambda line: None,
                  guards: tuple[str, ...] = GUARDS):
@@ -167,8 +163,7 @@ class ValueOrigin:
                 where = "forward" if forward else (
                     nans["in"] if nans and nans["in"] != "forward" else derivative_mode(program))
                 via = (guessed or {}).get("from", op)
-                self.origin = Origin(kind, where, op, via, self._cause(program, kind, where, op),
-                                     via != op and calls(program, via))
+                self.origin = Origin(kind, where, op, via, self._cause(program, kind, where, op))
                 found = {"op": op, "from": via, "in": where, "kind": kind,
                          "prim": (nans or both or {}).get("prim", "")}
                 return Fault(op, self.origin.fields(), _evidence(found, forward))
@@ -218,8 +213,6 @@ class ValueOrigin:
                 return _fault(origin, where="forward" if forward else derivative_mode(program))
         if "cause" in self.guards and origin.cause and not self._passes(program, origin.cause, safe_ops.UNDERFLOW):
             return _fault(origin, cause="")
-        if "call" in self.guards and origin.spelled and not calls(program, origin.via):
-            return _fault(origin, spelled=False)
         return _fault(origin)
 
 
@@ -227,16 +220,6 @@ def _nan_or_inf(nan_checked: str, program: str) -> str:
     """The kind by whether JAX's NaN checks met a NaN (`nan_checked`: the output of that run)."""
     found = nonfinite.read(nan_checked, program)
     return NAN if found and found["kind"] == NAN else INF
-
-
-def calls(program: str, name: str) -> bool:
-    """Whether `program` calls a function of this name (`jnp.linalg.norm` for `norm`)."""
-    try:
-        tree = ast.parse(program)
-    except SyntaxError:
-        return False
-    return any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None)) == name
-               for n in ast.walk(tree))
 
 
 def _fault(origin: Origin, **changed: str) -> Fault:
