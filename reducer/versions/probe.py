@@ -99,7 +99,7 @@ def judge(runs: list[RunResult], repro: Reproducer) -> tuple[str, str]:
     if bad.timed_out:
         return SKIPPED, f"timed out after {bad.seconds:.0f} s"
     if other is not None:
-        return SKIPPED, f"fails differently: {other}"[:240]
+        return SKIPPED, f"fails differently: {other.title or other}"[:240]  # in its own words, not normalised
     return SKIPPED, f"fails in another way: {_last_words(bad)}"
 
 
