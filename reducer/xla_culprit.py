@@ -27,16 +27,12 @@ from reducer.levels.mlir.xla_check import ESSENTIAL, passes_in_dump
 MAX_PASSES = 40
 #: the share of --max-time kept for the search, at most, and the tries that share is meant to hold
 SHARE, TRIES = 0.2, 20
-#: the families whose failures XLA's compiler can cause (a crash raised inside a library is not one)
-def applies(sig: Signature, oracle=None) -> bool:
-    """Whether the failure may be a pass's of XLA's (`owners.xla_owns`)."""
-    return owners.xla_owns(sig, oracle)
 
 
 def reserve(job, established, seconds: float | None) -> float:
     """Seconds of --max-time kept for the search when the failure may be a pass's (each try a fresh
     run of about `seconds`, else the original's); 0 without --max-time, or for another failure."""
-    if not job.options.max_time or not applies(established.signature, established.oracle):
+    if not job.options.max_time or not owners.xla_owns(established.signature, established.oracle):
         return 0.0
     seconds = established.seconds if seconds is None else seconds
     return min(SHARE * job.options.max_time, TRIES * (1.5 * seconds + 3.0))
@@ -64,7 +60,7 @@ def search(job, program: str, log, sig: Signature | None = None, oracle=None) ->
     """The HLO pass whose removal alone makes `program` run through (None when none does, or when
     --max-time leaves no room, or `sig` is no failure of XLA's); each try runs in a fresh
     interpreter (`run`)."""
-    if sig is not None and not applies(sig, oracle):
+    if sig is not None and not owners.xla_owns(sig, oracle):
         return None
     folder = Path(tempfile.mkdtemp(prefix="xla-passes-", dir=job.scratch))
     first = run(job, flags(program, f"--xla_dump_to={folder} --xla_dump_hlo_pass_re=.*"))

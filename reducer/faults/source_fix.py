@@ -45,8 +45,8 @@ def _numpy(func: str, program: str) -> str:
 def _kind(name: str, op: str, via: str) -> str | None:
     """Which rewrite a call of `name` gets at an origin in `op` reached through `via`; None if none."""
     last = name.rsplit(".", 1)[-1]
-    if last == "norm" and "norm" in (op, via) or (last == "norm" and op == "sqrt"):
-        return "norm"
+    if last == "norm":
+        return "norm" if op == "sqrt" or "norm" in (op, via) else None
     for kind in (last, *primitives(last)):
         if kind in DOMAIN and kind != "norm" and kind in (op, *primitives(op)):
             return kind

@@ -9,6 +9,8 @@ through; otherwise the tool's own runner is filed instead, so nothing unconfirme
 """
 from __future__ import annotations
 
+import math
+
 from oracles import Crash
 from oracles.outcome import RunResult, Signature
 from reducer.levels.mlir.run_module import XLA_KINDS, XLA_RESULTS, python_literal
@@ -45,18 +47,11 @@ def inputs_lines(arguments: list[tuple[list[int], str]]) -> list[str]:
         elif name.startswith("float") or name == "bfloat16":
             made = f"rng.standard_normal({shape_text}).astype({dtype})"
         elif name == "bool":
-            made = f"(np.arange({_count(shape)}) % 2 == 0).reshape({shape_text})"
+            made = f"(np.arange({math.prod(shape)}) % 2 == 0).reshape({shape_text})"
         else:
             made = f"rng.integers(0, 4, {shape_text}).astype({dtype})"
         lines.append(f"    {made},")
     return lines + ["]"]
-
-
-def _count(shape: list[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 RUN = '''
