@@ -23,6 +23,9 @@ class Oracle:
     #: whether the oracle judges its command's run of each candidate (the user's interestingness
     #: command, `argv` and `timeout`; the job runs it: `reducer.workers.command`) instead of the sandbox's
     runs_candidates = False
+    #: fields a signature of this family records that do not tell two failures apart (`same` ignores
+    #: them, and so does whatever else compares failures: `reducer.faults.attach`)
+    loose: tuple[str, ...] = ()
 
     def classify(self, run: RunResult) -> Signature | None:
         raise NotImplementedError

@@ -105,6 +105,8 @@ def reads(check_line: str, message: str) -> str:
 
 class OwnCheck(Oracle):
     name = "own-check"
+    #: a non-finite value's public call that reached it, and the check that noticed it
+    loose = ("from", "check")
 
     def owner(self, sig: Signature) -> str:
         """The program's: a NaN made where an operation's value or derivative is not finite, or a check
@@ -113,11 +115,16 @@ class OwnCheck(Oracle):
         return "program"
 
     def same(self, wanted: Signature, seen: Signature) -> bool:
-        """A non-finite value is the same failure when the same check fails on a value made in the
-        same place (`in`, `op`), whichever public function of the program reached it (`from`)."""
+        """A non-finite value is the same failure when it is made in the same place (`value`, `in`,
+        `op`, `fix`, `cause`), whichever public function of the program reached it (`from`) and
+        whichever check noticed it (`check`: the program's `assert_allclose` against a reference,
+        or the `isfinite` check a written-back traced program carries)."""
         if wanted.family == seen.family == "nonfinite":
-            return _identity(wanted) == _identity(seen)
+            return self._identity(wanted) == self._identity(seen)
         return wanted == seen
+
+    def _identity(self, sig: Signature) -> tuple:
+        return tuple((k, v) for k, v in sig.fields if k not in self.loose)
 
     def classify(self, run: RunResult) -> Signature | None:
         if run.returncode in (0, None) or run.returncode < 0 or run.timed_out:
@@ -181,10 +188,6 @@ def nonfinite(kind: str, check: str, at: tuple[tuple[str, str], ...], shown: str
                                                                                   "A non-finite value")
     title = f"{value} from `{where.get('op')}`{via}{under} fails the program's `{check}`"
     return Signature("nonfinite", (("type", kind), ("check", check), *at), title, shown)
-
-
-def _identity(sig: Signature) -> tuple:
-    return tuple((k, v) for k, v in sig.fields if k != "from")
 
 
 def _excerpt(text: str, exception_line: str) -> str:

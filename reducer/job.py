@@ -72,6 +72,7 @@ class Job:
         self.kept: set[str] = set()  # the best programs' files kept for --resume
         self.scratch = scratch.folder(scratch_prefix)
         self.sandbox = None
+        self.fresh_seconds = 0.0  # the latest run in a fresh interpreter that ran to its end: what a final check costs here
         self.adopted: list = []  # sandboxes of levels' own, whose candidates an interrupt kills too
         self.first_limits = Limits()  # the first runs' limits; a level's job sets its own
         self.requested: Oracle | None = None  # the oracle --oracle asked for (None: auto); `established.oracle` is the one kept
@@ -183,7 +184,9 @@ class Job:
         if self.deadline is None:
             return None
         rounds = -(-verify_runs(self.options.verify_runs, rate) // max(1, self.options.jobs))
-        fresh = 1.5 * run_seconds + FRESH_START  # the checks start new interpreters; the first runs were warm
+        # the checks start new interpreters; the first runs were warm. A fresh run measured on this
+        # machine, as loaded as it is now, says what one costs better than the allowance
+        fresh = max(1.5 * run_seconds + FRESH_START, self.fresh_seconds)
         reserve = min(CHECK_SHARE * self.options.max_time, max(CHECK_FLOOR, 1.2 * rounds * fresh + 2))
         return self.deadline - reserve
 

@@ -104,6 +104,8 @@ class Reduction(ChainJob):
         if self.command is not None:
             return self.command.run(source, self.file_name, limits.timeout)
         run = self.sandbox.run(source, limits, cancel, **how)
+        if how.get("fresh") and not (run.timed_out or run.cancelled):
+            self.fresh_seconds = run.seconds
         return self.sites.attach(source, run) if self.sites is not None and not run.cancelled else run
 
     def fresh_run(self, program: str) -> RunResult:
@@ -220,13 +222,14 @@ class Reduction(ChainJob):
             self.timeout = AdaptiveTimeout(self.limits.timeout)
         fix = counterfactual.check_for(self, program, wanted) if program and not oracle.runs_candidates else None
         self.fix = fix or self.fix
+        ran, run = (program if self.resume_at == "source" else self.source), established.run  # a run of it
         if program and program != self.source and self.latest_seconds is None:
-            # a level's result to go on from (a written-back script): the final checks will run one of its size
-            limits = self.candidate_limits()
-            limits = dataclasses.replace(limits, timeout=self.bounded(limits.timeout))
-            self.latest_seconds = self.sandbox.run(program, limits).seconds
-        ran = program if self.resume_at == "source" else self.source  # the program established.run is a run of
-        guard = check_values.guard_for(wanted, ran, established.run, self.file_name, self.log)
+            # a level's result to go on from (a written-back script): the final checks run one of its size,
+            # fresh, and its own check is what candidates are guarded by
+            limits = dataclasses.replace(self.candidate_limits(), timeout=self.bounded(self.candidate_limits().timeout))
+            ran, run = program, self.sandbox.run(program, limits, fresh=True)
+            self.latest_seconds = self.fresh_seconds = run.seconds
+        guard = check_values.guard_for(wanted, ran, run, self.file_name, self.log)
 
         def test(source: str, cancel: threading.Event) -> bool:
             for _ in range(established.votes):

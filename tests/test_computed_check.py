@@ -344,3 +344,21 @@ def test_an_ordering_keeps_comparing_two_values(tmp_path):
     line = _failing_line(failed)
     assert check_values.computed_sides(ast.parse(repro), line) == 2
     assert not check_values.compares_with_itself(repro, line)
+
+
+def test_a_written_back_program_is_guarded_by_its_own_check_not_the_originals_comparison():
+    """The original compared with NumPy (`assert_allclose`); the traced level's written-back program
+    checks `isfinite`. Its candidates are held to what its own check reads, not to a comparison it
+    no longer makes (which rejected every one of them)."""
+    from oracles.outcome import RunResult
+
+    wanted = Signature("nonfinite", (("type", "AssertionError"), ("check", "assert_allclose"), ("value", "+inf"),
+                                     ("in", "forward"), ("op", "exp"), ("fix", "none"), ("from", "exp")))
+    program = ("import jax\nimport jax.numpy as jnp\nfrom jax import lax\na = jnp.float32(100.0)\n"
+               "g = jax.vmap(jnp.exp)(jnp.asarray([a]))\nassert jnp.isfinite(g).all()\n")
+    output = _failed("repro.py", 6, "assert jnp.isfinite(g).all()", "AssertionError")
+    guard = check_values.guard_for(wanted, program, RunResult(1, "", output, 1.0), "repro.py", lambda line: None)
+    assert guard and guard.computed and not guard.close_computed and not guard.tolerance
+    assert guard(program.replace("from jax import lax\n", ""), output)
+    constant = program.replace("g = jax.vmap(jnp.exp)(jnp.asarray([a]))", "g = jnp.asarray([jnp.inf])")
+    assert not guard(constant, output)  # its check reads a constant now

@@ -123,3 +123,20 @@ def test_a_nan_that_only_spread_an_inf_goes_back_to_the_operation_that_made_it()
     mask = checked_output([main, (14, "loss_fn", "p = jax.nn.softmax(jnp.where(valid, logits, -jnp.inf))")],
                           "return lax.convert_element_type(x, dtype)", "(inf) encountered in convert_element_type")
     assert located(lambda infs: mask if infs else nan)["op"] == "reduce"
+
+
+@pytest.mark.slow
+def test_a_comparison_with_a_reference_and_a_finite_check_see_the_same_overflow(tmp_path):
+    """The check that noticed a value is not what makes it: the program's `assert_allclose` against
+    NumPy and the `isfinite` check a written-back traced program ends in both fail on `exp`'s +Inf,
+    and the written-back one is the same failure (its fault is looked for, and found)."""
+    oracle = OwnCheck()
+    head = "import jax\nimport jax.numpy as jnp\nimport numpy as np\n"
+    original = head + "np.testing.assert_allclose(jnp.log(1 + jnp.exp(jnp.float32(100.0))), np.logaddexp(0, 100.0))\n"
+    written_back = head + "g = jax.vmap(jnp.exp)(jnp.asarray([[100.0]], jnp.float32))\nassert jnp.isfinite(g).all()\n"
+    attached = Attached(ValueOrigin(lambda text: run_text(text, Path(tempfile.mkdtemp(dir=tmp_path)))), oracle, applies)
+    first = run_text(original, tmp_path)
+    sig, run = attached.establish(original, first, oracle.classify(first))
+    assert sig.family == "nonfinite" and (sig.get("check"), sig.get("op"), sig.get("value")) == ("assert_allclose", "exp", "+inf")
+    seen = oracle.classify(attached.attach(written_back, run_text(written_back, tmp_path)))
+    assert seen.family == "nonfinite" and seen.get("check") == "assert" and oracle.same(sig, seen), seen

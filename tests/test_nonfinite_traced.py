@@ -61,6 +61,73 @@ def test_a_nan_gradient_is_located_at_the_derivative_of_sqrt(tmp_path, monkeypat
     assert "in=grad op=sqrt" in value_checks.fault_line(run)
 
 
+def test_an_array_becomes_a_scalar_at_the_value_that_tells(tmp_path, monkeypatch):
+    """A padded slot's zero is not the array's first value: `one-point` tries the value that tells
+    after the first one, so the masked `sqrt`'s NaN gradient survives the array becoming a scalar."""
+    from reducer.levels.jaxpr.passes.one_point import OnePoint
+
+    spec = spec_of(lambda a: jnp.sum(masked_sqrt(jnp.squeeze(a.reshape(3, 1), 1))),
+                   np.array([0.5, 2.0, 0.0], np.float32), transforms=[{"t": "grad", "argnums": [0]}])
+    first, telling = (jp.loads(c) for c in OnePoint().candidates(jp.dumps(spec)))
+    assert not {"squeeze", "reduce_sum"} & {e["p"] for e in telling["jaxpr"]["eqns"]}  # a scalar's are gone
+    assert (first["args"][0]["values"], telling["args"][0]["values"]) == ([0.5], [0.0])
+    assert replay(first, tmp_path, monkeypatch)[0] is None  # at its first value the gradient is finite
+    raised, report = replay(telling, tmp_path, monkeypatch)
+    assert raised is not None and (report["nonfinite"]["in"], report["nonfinite"]["op"]) == ("grad", "sqrt")
+    # a mask and the values it masks are cut at one position: the padded slot's False with its 0.0
+    paired = spec_of(lambda m, x: jnp.sum(jnp.where(m, jnp.sqrt(x), 1.0)), np.array([True, False]),
+                     np.array([0.5, 0.0], np.float32), transforms=[{"t": "grad", "argnums": [1]}])
+    telling = jp.loads(list(OnePoint().candidates(jp.dumps(paired)))[1])
+    assert [a["values"] for a in telling["args"]] == [[False], [0.0]]
+    raised, report = replay(telling, tmp_path, monkeypatch)
+    assert raised is not None and report["nonfinite"]["value"] == "nan"
+
+
+def test_a_dimension_shrinks_to_the_slice_that_holds_the_telling_value(tmp_path, monkeypatch):
+    """`shrink-dims` cuts an input's recorded values with its shape, keeping the padded row's zeros."""
+    from reducer.levels.jaxpr.passes.shrink_dims import ShrinkDims
+
+    rows = np.ones((4, 3), np.float32)
+    rows[2] = 0.0  # a padded row: its norm is 0, the gradient of its sqrt is NaN through the mask
+    spec = spec_of(lambda a: jnp.sum(masked_sqrt(jnp.sum(a * a, axis=1))), rows,
+                   transforms=[{"t": "grad", "argnums": [0]}])
+    one = jp.loads(next(iter(ShrinkDims().candidates(jp.dumps(spec)))))  # 4 -> 1 first, the largest size
+    assert one["args"][0]["shape"] == [1, 3] and one["args"][0]["values"] == [0.0, 0.0, 0.0]
+    raised, report = replay(one, tmp_path, monkeypatch)
+    assert raised is not None and (report["nonfinite"]["in"], report["nonfinite"]["op"]) == ("grad", "sqrt")
+
+
+def test_a_cut_keeps_the_values_it_makes_inputs_and_differentiates_at_the_cut(tmp_path, monkeypatch):
+    """`promote-to-inputs` with the values the captured call recorded: the probabilities (a zero among
+    them) become the input, the gradient is taken with respect to them, and the `where` trap's NaN
+    stays; the same cut built as ones loses it."""
+    from reducer.engine import Chunk
+    from reducer.levels.jaxpr.passes.promote_to_inputs import PromoteToInputs
+
+    def entropy(w):
+        p = jnp.maximum(w * 2.0, 0.0)
+        return jnp.sum(jnp.where(p > 0, p * jnp.log(p), 0.0))
+
+    spec = spec_of(entropy, np.array([0.5, -1.0, 0.3], np.float32), transforms=[{"t": "grad", "argnums": [0]}])
+    model = jp.parse(jp.dumps(spec))
+    recorded = jp.recorded(model)
+    assert recorded and all(len(v) in (1, 3) for v in recorded.values())
+    cut = Chunk(tuple(range(2)), 0, 2)  # the `mul` and the `max`: what computes the probabilities
+    kept = jp.loads(PromoteToInputs(recorded).apply(model, cut))
+    assert kept["args"] == [{"shape": [3], "dtype": "float32", "values": [1.0, 0.0, 0.6000000238418579]}]
+    assert kept["transforms"][0]["argnums"] == [0]  # differentiated at the cut, the weights gone
+    raised, report = replay(kept, tmp_path, monkeypatch)
+    assert raised is not None and (report["nonfinite"]["in"], report["nonfinite"]["op"]) == ("grad", "log")
+    ones = jp.loads(PromoteToInputs().apply(model, cut))
+    assert "values" not in ones["args"][-1] and replay(ones, tmp_path, monkeypatch)[0] is None
+    # the level's first replay of the captured call (`explain`) is what records them
+    monkeypatch.setenv("REDUCER_HARNESS_OUT", str(tmp_path / "first.json"))
+    with pytest.raises(nr.NonFinite):
+        value_checks.run_check(jp.parse(value_checks.with_check(jp.dumps(spec), "nonfinite", True)))
+    first = json.loads((tmp_path / "first.json").read_text())["recorded"]
+    assert json.dumps(first, sort_keys=True) == json.dumps(recorded, sort_keys=True)  # NaN included
+
+
 def test_a_log_of_zero_in_the_forward_computation(tmp_path, monkeypatch):
     spec = spec_of(lambda p: jnp.sum(jnp.log(p)), np.zeros(3, np.float32), transforms=[{"t": "jit"}])
     raised, report = replay(spec, tmp_path, monkeypatch)
@@ -96,6 +163,8 @@ def test_the_written_back_script_ends_in_the_programs_kind_of_check(fields, endi
     model = jp.parse(jp.dumps(spec))
     text = value_checks.finish_script(emit(model)[0], model, wanted)
     assert text.rstrip("\n").splitlines()[-len(ending):] == ending
+    # in the user's words: `lax.sqrt` and `select_n` as the jax.numpy calls that stage them
+    assert "jnp.sqrt(a)" in text and "jnp.where(" in text and "lax." not in text, text
     (tmp_path / "repro.py").write_text(text)
     done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 1 and dict(fields)["type"] in done.stderr.splitlines()[-1], done.stderr[-800:]

@@ -207,8 +207,9 @@ def test_arrays_become_scalars_the_operation_at_one_point(tmp_path, monkeypatch)
     # arrays of more elements: every one a scalar at the input's first value, then the one-element ones
     spec = spec_with_values(lambda x, y: jnp.sum(jax.scipy.special.digamma(x) * 2.0) + jnp.sum(y @ y),
                             jnp.array([1.5, 2.5]), jnp.ones((1, 1)), transforms=ENZYME_GRAD)
-    every, ones = (jp.loads(c) for c in OnePoint().candidates(jp.dumps(spec)))
+    every, telling, ones = (jp.loads(c) for c in OnePoint().candidates(jp.dumps(spec)))
     assert every["args"][0] == {"shape": [], "dtype": "float32", "values": [1.5]} and every["args"][1]["shape"] == []
+    assert telling["args"][0]["values"] == [2.5]  # then at the value most likely to tell: the largest here
     assert [a["shape"] for a in ones["args"]] == [[2], []]
 
 

@@ -32,7 +32,8 @@ class Attached:
         self.fault: Fault | None = None
         self.finding = ""  # what `establish` found, in a sentence for the log
         #: what a candidate's failure must already share with the original's before its fault is
-        #: looked for (the fields both the unlocated and the located signature have, such as the check)
+        #: looked for (the fields both the unlocated and the located signature have and that tell
+        #: failures apart, such as the exception's type)
         self.shared: tuple[tuple[str, str], ...] = ()
 
     def establish(self, program: str, run: RunResult, sig: Signature) -> tuple[Signature, RunResult]:
@@ -51,7 +52,8 @@ class Attached:
         run = carrying(run, self.fault)
         self.finding = f"at fault: {render(self.fault.fields)}. {self.fault.evidence}"
         located = self.oracle.classify(run) or sig
-        self.shared = tuple((k, sig.get(k)) for k, _ in located.fields if sig.get(k) is not None)
+        self.shared = tuple((k, sig.get(k)) for k, _ in located.fields
+                            if sig.get(k) is not None and k not in getattr(self.oracle, "loose", ()))
         return located, run
 
     def expect(self, sig: Signature) -> None:

@@ -135,6 +135,9 @@ class Emitter:
         """The primitive as an operator or a public call taking its parameters ("" when none does)."""
         from jax import lax
 
+        users = self.users_call(p, ins, params, e)
+        if users:
+            return users
         if p in INFIX and len(ins) == 2:
             return f"{ins[0]} {INFIX[p]} {ins[1]}"
         if p == "neg":
@@ -180,6 +183,16 @@ class Emitter:
         return self.spelling.callback_call(p, ins, params) if p in spelling.CALLBACKS else \
             spelling.random_call(p, ins, params)
 
+    def users_call(self, p: str, ins: list[str], params: dict, e: Equation) -> str:
+        """The primitive as the jax.numpy call a user writes for it, where that stages it unchanged."""
+        alike = len({tuple(s) for s in self._in_shapes(e)}) == 1 and all(isinstance(a, str) for a in e.inputs)
+        kinds = [self.types.get(a, "") if isinstance(a, str) else "" for a in e.inputs]
+        return spelling.users_call(p, ins, params, e.outputs[0].dtype, kinds, alike)
+
+    def typed(self, v) -> None:
+        """Record the shape and dtype of the variable `v` (a `reducer.levels.jaxpr.model.Var`)."""
+        self.shapes[v.name], self.types[v.name] = v.shape, v.dtype
+
     def _in_shapes(self, e: Equation) -> list:
         return [self.shapes.get(a, ()) if isinstance(a, str) else () for a in e.inputs]
 
@@ -209,7 +222,7 @@ class Emitter:
             if var in used:
                 lines.append(f"{inner}{self.name(var)} = {expr}")
         for v in j.inputs:
-            self.shapes[v.name] = v.shape
+            self.typed(v)
         body = self.body(j, inner)
         lines += body
         outs = [self.atom(a) for a in j.outputs]
@@ -222,7 +235,7 @@ class Emitter:
         for e in j.eqns:
             lines += self.eqn(e, indent)
             for o in e.outputs:
-                self.shapes[o.name] = o.shape
+                self.typed(o)
         return lines
 
     def structured(self, e: Equation, ins: list[str], lhs: str, indent: str) -> list[str]:
@@ -282,7 +295,7 @@ class Emitter:
         carry = [self.name(v.name) for v in body.inputs[nc:nc + nk]]
         xs = [self.name(v.name) for v in body.inputs[nc + nk:]]
         for v in body.inputs:
-            self.shapes[v.name] = v.shape
+            self.typed(v)
         lines = [f"{indent}def {sn}(carry, x_slice):"]
         inner = indent + "    "
         lines += [f"{inner}{self.name(var)} = {expr}" for var, expr in bound.items() if var in body.uses()]
@@ -311,7 +324,7 @@ class Emitter:
         bound = {v.name: c for v, c in zip(j.inputs[:n], consts)}
         carry = [self.name(v.name) for v in j.inputs[n:]]
         for v in j.inputs:
-            self.shapes[v.name] = v.shape
+            self.typed(v)
         lines = [f"{indent}def {fname}({carry[0] if alone else 'carry'}):"]
         inner = indent + "    "
         used = j.uses()
@@ -327,6 +340,7 @@ class Emitter:
     # -- the script -----------------------------------------------------------------------------
     def script(self, spec: Spec, header: str = "") -> str:
         self.shapes: dict = {}
+        self.types: dict = {}
         self.words = public_calls.Words(spec)
         j = spec.jaxpr
         params = [self.name(v.name) for v in j.inputs]

@@ -15,7 +15,9 @@ and replays each with the `nonfinite` check (`value_checks.with_check`). In the 
 4. on the level's first replay of a captured call (`explain`), also tries the operation at fault
    alone, on the values its inputs had (`reducer.levels.jaxpr.fault_alone`), judged the same way,
    and reports the first such program that shows the same fault under `alone`: the level starts
-   from it (`start`) instead of shrinking a large call one slow candidate at a time.
+   from it (`start`) instead of shrinking a large call one slow candidate at a time; and it reports
+   the values the call's equations computed under `recorded`, so that a cut of the call keeps them
+   (`promote-to-inputs`).
 
 So a candidate is judged by what its written-back script will show, not by a second opinion of
 this level: `same` asks for the same `in` and `op` as the program's failure. The written-back
@@ -175,6 +177,8 @@ def run_check(spec) -> None:
     report = {"program": {"exit": 0 if found is None else 1}, "nonfinite": found}
     if found and "op" in found and spec.explain:  # within about the time the replay took, not to time out
         report["alone"] = smallest_alone(spec, found, time.monotonic() + max(10.0, time.monotonic() - started))
+    if found and spec.explain:
+        report["recorded"] = _recorded(spec)
     out = os.environ.get("REDUCER_HARNESS_OUT")
     if out:
         with open(out, "w") as fh:
@@ -182,6 +186,15 @@ def run_check(spec) -> None:
     if found is not None:
         where = f" from `{found['op']}` ({found['in']})" if "op" in found else ""
         raise NonFinite(f"invalid value in the replayed call's result{where}")
+
+
+def _recorded(spec) -> dict:
+    """The values the call's equations computed (`program.recorded`), for cuts that keep them; none
+    where they cannot be computed."""
+    try:
+        return jp.recorded(spec)
+    except Exception:
+        return {}
 
 
 def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | None:

@@ -169,9 +169,11 @@ def make_value(shape, dtype: str, values=None, fill=1):
     return np.full(tuple(shape), fill, dtype=dt)
 
 
-def interpret(j: Jaxpr, args) -> list:
-    """Evaluate a spec jaxpr on `args` (arrays or tracers)."""
-    env = {v.name: a for v, a in zip(j.inputs, args)}
+def interpret(j: Jaxpr, args, env: dict | None = None) -> list:
+    """Evaluate a spec jaxpr on `args` (arrays or tracers); `env`, when given, is left holding every
+    variable's value."""
+    env = {} if env is None else env
+    env.update((v.name, a) for v, a in zip(j.inputs, args))
 
     def read(a):
         if isinstance(a, str):
@@ -315,6 +317,34 @@ def build(spec: Spec):
     for t in reversed(spec.transforms):
         f = _transformed(f, t)
     return f, arguments(spec)
+
+
+#: the values recorded for a cut (`recorded`): at most this many elements an array, and in all
+RECORD_EACH, RECORD_ALL = 4096, 65536
+
+
+def recorded(spec: Spec) -> dict:
+    """The values the top-level equations of `spec`'s function computed on its arguments, by
+    variable (flat, as `Arg.values`): what a cut of the program (`promote-to-inputs`) gives the
+    values it makes inputs, so that a value failure survives it. Arrays over RECORD_EACH elements,
+    PRNG keys and a function mapped by `vmap` (whose arguments are batches) are left out."""
+    import jax
+
+    from reducer.levels.jaxpr.params import flat_values
+
+    if any(t.kind == "vmap" for t in spec.transforms):
+        return {}
+    jax.config.update("jax_enable_x64", spec.x64)
+    env: dict = {}
+    interpret(spec.jaxpr, arguments(spec), env)
+    found, total = {}, 0
+    for e in spec.jaxpr.eqns:
+        for o in e.outputs:
+            size = elements(o.shape)
+            if o.name in env and size <= RECORD_EACH and total + size <= RECORD_ALL and key_impl(o.dtype) is None:
+                found[o.name] = flat_values(env[o.name])
+                total += size
+    return found
 
 
 def arguments(spec: Spec) -> list:

@@ -189,14 +189,19 @@ def enzyme_wrapper(options: dict | None, imports: set) -> str:
 
 CALLBACKS = ("pure_callback", "io_callback")  # primitives calling a host function
 CUMULATIVE = ("cumsum", "cumprod")  # the jax.numpy functions staged as a `jit` of their one primitive
+WHERE_PREP = ("convert_element_type", "broadcast_in_dim")  # what `jnp.where` does to its operands before selecting
 
 
 def public_jit(e, ins: list[str]) -> str:
     """An inner `jit` (a `reducer.levels.jaxpr.model.Equation`) that is exactly what a `jax.numpy`
-    function stages (`jnp.cumprod(x, axis=1)` is `jit[name=cumprod]` of one `cumprod` equation) as
-    that call; "" for any other."""
+    function stages (`jnp.cumprod(x, axis=1)` is `jit[name=cumprod]` of one `cumprod` equation,
+    `jnp.where(m, x, 0.0)` a `jit[name=_where]` converting, broadcasting and selecting) as that call;
+    "" for any other."""
     body = e.subs[0]
     name = e.params.get("name")
+    if name == "_where" and len(ins) == 3 and [q.primitive for q in body.eqns if q.primitive not in WHERE_PREP] == \
+            ["select_n"] and body.eqns[-1].primitive == "select_n" and body.outputs == [body.eqns[-1].outputs[0].name]:
+        return f"jnp.where({', '.join(ins)})"  # the operands it converts and broadcasts itself
     if name not in CUMULATIVE or len(ins) != 1 or len(body.eqns) != 1:
         return ""
     inner = body.eqns[0]
@@ -229,3 +234,26 @@ def platform_index(platforms) -> str:
 def random_call(p: str, ins: list[str], params: dict) -> str:
     """A PRNG primitive as its `jax.random` function ("" for another primitive)."""
     return RANDOM[p](ins, params) if p in RANDOM else ""
+
+
+#: primitives users call through jax.numpy (or jax.nn): on floating operands of one shape, with no
+#: parameter set, the public call stages exactly that primitive, so it is spelled as the user wrote it
+USERS_CALLS = {p: f"jnp.{p}" for p in ("sqrt", "exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh",
+                                       "sinh", "cosh", "abs", "sign", "floor", "ceil", "square", "cbrt", "exp2")}
+USERS_CALLS.update(atan="jnp.arctan", asin="jnp.arcsin", acos="jnp.arccos", atanh="jnp.arctanh",
+                   asinh="jnp.arcsinh", atan2="jnp.arctan2", max="jnp.maximum", min="jnp.minimum",
+                   logistic="jax.nn.sigmoid")
+
+
+def users_call(p: str, ins: list[str], params: dict, dtype: str, in_dtypes: list[str], alike: bool) -> str:
+    """The primitive `p` (on the operands `ins` of the dtypes `in_dtypes`, of one shape where `alike`,
+    making a `dtype` result) as the jax.numpy call a user writes for it (`jnp.sqrt`, `jnp.where`,
+    `x ** 2`), where that call stages it unchanged; "" otherwise."""
+    floating = dtype.startswith(("float", "bfloat"))
+    if p in USERS_CALLS and floating and alike and all(v is None for v in params.values()):
+        return f"{USERS_CALLS[p]}({', '.join(ins)})"
+    if p == "integer_pow" and floating and alike and params.get("y") in (2, 3):
+        return f"{ins[0]} ** {params['y']}"
+    if p == "select_n" and len(ins) == 3 and alike and in_dtypes[0] == "bool":
+        return f"jnp.where({ins[0]}, {ins[2]}, {ins[1]})"
+    return ""

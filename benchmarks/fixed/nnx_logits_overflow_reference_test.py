@@ -1,0 +1,5 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy.special import logsumexp
+np.testing.assert_allclose(jax.nn.logsumexp(jnp.array([100.0])), logsumexp([100.0]), rtol=1e-4)
