@@ -187,7 +187,7 @@ class Emitter:
         """The primitive as the jax.numpy call a user writes for it, where that stages it unchanged."""
         alike = len({tuple(s) for s in self._in_shapes(e)}) == 1 and all(isinstance(a, str) for a in e.inputs)
         kinds = [self.types.get(a, "") if isinstance(a, str) else "" for a in e.inputs]
-        return spelling.users_call(p, ins, params, e.outputs[0].dtype, kinds, alike)
+        return spelling.users_call(p, ins, params, e.outputs[0].dtype, kinds, alike) if e.outputs else ""
 
     def typed(self, v) -> None:
         """Record the shape and dtype of the variable `v` (a `reducer.levels.jaxpr.model.Var`)."""
