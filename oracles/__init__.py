@@ -59,11 +59,12 @@ def oracle_spec(sig: Signature) -> str:
 
 
 def detect(run: RunResult, platform: str = "cpu", hangs: bool = False,
-           own_checks: bool = True) -> tuple[Oracle, Signature] | None:
+           own_checks: bool = True, skip: tuple[str, ...] = ()) -> tuple[Oracle, Signature] | None:
     """The first family that recognises the failure in `run`, with its signature; `own_checks` false
-    where the program is the tool's own runner (an IR module's), whose checks are no user's."""
+    where the program is the tool's own runner (an IR module's), whose checks are no user's; the
+    families named in `skip` are passed over."""
     for name, cls in FAMILIES.items():
-        if cls is OwnCheck and not own_checks:
+        if cls is OwnCheck and not own_checks or name in skip:
             continue
         oracle = Crash(platform, hangs) if cls is Crash else cls()
         sig = oracle.classify(run)

@@ -178,11 +178,20 @@ class OwnCheck(Oracle):
                          "\n".join(lines[-6:]))
 
 
+def failed_check(run: RunResult, wanted: Signature) -> str:
+    """The kind of check `run` failed (a written-back program's `assert` where the original compared
+    with `assert_allclose`), else the one `wanted` names."""
+    seen = OwnCheck().classify(run)
+    return (seen.get("check") if seen is not None else None) or wanted.get("check") or ""
+
+
 def nonfinite(kind: str, check: str, at: tuple[tuple[str, str], ...], shown: str) -> Signature:
     """The signature of a check failing on a NaN or an Inf whose operation at fault is known (`at`:
     `in`, `op`, `from`): the message no longer matters, where the value was made does."""
     where = dict(at)
-    under = "" if where.get("in") == "forward" else f" under `{where.get('in')}`"
+    made = where.get("in", "").split(",")
+    under = "".join(f" under `{m}`" for m in made if m != "forward")
+    under = f", forward and{under}," if len(made) > 1 else under
     via = f" (through `{where.get('from')}`)" if where.get("from") not in ("", where.get("op")) else ""
     value = {"nan": "A NaN", "inf": "An Inf", "+inf": "A +Inf", "-inf": "A -Inf"}.get(where.get("value", ""),
                                                                                   "A non-finite value")

@@ -20,6 +20,10 @@ reference; each of those the program can be given (Enzyme-JAX's derivative by JA
 `enzyme_jax_ir`, op by op where it calls `jit`) is tried on the starting program, and the first that
 makes it run through is the one every interesting candidate must survive.
 
+The same fix tells, before anything is reduced, whether a difference the harness found is why the
+program stops at all (`why_it_stops`): a program that stops as well with it taken away fails for
+another reason, and is judged by how it stops (its own check on a NaN, its assertion).
+
 The replacement is a prologue put before the program's first statement. When the starting program
 itself does not run through with it (it fails later for another reason, or it stops unconditionally),
 the check is left off for that reduction and the log says so.
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import threading
 
+import oracles
 from oracles.outcome import Signature
 from oracles.wrong_result import against_cpu_alone
 from reducer.prologue import with_prologue
@@ -93,6 +98,32 @@ def runs_clean(job, source: str, how: str, cancel: threading.Event | None = None
     """Whether `source`, with the fix of `how`, runs through in a child of its own."""
     run = job.execute(fixed(source, how), job.candidate_limits(), cancel, isolated=True)
     return run.returncode == 0 and not run.timed_out
+
+
+def explains(job, source: str, sig: Signature) -> bool:
+    """Whether the difference the harness found is why the program stops: with it taken away (the
+    signature's own fix), the program runs through. A difference the program compares itself
+    (`program-compares`) is its failure by construction; a run that times out tells nothing. The
+    harness compares every captured call, so it can find a difference of its own beside the one
+    that fails the program (`jit`'s `cosh` at the edge of float32 beside overflows that op-by-op
+    evaluation makes too)."""
+    how = mode(sig)
+    if how is None or sig.get("program-compares"):
+        return True
+    run = job.execute(fixed(source, how), job.candidate_limits(), isolated=True)
+    return run.timed_out or run.returncode == 0
+
+
+def why_it_stops(job, results: list, found: list) -> list:
+    """The failures `found` in the original's first `results`, as detected; where the harness's
+    difference does not `explain` them, as the next family that recognises each run tells them."""
+    oracle, sig = next(h for h in found if h)
+    if explains(job, job.source, sig):
+        return found
+    job.log(f"the program still stops with {WHAT[mode(sig)]}: the difference the harness found "
+            f"({sig.title}) is not why; judged by how the program stops")
+    again = [oracles.detect(run, job.options.platform, job.options.hangs, skip=(oracle.name,)) for run in results]
+    return again if any(again) else found
 
 
 def check_for(job, program: str, sig: Signature) -> str | None:

@@ -129,16 +129,16 @@ class Reduction(ChainJob):
         if reason:
             raise ReducerError(f"{self.script}: {reason}", NO_BACKEND)
         found = [self.classify(run) for run in results]
-        hits = [h for h in found if h]
-        if not hits:
+        if not any(found):
             raise not_failing(self.script, results[0], self.requested, self.options)
-        oracle, sig = hits[0]
+        found = counterfactual.why_it_stops(self, results, found) if self.requested is None else found
+        oracle, sig = first = next(h for h in found if h)
         rate = sum(1 for h in found if h and oracle.same(sig, h[1])) / len(results)
         slowest = max(r.seconds for r in results)
         no_checks = self.needs_gradients and not oracle.needs_gradient_checks
         limits = (self.first_limits if self.options.timeout is not None
                   else Limits(timeout=max(20.0, 4 * slowest), memory_mb=self.memory_mb))
-        established = Established(oracle, sig, results[found.index(hits[0])], rate, slowest, limits=limits,
+        established = Established(oracle, sig, results[found.index(first)], rate, slowest, limits=limits,
                           votes=max(3, runs) if rate < 1.0 else 1,
                           watches=() if no_checks else tuple(oracle.watches),
                           data_files=tuple(self.sandbox.data_files), gradient_checks=False if no_checks else None)
@@ -227,8 +227,8 @@ class Reduction(ChainJob):
             # a level's result to go on from (a written-back script): the final checks run one of its size,
             # fresh, and its own check is what candidates are guarded by
             limits = dataclasses.replace(self.candidate_limits(), timeout=self.bounded(self.candidate_limits().timeout))
-            ran, run = program, self.sandbox.run(program, limits, fresh=True)
-            self.latest_seconds = self.fresh_seconds = run.seconds
+            ran, run = program, self.execute(program, limits, fresh=True)
+            self.latest_seconds = run.seconds
         guard = check_values.guard_for(wanted, ran, run, self.file_name, self.log)
 
         def test(source: str, cancel: threading.Event) -> bool:

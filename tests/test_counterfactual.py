@@ -67,6 +67,24 @@ def test_a_jit_miscompare_runs_through_op_by_op(tmp_path):
         job.close()
 
 
+@pytest.mark.slow
+def test_a_difference_the_harness_finds_that_is_not_why_the_program_stops_is_not_its_failure(tmp_path):
+    """The real miscompile computed but never compared: the program stops on a `log(0)` of its own,
+    op by op too. The harness still finds `jit` and op by op apart, but that is not why it stops."""
+    miscompile = (PROGRAMS / "jit_miscompare.py").read_text().split("eager = ")[0]
+    beside = miscompile + ("compiled = jax.jit(squared_norms)(points)\n"
+                           "assert jnp.isfinite(jnp.log(compiled[0])), 'the loss is not finite'\n")
+    (tmp_path / "beside.py").write_text(beside)
+    for program, family in ((tmp_path / "beside.py", "nonfinite"), (PROGRAMS / "jit_miscompare.py", "wrong-result")):
+        job = Reduction(program, tmp_path / f"out-{family}", Options(jobs=1, runs=1))
+        try:
+            assert job.establish().signature.family == family
+            told = "is not why; judged by how the program stops" in "\n".join(job.log_lines)
+            assert told == (family == "nonfinite")
+        finally:
+            job.close()
+
+
 def test_a_program_s_own_check_is_held_to_the_reference_it_compares_with():
     own = Signature("own-check", (("type", "AssertionError"), ("check", "assert"), ("reads", "close")))
     program = "import jax\nfrom enzyme_ad.jax import enzyme_jax_ir\nf = jax.jit(g)\n"

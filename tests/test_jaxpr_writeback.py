@@ -203,3 +203,11 @@ def test_a_loop_carrying_one_value_carries_it_itself_and_computes_what_the_progr
         np.testing.assert_allclose(np.asarray(got), np.asarray(fun(jnp.full(3, 4.0))))
         if fun is halve:
             assert not re.search(r"while_loop\(.*\(\w+,\)\)", text) and "= carry" not in text, text
+
+
+def test_a_filled_value_is_spelled_as_a_user_writes_it():
+    from reducer.levels.jaxpr.spelling import filled
+
+    assert (filled((), "bool", 0), filled((), "bool", 1)) == ("False", "True")  # a mask of one value
+    assert filled((2,), "bool", 0) == "jnp.zeros((2,), jnp.bool_)" and filled((), "float32", 1) == "jnp.ones((), jnp.float32)"
+    assert float(jax.grad(lambda a: jnp.where(eval(filled((), "bool", 0)), jnp.log(a), 1.0))(2.0)) == 0.0

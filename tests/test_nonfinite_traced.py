@@ -61,6 +61,25 @@ def test_a_nan_gradient_is_located_at_the_derivative_of_sqrt(tmp_path, monkeypat
     assert "in=grad op=sqrt" in value_checks.fault_line(run)
 
 
+def test_a_forward_nan_beside_the_gradients_is_not_the_where_traps_gradient_nan(tmp_path, monkeypatch):
+    """The `where` dropped, `a * log(a)` at 0 still has a NaN gradient made by `log`, but the checked
+    forward value is NaN too: the forward fix takes some of the values away, not none."""
+    grad = [{"t": "value_and_grad", "argnums": [0]}]
+    trap = spec_of(lambda a: jnp.where(a > 0, a * jnp.log(a), 0.0), np.float32(0.0), transforms=grad)
+    dropped = spec_of(lambda a: a * jnp.log(a), np.float32(0.0), transforms=grad)
+    found = [replay(spec, tmp_path, monkeypatch)[1]["nonfinite"] for spec in (trap, dropped)]
+    assert [(f["in"], f["op"], f["value"]) for f in found] == [("grad", "log", "nan"), ("forward,grad", "log", "nan")]
+
+
+def test_a_value_made_forward_is_told_by_its_own_kind_not_its_derivatives(tmp_path, monkeypatch):
+    """`value_and_grad(log)(0)` reads `-inf` forward beside the derivative's `+inf`: the value made
+    forward is the `-inf`, not a `+inf` as `-log(0)` makes."""
+    grad = [{"t": "value_and_grad", "argnums": [0]}]
+    found = [replay(spec_of(f, np.float32(0.0), transforms=grad), tmp_path, monkeypatch)[1]["nonfinite"]
+             for f in (jnp.log, lambda x: -jnp.log(x))]
+    assert [(f["in"], f["op"], f["value"]) for f in found] == [("forward", "log", "-inf"), ("forward", "log", "+inf")]
+
+
 def test_an_array_becomes_a_scalar_at_the_value_that_tells(tmp_path, monkeypatch):
     """A padded slot's zero is not the array's first value: `one-point` tries the value that tells
     after the first one, so the masked `sqrt`'s NaN gradient survives the array becoming a scalar."""

@@ -55,6 +55,15 @@ def test_an_underflow_fix_names_what_made_the_zero_that_log_turned_into_minus_in
     assert not jnp.isfinite(jnp.log(0.0))  # a zero nothing underflowed to stays a zero
 
 
+def test_the_value_alone_keeps_what_the_operation_made_forward_and_takes_its_derivative_away(fix):
+    value, grad = jax.value_and_grad(jnp.log)(0.0)
+    assert jnp.isneginf(value) and jnp.isposinf(grad)
+    fix("log", safe_ops.VALUE_ONLY)
+    value, grad = jax.value_and_grad(jnp.log)(0.0)
+    assert jnp.isneginf(value) and grad == 0.0  # no NaN from the masked derivative either
+    assert jax.grad(jnp.log)(2.0) == 0.5  # where the value is finite, nothing changes
+
+
 def test_undo_gives_the_primitive_back():
     undo = safe_ops.make_safe("log", safe_ops.DERIVATIVE)
     undo()
@@ -66,12 +75,17 @@ def test_names_a_program_uses_stand_for_primitives():
     assert safe_ops.primitives("arccos") == ("acos",) and safe_ops.known("norm") and not safe_ops.known("nosuch")
 
 
-def _kind_at_the_check(check) -> str:
+def _seen_at_the_check(check) -> tuple[str, int]:
     try:
         check()
     except AssertionError:
-        return checked_value._kind(sys.exc_info()[2])
+        kinds, count = checked_value._seen(sys.exc_info()[2])
+        return checked_value.named(kinds), count
     raise AssertionError("the check did not fail")
+
+
+def _kind_at_the_check(check) -> str:
+    return _seen_at_the_check(check)[0]
 
 
 def test_the_kind_is_the_checked_values_not_the_first_non_finite_value_made():
@@ -89,6 +103,24 @@ def test_the_kind_is_the_checked_values_not_the_first_non_finite_value_made():
     assert _kind_at_the_check(loss_check) == "+inf"
     assert _kind_at_the_check(grads_check) == "+inf,nan"
     assert _kind_at_the_check(inline_check) == "+inf"
+
+
+def test_the_check_tells_how_many_values_it_read_were_not_finite_even_through_a_generator():
+    def value_and_grad_check():  # the forward value is NaN beside the gradient's: two values
+        assert all(jnp.isfinite(x) for x in jax.value_and_grad(lambda a: a * jnp.log(a))(0.0))
+
+    def grad_only_check():  # the `where` trap: the forward value is finite
+        assert all(jnp.isfinite(x) for x in jax.value_and_grad(lambda a: jnp.where(a > 0, a * jnp.log(a), 0.0))(0.0))
+
+    def grads_check():
+        grads = {"w": jnp.array([1.0, jnp.nan, jnp.nan]), "b": jnp.array(jnp.inf)}
+        assert all(jnp.isfinite(g).all() for g in jax.tree_util.tree_leaves(grads))
+
+    assert _seen_at_the_check(value_and_grad_check) == ("nan", 2)
+    assert _seen_at_the_check(grad_only_check) == ("nan", 1)
+    assert _seen_at_the_check(grads_check) == ("+inf,nan", 3)
+    assert checked_value.count_in(f"{checked_value.LINE_START} nan 2\nTraceback") == 2
+    assert checked_value.count_in(f"{checked_value.LINE_START} nan\nTraceback") is None
 
 
 def test_a_candidate_covers_the_kinds_the_original_showed():

@@ -155,6 +155,42 @@ def test_a_linen_train_state_gives_the_optimizer_it_holds():
     assert looped[loop - 1] == "initial = f(params)" and looped[loop + 1] == "loss = f(params)"
 
 
+INLINE = '''
+import jax
+import jax.numpy as jnp
+import optax
+from flax import linen as nn
+from flax.training import train_state
+
+
+def build_tx(lr):
+    return optax.chain(optax.scale_by_adam(), optax.scale(lr))
+
+
+def fit(x, y, epochs=20):
+    model = nn.Dense(1)
+    state = train_state.TrainState.create(apply_fn=model.apply, params=model.init(jax.random.PRNGKey(0), x)["params"],
+                                          tx=build_tx(3e-3))
+    history = []
+    for _ in range(epochs):
+        loss, grads = jax.value_and_grad(lambda p: jnp.mean((state.apply_fn({"params": p}, x) - y) ** 2))(state.params)
+        state = state.apply_gradients(grads=grads)
+        history.append(loss)
+    assert history[-1] < history[0], "diverged"
+
+
+fit(jnp.ones((8, 2)), jnp.zeros((8, 1)))
+'''
+
+
+def test_an_optimizer_made_inside_the_call_that_holds_it_is_found():
+    """`TrainState.create(…, tx=build_tx(3e-3))`: the optimizer is made where it is held, in a
+    statement of the function that trains."""
+    found = proposals(INLINE, "diverged")
+    first = statements(found[0])
+    assert "optimizer = build_tx(0.003)" in first and "flax" not in found[0], first
+
+
 NNX = '''
 import jax
 import optax

@@ -56,9 +56,11 @@ def test_the_gradient_check_finds_enzymes_wrong_digamma_derivative_in_the_jaxpr(
     spec = spec_with_values(f, jnp.array([1.5, 2.5]), transforms=ENZYME_GRAD)
     failed, report = checked(spec, "gradient", tmp_path, monkeypatch)
     assert failed and report["checks"][0]["mismatch"] and report["checks"][0]["operation"] == "digamma"
-    assert "at_fault" not in report["checks"][0]  # a candidate's replay pays for no third opinion
-    # the first replay's: float64 finite differences at the operation at fault side with JAX's AD
+    assert "at_fault" not in report["checks"][0] and "recorded" not in report  # a candidate pays for neither
+    # the first replay's: float64 finite differences at the operation at fault side with JAX's AD, and
+    # the values of the call's equations, which a cut gives the inputs it makes
     report = checked(spec, "gradient", tmp_path, monkeypatch, explain=True)[1]
+    assert any(v == pytest.approx([float(jnp.exp(1.5)), float(jnp.exp(2.5))]) for v in report["recorded"].values())
     found = report["checks"][0]["at_fault"]
     assert found["operation"] == "digamma" and found["at"] in (pytest.approx(1.5), pytest.approx(2.5))
     trigamma = float(jax.scipy.special.polygamma(1, found["at"]))

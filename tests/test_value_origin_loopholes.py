@@ -2,9 +2,10 @@
 
 Every row is a candidate the search met or could meet in place of a real failing program: a
 constant behind a lambda or a function, a random zero, NumPy alone, a forward `-inf` in place of a
-gradient's NaN, an Inf in place of a NaN, a check that fails without the bug. Each must be told
-apart from its original by the guard the row names (the field that guard sets differs), and each
-row is run again with that guard switched off to show that the guard is what tells them apart.
+gradient's NaN, an Inf in place of a NaN, a check that fails without the bug, an input the call
+rules out (a matrix that is not square). Each must be told apart from its original by the guard the
+row names (the field that guard sets differs), and each row is run again with that guard switched
+off to show that the guard is what tells them apart.
 The faithful reductions at the end must be accepted. All runs are real: the candidates run in
 fresh interpreters with the fix patched into JAX."""
 from __future__ import annotations
@@ -30,9 +31,11 @@ ORIGINALS = {
     "norm": "assert jnp.isfinite(jax.grad(lambda x: jnp.linalg.norm(x) ** 2)(jnp.zeros(1))).all()\n",
     # the log of a softmax that underflowed: an Inf made forward by `log`, of an `exp` that gave 0
     "softmax-log": "assert jnp.isfinite(-jnp.log(jax.nn.softmax(jnp.array([0.0, 200.0]))[0]))\n",
+    # a Cholesky factor of a rank-deficient Gram matrix: NaN, with no fix of one operation known
+    "cholesky": "assert jnp.isfinite(jnp.linalg.cholesky(jnp.ones((2, 2)))).all()\n",
 }
 #: the field each guard sets where a candidate's origin differs from the original's
-FIELD = {"fix": "op", "transformation": "in", "cause": "cause", "kind": "value"}
+FIELD = {"fix": "op", "transformation": "in", "cause": "cause", "kind": "value", "contract": "op"}
 LOOPHOLES = [
     ("where-log", "constant-behind-a-lambda", "assert jnp.isfinite((lambda x: float('nan'))(0.0))\n", "fix"),
     ("where-log", "constant-behind-a-function", "def f(x):\n    return jnp.nan\nassert jnp.isfinite(f(1.0))\n", "fix"),
@@ -41,20 +44,31 @@ LOOPHOLES = [
     ("where-log", "fails-without-the-bug", "assert jnp.isfinite(jnp.nan * jnp.log(2.0))\n", "fix"),
     ("where-log", "forward-inf-for-a-gradient-nan", "assert jnp.isfinite(jax.lax.log(0.0))\n", "kind"),
     ("where-log", "forward-nan-for-a-gradient-nan", "assert jnp.isfinite(jnp.log(-1.0))\n", "transformation"),
+    # the `where` dropped: the gradient's NaN is still made by `log`, but the checked forward value is NaN too
+    ("where-log", "a-forward-nan-beside-the-gradient-nan",
+     "assert all(jnp.isfinite(x) for x in jax.value_and_grad(lambda a: a * jnp.log(a))(0.0))\n", "transformation"),
     ("norm", "inf-for-a-nan", "assert jnp.isfinite(jax.grad(jax.lax.sqrt)(0.0))\n", "kind"),
     ("softmax-log", "nan-for-an-inf", "assert jnp.isfinite(-jnp.log(jnp.float32(-1.0)))\n", "kind"),
     ("softmax-log", "minus-inf-for-plus-inf", "p = jax.nn.softmax(jnp.array([0.0, 200.0]))\n"
                     "assert jnp.isfinite(jnp.log(p[0]))\n", "kind"),
+    ("softmax-log", "minus-inf-beside-its-derivatives-plus-inf",
+     "assert all(jnp.isfinite(x) for x in jax.value_and_grad(jnp.log)(0.0))\n", "kind"),
     ("softmax-log", "random-zero", "import numpy\nassert jnp.isfinite(-jnp.log(numpy.random.default_rng().integers(1)))\n",
      "cause"),
     ("softmax-log", "literal-zero", "assert jnp.isfinite(-jnp.log(0.0))\n", "cause"),
     ("softmax-log", "numpy-alone", "import numpy\nassert numpy.isfinite(-numpy.log(numpy.float32(0)))\n", "fix"),
+    # JAX symmetrises a (1, 2) input by broadcasting into the same singular matrix: an input the call rules out
+    ("cholesky", "a-matrix-that-is-not-square", "assert jnp.isfinite(jax.lax.linalg.cholesky(jnp.ones((1, 2)))).all()\n",
+     "contract"),
 ]
 FAITHFUL = [
     ("where-log", "def h(p):\n    return jnp.sum(jnp.where(p > 0, p * jnp.log(p), 0.0))\n"
                   "assert jnp.isfinite(jax.grad(h)(jnp.array([0.5, 0.0]))).all()\n"),
+    ("where-log", "assert all(jnp.isfinite(x) for x in jax.value_and_grad(lambda a: jnp.where(a > 0, a * jnp.log(a), 0.0))"
+                  "(0.0))\n"),
     ("norm", "d = jnp.zeros((2, 3))\nassert jnp.isfinite(jax.grad(lambda d: jnp.sum(jnp.linalg.norm(d, axis=-1) ** 2))(d)).all()\n"),
     ("softmax-log", "p = jax.nn.softmax(jnp.array([[1.0, 150.0], [0.0, 1.0]]))\nassert jnp.isfinite(-jnp.log(p).sum())\n"),
+    ("cholesky", "assert jnp.isfinite(jax.lax.linalg.cholesky(jnp.ones((3, 3)))).all()\n"),
 ]
 
 
@@ -90,6 +104,7 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     softmax = origins["softmax-log"]
     assert (softmax.get("value"), softmax.get("in"), softmax.get("op"), softmax.get("cause")) == \
         ("+inf", "forward", "log", "exp-underflow")
+    assert (origins["cholesky"].get("op"), origins["cholesky"].get("fix")) == ("cholesky", "none")
 
 
 @pytest.mark.parametrize("original, name, candidate, guard", LOOPHOLES, ids=[f"{r[0]}:{r[1]}" for r in LOOPHOLES])

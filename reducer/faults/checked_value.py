@@ -3,10 +3,11 @@
 `watch()`, run before the program's first statement, wraps `sys.excepthook` (the harness reports an
 uncaught exception through it). When the program stops on an exception, the innermost frame of the
 program's own code is the check; the values its statement reads (the names it reads, and the
-arguments of the calls it makes) are looked at, and the kinds of non-finite values among them are
-printed as one line, `LINE_START nan` (or `+inf`, `-inf`, several joined by commas), before the
-traceback. A run under JAX's NaN checks would stop at the first NaN anywhere, even one the program
-never checks (a gradient's, while the check reads the loss's Inf); this reads the checked value.
+arguments of the calls it makes, or the calls themselves) are looked at, and the kinds of non-finite
+values among them are printed as one line, `LINE_START nan 3` (or `+inf`, `-inf`, several joined by
+commas; then how many non-finite elements they hold), before the traceback. A run under JAX's NaN
+checks would stop at the first NaN anywhere, even one the program never checks (a gradient's, while
+the check reads the loss's Inf); this reads the checked value.
 """
 from __future__ import annotations
 
@@ -14,16 +15,24 @@ import ast
 import linecache
 import re
 import sys
+import types
 
 LINE_START = "[reducer] checked value:"
-LINE = re.compile(re.escape(LINE_START) + r" (?P<kind>[-+a-z,]+)\s*$", re.M)
+LINE = re.compile(re.escape(LINE_START) + r" (?P<kind>[-+a-z,]+)(?: (?P<count>\d+))?\s*$", re.M)
 _LIBRARY = re.compile(r"site-packages|dist-packages|/lib/python3\.\d+/|^<|/reducer/(?:harness|workers)/")
 
 
 def kind_in(output: str) -> str | None:
     """The kind a run printed with `watch()` on, or None."""
-    found = LINE.findall(output)
-    return found[-1] if found else None
+    found = list(LINE.finditer(output))
+    return found[-1]["kind"] if found else None
+
+
+def count_in(output: str) -> int | None:
+    """How many non-finite elements the failing check read, as a run printed it with `watch()` on;
+    None where it printed none."""
+    found = list(LINE.finditer(output))
+    return int(found[-1]["count"]) if found and found[-1]["count"] else None
 
 
 def watch() -> None:
@@ -31,9 +40,9 @@ def watch() -> None:
 
     def hook(kind, value, tb):
         try:
-            found = _kind(tb)
-            if found:
-                print(f"{LINE_START} {found}", file=sys.stderr, flush=True)
+            kinds, count = _seen(tb)
+            if kinds:
+                print(f"{LINE_START} {named(kinds)} {count}", file=sys.stderr, flush=True)
         except Exception:  # never in the way of the program's own report
             pass
         previous(kind, value, tb)
@@ -41,21 +50,23 @@ def watch() -> None:
     sys.excepthook = hook
 
 
-def _kind(tb) -> str:
+def _seen(tb) -> tuple[set, int]:
+    """The kinds of non-finite values the failing check read, and how many elements held one."""
     frame, line = None, 0
     while tb is not None:
         if not _LIBRARY.search(tb.tb_frame.f_code.co_filename):
             frame, line = tb.tb_frame, tb.tb_lineno
         tb = tb.tb_next
     if frame is None:
-        return ""
+        return set(), 0
     statement = _statement(frame.f_code.co_filename, line)
     if statement is None:
-        return ""
-    kinds = set()
+        return set(), 0
+    kinds, count = set(), 0
     for value in _read(statement, frame):
-        kinds |= kinds_of(value)
-    return named(kinds)
+        found, n = tally(value)
+        kinds, count = kinds | found, count + n
+    return kinds, count
 
 
 def named(kinds: set) -> str:
@@ -85,34 +96,48 @@ def _statement(path: str, line: int) -> ast.stmt | None:
 
 
 def _read(statement: ast.stmt, frame):
-    """The values the statement reads: its names, then the arguments of its calls, evaluated again
-    only where no name gave a value."""
+    """The values the statement reads: its names; where no name gave a non-finite value, the
+    arguments of its calls, evaluated again; where none of those did either, its calls themselves
+    (`all(jnp.isfinite(x) for x in jax.value_and_grad(f)(0.0))` reads the call's result)."""
     scope = {**frame.f_globals, **frame.f_locals}
     values = [scope[n.id] for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id in scope]
     if any(kinds_of(v) for v in values):
         return values
-    for node in ast.walk(statement):
-        if isinstance(node, ast.Call):
-            for arg in node.args:
-                try:
-                    values.append(eval(compile(ast.Expression(arg), "<check>", "eval"), frame.f_globals,
-                                       dict(frame.f_locals)))
-                except Exception:
-                    continue
+    calls = [node for node in ast.walk(statement) if isinstance(node, ast.Call)]
+    args = _evaluated([arg for call in calls for arg in call.args], frame)
+    if any(kinds_of(v) for v in args):
+        return values + args
+    return values + _evaluated(calls, frame)
+
+
+def _evaluated(nodes: list, frame) -> list:
+    values = []
+    for node in nodes:
+        try:
+            values.append(eval(compile(ast.Expression(node), "<check>", "eval"), frame.f_globals, dict(frame.f_locals)))
+        except Exception:
+            continue
     return values
 
 
 def kinds_of(value) -> set:
     """The kinds of non-finite values in `value` (a pytree of arrays): `nan`, `+inf`, `-inf`."""
+    return tally(value)[0]
+
+
+def tally(value) -> tuple[set, int]:
+    """The kinds of non-finite values in `value` (a pytree of arrays), and how many elements hold one."""
     import numpy as np
 
+    if isinstance(value, types.GeneratorType):  # reading it would consume it
+        return set(), 0
     try:
         if "jax" in sys.modules:  # a pytree of parameters or gradients
             leaves = sys.modules["jax"].tree_util.tree_leaves(value)
         else:
             leaves = list(value.values()) if isinstance(value, dict) else list(value) \
                 if isinstance(value, (list, tuple)) else [value]
-        found = set()
+        found, count = set(), 0
         for leaf in leaves:
             if callable(leaf) or isinstance(leaf, (str, bytes)):
                 continue
@@ -125,6 +150,7 @@ def kinds_of(value) -> set:
                 found.add("+inf")
             if np.isneginf(a).any():
                 found.add("-inf")
-        return found
+            count += int((~np.isfinite(a)).sum())
+        return found, count
     except Exception:
-        return set()
+        return set(), 0

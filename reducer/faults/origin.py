@@ -14,18 +14,23 @@ what a counterfactual says:
   JAX's checks named, in the order they met them;
 - its transformation (`in`): `forward` when making the operation's forward value finite alone takes
   the checked value away (the program runs through, or its check then fails on a value of another
-  kind: a training loop's NaN parameters after the loss's Inf is gone), else the derivative the
-  program takes (`grad`, `jvp`);
+  kind: a training loop's NaN parameters after the loss's Inf is gone), `forward,grad` when it takes
+  some of the checked non-finite elements away and not all (a forward NaN read beside the gradient's:
+  the `where` trap with its `where` gone), else the derivative the program takes (`grad`, `jvp`);
 - for an Inf made forward, its `cause`: the operation whose underflow to 0 it came from (`exp` in a
   softmax that `log` reads), the one whose underflow fix makes the program run through, or none.
 
 Every candidate is then held to that origin: it must fail as it is, run through with the same fix,
-show every kind of value the original's check read, be told the same transformation by the forward fix, and for an Inf
-that an underflow made, run through with that underflow fixed. A candidate whose check reads a
-constant, a random number, NumPy alone or another operation's value does not run through with the
-fix; a forward `-inf` in place of a gradient's NaN runs through with the forward fix alone; an `inf`
-in place of a NaN is another kind. When no fix is found, the origin is held the way JAX's checks
-name it (`nonfinite.NonFiniteValues`) and the log says so.
+show every kind of value the original's check read (for a value made forward, of the values the
+operation made with its derivative taken away: `log(0)`'s `-inf` is not the `+inf` of `-log(0)`,
+even beside its derivative's `+inf`), be told the same transformation by the forward fix, for an
+Inf that an underflow made, run through with that underflow fixed, and give the public calls only
+inputs they document (`reducer.faults.contracts`: a Cholesky factor of a matrix that is not square
+is not the NaN of a rank-deficient one). A candidate whose check reads a constant, a random number,
+NumPy alone or another operation's value does not run through with the fix; a forward `-inf` in
+place of a gradient's NaN runs through with the forward fix alone, and a forward NaN beside it
+loses its part to that fix; an `inf` in place of a NaN is another kind. When no fix is found, the
+origin is held the way JAX's checks name it (`nonfinite.NonFiniteValues`) and the log says so.
 """
 from __future__ import annotations
 
@@ -34,11 +39,14 @@ from dataclasses import dataclass
 from typing import Callable
 
 from oracles.outcome import RunResult, Signature
-from reducer.faults import CutShort, Fault, checked_value, nonfinite, safe_ops
+from reducer.faults import CutShort, Fault, checked_value, contracts, nonfinite, safe_ops
 
 #: the kind of the checked value when the run under JAX's NaN checks meets no NaN
 NAN, INF = "nan", "inf"
+#: how much of the checked value the forward fix takes away: all of it, some of it, none of it
+ALL, SOME, NONE = "all", "some", "none"
 NO_FIX = "unfixed"  # the `op` of a candidate that the original's fix does not make run through
+INVALID = "invalid-input"  # the `op` of a candidate that gives a call an input its documentation rules out
 FIX = "inner-where"  # the signature's `fix`: the origin was found by it ("none": as JAX's checks name it)
 #: the line, run before the program, that prints the kinds of value its failing check read
 WATCH = "from reducer.faults.checked_value import watch as _reducer_watch; _reducer_watch()"
@@ -105,23 +113,27 @@ class ValueOrigin:
     #: what a candidate is held to, each a guard the loophole tests switch off one at a time:
     #: it runs through with the original's fix; its value is of the same kind; the forward fix alone
     #: tells the same transformation; it runs through when the underflow the original's Inf came from
-    #: is fixed
-    GUARDS = ("fix", "kind", "transformation", "cause")
+    #: is fixed; it gives the public calls only inputs they document (`contracts`)
+    GUARDS = ("fix", "kind", "transformation", "cause", "contract")
 
     def __init__(self, run: Callable[[str], RunResult], log: Callable[[str], None] = lambda line: None,
                  guards: tuple[str, ...] = GUARDS):
         self.run, self.log, self.guards = run, log, guards
         self.origin: Origin | None = None
         self.unfixed = False  # no fix found for the original: held as JAX's checks name it
+        self.contracts = False  # candidates' runs check the public calls' inputs (once the original is known)
 
     def expect(self, sig: Signature) -> None:
         self.origin = Origin.of(sig)
         self.unfixed = self.origin is None
+        self.contracts = "contract" in self.guards
 
     def _ran(self, program: str) -> RunResult:
-        done = self.run(program)
+        done = self.run(nonfinite.first_of(program, contracts.LINE) if self.contracts else program)
         if done.timed_out:
             raise CutShort("a run to find the non-finite value's origin timed out")
+        if self.contracts and contracts.broken(done.output):
+            raise _Invalid(contracts.broken(done.output))
         return done
 
     def _passes(self, program: str, op: str, how: str) -> bool:
@@ -131,46 +143,78 @@ class ValueOrigin:
         """What `program` prints under JAX's NaN checks (and its Inf checks too, with `infs`)."""
         return self._ran(nonfinite.with_checks(program, infs=infs)).output
 
-    def _kind(self, program: str, output: str | None = None) -> str:
-        """The kind of the value the failing check read (`checked_value`); where the check reads none
-        the program's own process can see, whether JAX's NaN checks meet a NaN (`output`)."""
-        seen = checked_value.kind_in(self._ran(nonfinite.first_of(program, WATCH)).output)
-        return seen or _nan_or_inf(output if output is not None else self._checked(program, False), program)
+    def _kind(self, program: str, output: str | None = None, made_by: str = "") -> tuple[str, int | None]:
+        """The kind of the value the failing check read (`checked_value`) and how many of its elements
+        are not finite; where the check reads none the program's own process can see, whether JAX's
+        NaN checks meet a NaN (`output`), and no count. With `made_by`, of the values that operation
+        made forward alone: its derivative taken away (`log(0)`'s `-inf`, not its derivative's `+inf`)."""
+        shown = fixed(program, made_by, safe_ops.VALUE_ONLY) if made_by else program
+        watched = self._ran(nonfinite.first_of(shown, WATCH)).output
+        seen = checked_value.kind_in(watched)
+        if seen:
+            return seen, checked_value.count_in(watched)
+        return _nan_or_inf(output if output is not None else self._checked(program, False), program), None
 
     def locate(self, program: str, run: RunResult | None, signature: Signature | None) -> Fault | None:
-        if self.unfixed:
-            return self._as_checks_name_it(program)
-        if self.origin is None:
-            return self._establish(program)
-        return self._hold(program)
+        if self.origin is None and not self.unfixed:
+            fault, breaks = self._establish(program)
+            self.contracts = "contract" in self.guards and not breaks
+            return fault
+        try:
+            return self._as_checks_name_it(program) if self.unfixed else self._hold(program)
+        except _Invalid as broken:
+            fields = (("value", ""), ("in", ""), ("op", INVALID), ("fix", "none"), ("from", ""))
+            return Fault(INVALID, fields, f"A call was given an input its documentation rules out: {broken}")
 
-    def _establish(self, program: str) -> Fault | None:
+    def _establish(self, program: str) -> tuple[Fault | None, bool]:
         """The origin of the original's failing value; its first runs side by side (nothing else runs
-        yet), the fixes of each operation JAX's checks name in turn."""
-        with ThreadPoolExecutor(max_workers=3) as pool:
+        yet), the fixes of each operation JAX's checks name in turn. With it, whether the original
+        breaks a public call's contract."""
+        with ThreadPoolExecutor(max_workers=4) as pool:
             checked = {infs: pool.submit(self._checked, program, infs) for infs in (False, True)}
             watched = pool.submit(self._ran, nonfinite.first_of(program, WATCH))
+            contracted = pool.submit(self.run, nonfinite.first_of(program, contracts.LINE))
             outputs = {infs: done.result() for infs, done in checked.items()}
-            kind = checked_value.kind_in(watched.result().output) or _nan_or_inf(outputs[False], program)
+            watched = watched.result().output
+            seen = checked_value.kind_in(watched)
+            kind = seen or _nan_or_inf(outputs[False], program)
+            count = checked_value.count_in(watched) if seen else None
+            breaks = self._breaks_one(contracted.result())
         nans, both = (nonfinite.read(outputs[infs], program) for infs in (False, True))
         guessed = nonfinite.located(outputs.__getitem__, program)
+        mode = nans["in"] if nans and nans["in"] != "forward" else derivative_mode(program)
         for op in candidates(guessed, both, nans):
             with ThreadPoolExecutor(max_workers=2) as pool:
-                forward = pool.submit(self._forward_takes_it, program, op, kind)
+                share = pool.submit(self._forward_share, program, op, kind, count)
                 if not self._passes(program, op, safe_ops.DERIVATIVE):
                     continue
-                forward = forward.result()
-                where = "forward" if forward else (
-                    nans["in"] if nans and nans["in"] != "forward" else derivative_mode(program))
+                share = share.result()
+                where = made_in(share, mode)
+                if where == "forward":
+                    kind = self._forward_kind(program, op) or kind
                 via = (guessed or {}).get("from", op)
                 self.origin = Origin(kind, where, op, via, self._cause(program, kind, where, op))
                 found = {"op": op, "from": via, "in": where, "kind": kind,
                          "prim": (nans or both or {}).get("prim", "")}
-                return Fault(op, self.origin.fields(), _evidence(found, forward))
+                return Fault(op, self.origin.fields(), _evidence(found, share)), breaks
         self.unfixed = True
         self.log("no fix of a single operation makes the program run through: the non-finite value is held "
                  "where JAX's checks first meet it, and to its kind")
-        return self._as_checks_name_it(program, outputs)
+        return self._as_checks_name_it(program, outputs), breaks
+
+    def _forward_kind(self, program: str, op: str) -> str | None:
+        """The kind of the checked values `op` made forward, its derivative taken away; None when the
+        check then reads no non-finite value."""
+        shown = nonfinite.first_of(fixed(program, op, safe_ops.VALUE_ONLY), WATCH)
+        return checked_value.kind_in(self._ran(shown).output)
+
+    def _breaks_one(self, run: RunResult) -> bool:
+        """Whether the original itself gives a call an input its documentation rules out: then its
+        candidates may too."""
+        broken = contracts.broken(run.output)
+        if broken:
+            self.log(f"the program gives a call an input its documentation rules out ({broken}): candidates may too")
+        return bool(broken)
 
     def _as_checks_name_it(self, program: str, outputs: dict | None = None) -> Fault | None:
         """The value's kind, and where JAX's checks place it (`nonfinite.located`)."""
@@ -178,7 +222,7 @@ class ValueOrigin:
         found = nonfinite.located(outputs.__getitem__, program)
         if found is None:
             return None
-        fields = (("value", self._kind(program, outputs[False])), ("in", found["in"]), ("op", found["op"]),
+        fields = (("value", self._kind(program, outputs[False])[0]), ("in", found["in"]), ("op", found["op"]),
                   ("fix", "none"), ("from", found["from"]))
         return Fault(found["op"], fields, nonfinite.evidence(found))
 
@@ -189,13 +233,15 @@ class ValueOrigin:
             return ""
         return next((o for o in safe_ops.UNDERFLOWING if o != op and self._passes(program, o, safe_ops.UNDERFLOW)), "")
 
-    def _forward_takes_it(self, program: str, op: str, kind: str) -> bool:
-        """Whether making `op`'s forward value finite takes the checked value away: the program runs
-        through, or its check then fails on a value of another kind (a training loop's NaN parameters
-        one step after the loss's Inf is gone: made by the derivative the forward fix leaves)."""
+    def _forward_share(self, program: str, op: str, kind: str, count: int | None) -> str:
+        """How much of the checked value making `op`'s forward value finite takes away: ALL when the
+        program runs through, or its check then fails on a value of another kind (a training loop's
+        NaN parameters one step after the loss's Inf is gone: made by the derivative the forward
+        fix leaves); SOME when the check reads fewer non-finite elements than the `count` it read
+        before (a forward NaN beside the gradient's); else NONE."""
         done = self._ran(nonfinite.first_of(fixed(program, op, safe_ops.FORWARD), WATCH))
-        after = checked_value.kind_in(done.output)
-        return done.returncode == 0 or after is not None and not checked_value.covers(after, kind)
+        after = "" if done.returncode == 0 else checked_value.kind_in(done.output)
+        return taken_away(after, checked_value.count_in(done.output), kind, count)
 
     def _hold(self, program: str) -> Fault:
         """The candidate's origin as far as the original's fix tells it: the first difference found
@@ -204,16 +250,43 @@ class ValueOrigin:
         origin = self.origin
         if "fix" in self.guards and not self._passes(program, origin.op, safe_ops.DERIVATIVE):
             return _fault(origin, op=NO_FIX)
-        kind = self._kind(program) if "kind" in self.guards else origin.value
-        if not checked_value.covers(kind, origin.value):
+        made_by = origin.op if origin.where == "forward" else ""
+        kind, count = self._kind(program, made_by=made_by) if "kind" in self.guards or "transformation" in self.guards \
+            else (origin.value, None)
+        if "kind" in self.guards and not checked_value.covers(kind, origin.value):
             return _fault(origin, value=kind)
         if "transformation" in self.guards:
-            forward = self._forward_takes_it(program, origin.op, origin.value)
-            if forward != (origin.where == "forward"):
-                return _fault(origin, where="forward" if forward else derivative_mode(program))
+            share = self._forward_share(program, origin.op, origin.value, count)
+            if share != share_of(origin.where):
+                return _fault(origin, where=made_in(share, derivative_mode(program)))
         if "cause" in self.guards and origin.cause and not self._passes(program, origin.cause, safe_ops.UNDERFLOW):
             return _fault(origin, cause="")
         return _fault(origin)
+
+
+def taken_away(after: str | None, left: int | None, kind: str, count: int | None) -> str:
+    """How much of a checked value of `kind` (`count` non-finite elements) the forward fix took away,
+    by what the check read after it: `after` the kinds ("" when the program ran through, None when
+    unknown) and `left` how many."""
+    if after == "" or after is not None and not checked_value.covers(after, kind):
+        return ALL
+    return SOME if count is not None and left is not None and left < count else NONE
+
+
+def made_in(share: str, mode: str) -> str:
+    """The transformation a value was made in, by how much of it the forward fix takes away (`share`)
+    and the derivative the program takes (`mode`): `forward`, `grad`, or `forward,grad` for a
+    forward value that the check reads beside a derivative's."""
+    return {ALL: "forward", SOME: f"forward,{mode}"}.get(share, mode)
+
+
+def share_of(where: str) -> str:
+    """The share of the value that the forward fix takes away, for a value made in `where`."""
+    return ALL if where == "forward" else SOME if where.startswith("forward,") else NONE
+
+
+class _Invalid(Exception):
+    """A run of a candidate broke a public call's contract (`contracts`)."""
 
 
 def _nan_or_inf(nan_checked: str, program: str) -> str:
@@ -227,10 +300,11 @@ def _fault(origin: Origin, **changed: str) -> Fault:
     return Fault(seen.op, seen.fields(), "")
 
 
-def _evidence(found: dict, forward: bool) -> str:
-    fix = "its input kept inside its domain where its value or derivative is not finite (the inner `where`)" + (
-        "; its forward value made finite alone takes the checked value away" if forward else
-        "; with its forward value alone made finite, the value is still there")
+def _evidence(found: dict, share: str) -> str:
+    fix = "its input kept inside its domain where its value or derivative is not finite (the inner `where`)" + {
+        ALL: "; its forward value made finite alone takes the checked value away",
+        SOME: "; its forward value made finite alone takes some of the checked values away, not all"}.get(
+        share, "; with its forward value alone made finite, the value is still there")
     kind = "a NaN" if found["kind"] == NAN else f"an Inf ({found['kind']})" if "," not in found["kind"] else \
         f"non-finite values ({found['kind']})"
     return (f"The program checks {kind}; it runs through with `{found['op']}` fixed ({fix}), so that is where the "

@@ -3,8 +3,11 @@ wherever the program (or a library it calls) uses it, so that a candidate can be
 NaN or Inf goes away once that operation no longer makes one.
 
 `make_safe("sqrt", "forward")` replaces a non-finite result that the operation makes from finite
-inputs by 0 (the forward value alone). `make_safe("exp", "underflow")` replaces an exact 0 made from
-inputs that are not 0 by the smallest normal number: what made the 0 that `log` turned into `-inf`.
+inputs by 0 (the forward value alone). `make_safe("log", "value-only")` keeps such a result and
+takes its derivative away: what the program then reads of it is the value made forward alone (the
+`-inf` of `log(0)`, not the `+inf` of its derivative beside it). `make_safe("exp", "underflow")`
+replaces an exact 0 made from inputs that are not 0 by the smallest normal number: what made the 0
+that `log` turned into `-inf`.
 `make_safe("sqrt", "derivative")` is the inner `where` users are told to write: where the
 operation's value or its derivative is not finite at finite inputs, the operation is evaluated at a
 safe point instead (`sqrt(where(x == 0, 1, x))`), its value there replaced by the original value
@@ -28,7 +31,7 @@ ALIASES = {"arccos": ("acos",), "arcsin": ("asin",), "arctanh": ("atanh",), "arc
            "std": ("sqrt",)}
 #: a point inside the operation's domain, with a finite derivative there (1.0 when not listed)
 SAFE_POINT = {"acos": 0.0, "asin": 0.0, "atanh": 0.0, "acosh": 2.0}
-FORWARD, DERIVATIVE, UNDERFLOW = "forward", "derivative", "underflow"
+FORWARD, DERIVATIVE, UNDERFLOW, VALUE_ONLY = "forward", "derivative", "underflow", "value-only"
 #: operations that round a value too small for its type to exactly 0 (`exp(-200.0)` in float32)
 UNDERFLOWING = ("exp", "mul", "div", "integer_pow", "pow")
 
@@ -52,7 +55,8 @@ def known(name: str) -> bool:
 
 
 def make_safe(name: str, how: str):
-    """Patch the primitives of `name` (see the module docstring); `how`: FORWARD, DERIVATIVE or UNDERFLOW.
+    """Patch the primitives of `name` (see the module docstring); `how`: FORWARD, DERIVATIVE, UNDERFLOW or
+    VALUE_ONLY.
     Returns what undoes it, for a process that goes on (a worker replaying calls)."""
     patched = []
     for prim_name in primitives(name):
@@ -98,6 +102,9 @@ def _safe(bind, args, params, safe: float, how: str):
     bad = ~lax.is_finite(raw)
     if how == FORWARD:
         return lax.select(bad & inputs_finite, jnp.zeros_like(raw), bind(*args, **params))
+    if how == VALUE_ONLY:  # the derivative taken at a safe point, where it is then dropped
+        held = bad & inputs_finite
+        return lax.select(held, lax.stop_gradient(raw), bind(*_moved(args, floats, held, shape, safe), **params))
     if how == UNDERFLOW:  # an exact 0 from inputs that are not 0: the smallest normal number instead
         nonzero = jnp.ones(shape, bool)
         for k in floats:
@@ -111,7 +118,14 @@ def _safe(bind, args, params, safe: float, how: str):
         x = lax.stop_gradient(args[k])
         bad = bad | ~lax.is_finite(jax.jvp(one, (x,), (jnp.ones_like(x),))[1])
     bad = bad & inputs_finite
-    moved = [lax.select(bad, jnp.full(shape, safe, jnp.result_type(a)), a) if k in floats else a
-             for k, a in enumerate(args)]
     kept = lax.stop_gradient(lax.select(lax.is_finite(raw), raw, jnp.zeros_like(raw)))
-    return lax.select(bad, kept, bind(*moved, **params))
+    return lax.select(bad, kept, bind(*_moved(args, floats, bad, shape, safe), **params))
+
+
+def _moved(args, floats: list[int], where, shape, safe: float) -> list:
+    """`args` with the floating ones at `safe` where `where` holds (the inner `where`)."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    return [lax.select(where, jnp.full(shape, safe, jnp.result_type(a)), a) if k in floats else a
+            for k, a in enumerate(args)]

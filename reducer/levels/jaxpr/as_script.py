@@ -19,7 +19,7 @@ import numpy as np
 
 from reducer.levels.jaxpr import custom_rules, public_calls, spelling
 from reducer.levels.jaxpr.codec import registry
-from reducer.levels.jaxpr.model import Equation, Jaxpr, Spec
+from reducer.levels.jaxpr.model import INEXACT, Equation, Jaxpr, Spec
 from reducer.levels.jaxpr.params import decode_param, decode_params
 from reducer.levels.jaxpr.program import argnums_source, batched_predicate, masked_loop, platform_branches
 
@@ -142,7 +142,7 @@ class Emitter:
             return f"{ins[0]} {INFIX[p]} {ins[1]}"
         if p == "neg":
             return f"-{ins[0]}"
-        if p == "div" and e.outputs[0].dtype.startswith(("float", "bfloat", "complex")):
+        if p == "div" and e.outputs[0].dtype.startswith(INEXACT):
             return f"{ins[0]} / {ins[1]}"
         if p == "dot_general" and params["dimension_numbers"] == (((1,), (0,)), ((), ())) and \
                 all(len(s) == 2 for s in self._in_shapes(e)) and params.get("precision") is None:

@@ -26,7 +26,7 @@ from oracles.crash import OPERATION, without_operation
 from oracles.outcome import RunResult, Signature
 from reducer.faults import Fault
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.model import Arg, Equation, Jaxpr, Spec, Transform, Var, names
+from reducer.levels.jaxpr.model import INEXACT, Arg, Equation, Jaxpr, Spec, Transform, Var, names
 from reducer.levels.jaxpr.passes._edit import clone
 from reducer.levels.jaxpr.passes.inline_calls import inline_body
 
@@ -46,7 +46,7 @@ def frontier(j: Jaxpr, k: int) -> list[Var]:
 
 
 def _floating(out: Var) -> bool:
-    return out.dtype.startswith(("float", "bfloat", "complex"))
+    return out.dtype.startswith(INEXACT)
 
 
 def prefix(spec: Spec, k: int) -> str | None:

@@ -17,11 +17,10 @@ from __future__ import annotations
 from typing import Callable, Iterator
 
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.model import Arg, Equation, Jaxpr, Spec, Transform, Var
+from reducer.levels.jaxpr.model import REAL_FLOATING, Arg, Equation, Jaxpr, Spec, Transform, Var
 from reducer.levels.jaxpr.params import flat_values
 
 MAX_EQUATIONS = 4  # equations of the faulty operation tried, in program order
-FLOATING = ("float", "bfloat")
 
 
 def intermediate_values(spec: Spec) -> dict:
@@ -86,8 +85,8 @@ def alone(spec: Spec, path: tuple, e: Equation, where: str, values: dict, point:
     body = Jaxpr(shaped, [Equation(e.primitive, list(e.inputs), outs, e.params, e.subs, e.src)], [outs[0].name])
     transforms = _mode(spec, where)
     if transforms and transforms[0].kind == "grad":
-        floats = [k for k, v in enumerate(inputs) if v.dtype.startswith(FLOATING)]
-        if not floats or not outs[0].dtype.startswith(FLOATING):
+        floats = [k for k, v in enumerate(inputs) if v.dtype.startswith(REAL_FLOATING)]
+        if not floats or not outs[0].dtype.startswith(REAL_FLOATING):
             return None
         transforms[0].argnums = floats
         if outs[0].shape:

@@ -28,6 +28,9 @@ from typing import Iterator, Union
 
 #: pseudo-primitives that stand for values: recorded values (`__const__`) and a constant fill (`__fill__`)
 VALUE_PRIMS = {"__const__", "__fill__"}
+#: the beginnings of the dtype names of real floating values, and of all inexact ones (complex too)
+REAL_FLOATING = ("float", "bfloat")
+INEXACT = (*REAL_FLOATING, "complex")
 
 
 def dumps(data: dict) -> str:

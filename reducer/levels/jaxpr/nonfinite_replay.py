@@ -120,22 +120,24 @@ def _with_origin(found: dict, text: str, outputs: dict) -> dict:
     from reducer.faults import checked_value, origin, safe_ops
 
     nans, both = (nonfinite.read(outputs[infs], text) for infs in (False, True))
-    kinds = _fixed_kinds(text, "", "")
+    kinds, count = _fixed_kinds(text, "", "") or ("", None)
     found = {**found, "value": kinds or (origin.NAN if nans and nans["kind"] == origin.NAN else origin.INF)}
+    mode = nans["in"] if nans and nans["in"] != "forward" else origin.derivative_mode(text)
     for op in origin.candidates(found, both, nans):
-        if _fixed_kinds(text, op, safe_ops.DERIVATIVE) != "":
+        if _fixed_kinds(text, op, safe_ops.DERIVATIVE) != ("", 0):
             continue
-        after = _fixed_kinds(text, op, safe_ops.FORWARD)
-        forward = after == "" or after is not None and not checked_value.covers(after, found["value"])
-        where = "forward" if forward else (
-            nans["in"] if nans and nans["in"] != "forward" else origin.derivative_mode(text))
+        after, left = _fixed_kinds(text, op, safe_ops.FORWARD) or (None, None)
+        where = origin.made_in(origin.taken_away(after, left, found["value"], count), mode)
+        if where == "forward":  # the kinds of the values `op` made forward, its derivative taken away
+            found["value"] = (_fixed_kinds(text, op, safe_ops.VALUE_ONLY) or ("",))[0] or found["value"]
         return {**found, "op": op, "in": where}
     return found
 
 
-def _fixed_kinds(text: str, op: str, how: str) -> str | None:
+def _fixed_kinds(text: str, op: str, how: str) -> tuple[str, int] | None:
     """The kinds of non-finite values the script `text` leaves in `g` when run here with `op` made
-    safe (`safe_ops.make_safe`; none when `op` is ""): "" when all are finite, None when it raises."""
+    safe (`safe_ops.make_safe`; none when `op` is ""), and how many elements hold one: ("", 0) when
+    all are finite, None when it raises."""
     import jax
 
     from reducer.faults import checked_value, safe_ops
@@ -145,7 +147,8 @@ def _fixed_kinds(text: str, op: str, how: str) -> str | None:
     scope = {"__name__": "__main__", "__file__": os.path.abspath(SCRIPT)}
     try:
         exec(compile(text, os.path.abspath(SCRIPT), "exec"), scope)
-        return checked_value.named(checked_value.kinds_of(scope.get("g")))
+        kinds, count = checked_value.tally(scope.get("g"))
+        return checked_value.named(kinds), count
     except BaseException:
         return None
     finally:
@@ -165,7 +168,7 @@ def judged(spec) -> dict | None:
     if all(finite(o) for o in outs):
         return None
     found = locate(spec) or {}
-    return {**found, "value": checked_value.named(checked_value.kinds_of(outs))} if found else found
+    return {"value": checked_value.named(checked_value.kinds_of(outs)), **found} if found else found
 
 
 def run_check(spec) -> None:
@@ -178,7 +181,7 @@ def run_check(spec) -> None:
     if found and "op" in found and spec.explain:  # within about the time the replay took, not to time out
         report["alone"] = smallest_alone(spec, found, time.monotonic() + max(10.0, time.monotonic() - started))
     if found and spec.explain:
-        report["recorded"] = _recorded(spec)
+        report["recorded"] = jp.recorded(spec)
     out = os.environ.get("REDUCER_HARNESS_OUT")
     if out:
         with open(out, "w") as fh:
@@ -186,15 +189,6 @@ def run_check(spec) -> None:
     if found is not None:
         where = f" from `{found['op']}` ({found['in']})" if "op" in found else ""
         raise NonFinite(f"invalid value in the replayed call's result{where}")
-
-
-def _recorded(spec) -> dict:
-    """The values the call's equations computed (`program.recorded`), for cuts that keep them; none
-    where they cannot be computed."""
-    try:
-        return jp.recorded(spec)
-    except Exception:
-        return {}
 
 
 def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | None:

@@ -327,7 +327,8 @@ def recorded(spec: Spec) -> dict:
     """The values the top-level equations of `spec`'s function computed on its arguments, by
     variable (flat, as `Arg.values`): what a cut of the program (`promote-to-inputs`) gives the
     values it makes inputs, so that a value failure survives it. Arrays over RECORD_EACH elements,
-    PRNG keys and a function mapped by `vmap` (whose arguments are batches) are left out."""
+    PRNG keys and a function mapped by `vmap` (whose arguments are batches) are left out; none where
+    the function cannot be evaluated on its own."""
     import jax
 
     from reducer.levels.jaxpr.params import flat_values
@@ -336,7 +337,10 @@ def recorded(spec: Spec) -> dict:
         return {}
     jax.config.update("jax_enable_x64", spec.x64)
     env: dict = {}
-    interpret(spec.jaxpr, arguments(spec), env)
+    try:
+        interpret(spec.jaxpr, arguments(spec), env)
+    except Exception:
+        return {}
     found, total = {}, 0
     for e in spec.jaxpr.eqns:
         for o in e.outputs:

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from reducer.levels.jaxpr.model import REAL_FLOATING
 from reducer.levels.jaxpr.params import HostCallback, key_impl
 
 
@@ -76,6 +77,8 @@ def filled(shape, dtype: str, fill) -> str:
     if impl is not None:
         data = f"jnp.full({shape + tuple(impl.key_shape)!r}, {int(fill)}, jnp.uint32)"
         return f"jax.random.wrap_key_data({data}, impl={impl.name!r})"
+    if not shape and dtype == "bool":
+        return repr(bool(fill))  # a mask of one value, as a user writes it: `jnp.where(False, …)`
     call = {0: "jnp.zeros", 1: "jnp.ones"}.get(fill)
     return f"{call}({shape!r}, {dtype_expr(dtype)})" if call else \
         f"jnp.full({shape!r}, {number(fill)}, {dtype_expr(dtype)})"
@@ -249,7 +252,7 @@ def users_call(p: str, ins: list[str], params: dict, dtype: str, in_dtypes: list
     """The primitive `p` (on the operands `ins` of the dtypes `in_dtypes`, of one shape where `alike`,
     making a `dtype` result) as the jax.numpy call a user writes for it (`jnp.sqrt`, `jnp.where`,
     `x ** 2`), where that call stages it unchanged; "" otherwise."""
-    floating = dtype.startswith(("float", "bfloat"))
+    floating = dtype.startswith(REAL_FLOATING)
     if p in USERS_CALLS and floating and alike and all(v is None for v in params.values()):
         return f"{USERS_CALLS[p]}({', '.join(ins)})"
     if p == "integer_pow" and floating and alike and params.get("y") in (2, 3):

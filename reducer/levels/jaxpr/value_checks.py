@@ -28,7 +28,7 @@ import os
 from oracles.wrong_result import CPU, against_cpu_alone
 from reducer.levels.jaxpr import nonfinite_replay
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.model import Spec, Transform
+from reducer.levels.jaxpr.model import REAL_FLOATING, Spec, Transform
 
 #: signature fields only the whole program shows: the written-back script restores them
 PROGRAM_FIELDS = ("program-compares", "program-exit")
@@ -117,6 +117,8 @@ def run_check(spec: Spec) -> None:
     report = {"program": {"exit": 1 if bad else 0}, "gradients": {"enzyme": 1, "plain": 0}, "checks": [],
               "results": []}
     report[key] = [entry] if entry else []
+    if bad and spec.explain:  # the values a cut gives the inputs it makes (`promote-to-inputs`)
+        report["recorded"] = jp.recorded(spec)
     out = os.environ.get("REDUCER_HARNESS_OUT")
     if out:
         with open(out, "w") as fh:
@@ -172,7 +174,6 @@ def _result(spec: Spec) -> dict | None:
 
 
 # -- the written-back script ----------------------------------------------------------------------
-FLOATS = ("float", "bfloat")
 
 
 def as_users_write(spec: Spec) -> Spec:
@@ -184,8 +185,8 @@ def as_users_write(spec: Spec) -> Spec:
     if "vjp" not in spec.kinds() or len(j.outputs) != 1 or not isinstance(j.outputs[0], str):
         return spec
     out = j.variables().get(j.outputs[0])
-    floats = [k for k, v in enumerate(j.inputs) if v.dtype.startswith(FLOATS)]
-    if out is None or out.shape or not out.dtype.startswith(FLOATS) or not floats:
+    floats = [k for k, v in enumerate(j.inputs) if v.dtype.startswith(REAL_FLOATING)]
+    if out is None or out.shape or not out.dtype.startswith(REAL_FLOATING) or not floats:
         return spec
     transforms = [Transform("grad", argnums=floats) if t.kind == "vjp" else t for t in spec.transforms]
     return dataclasses.replace(spec, transforms=transforms)

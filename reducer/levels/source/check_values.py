@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass
 
 from oracles.outcome import Signature
+from oracles.own_check import failed_check
 from reducer.levels.source.computed_check import _callee, check_at, computes, holds, statement_at
 from reducer.levels.source.passes._failure_site import frames
 
@@ -318,22 +319,13 @@ def guard_for(wanted: Signature, program: str | None, run, script_name: str, log
             "judged on the check's failure alone")
     guard = Guard(wanted, script_name, computed)
     reads = wanted.get("reads") if wanted.family == "own-check" else ""
-    if wanted.family == "nonfinite" and _check_of(run, wanted) not in ("assert", "raise", "exit"):
+    if wanted.family == "nonfinite" and failed_check(run, wanted) not in ("assert", "raise", "exit"):
         reads = "close"  # a comparison (`assert_allclose`) failing on a NaN or an Inf of one side
     if reads == "close":
         guard = _close_part(guard, program, run.output, script_name, log)
     elif reads == "order":
         guard = _order_part(guard, program, run.output, script_name, log)
     return guard if guard else None
-
-
-def _check_of(run, wanted: Signature) -> str:
-    """The kind of check `run` failed (a written-back program's `assert` where the original compared
-    with `assert_allclose`), else the one `wanted` names."""
-    from oracles.own_check import OwnCheck
-
-    seen = OwnCheck().classify(run)
-    return (seen.get("check") if seen is not None else None) or wanted.get("check") or ""
 
 
 def _close_part(guard: Guard, program: str, output: str, script_name: str, log) -> Guard:

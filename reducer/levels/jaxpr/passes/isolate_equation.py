@@ -9,7 +9,7 @@ equation per primitive, in every nested jaxpr (the body of an inner `jit` too)."
 from __future__ import annotations
 
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.model import Arg, Equation, Jaxpr, Spec, Var, names
+from reducer.levels.jaxpr.model import INEXACT, REAL_FLOATING, Arg, Equation, Jaxpr, Spec, Var, names
 from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish
 
 MAX_TRIED = 6  # primitives tried per round
@@ -55,12 +55,12 @@ class IsolateEquation(JaxprPass):
         ins = [avals[a] for a in dict.fromkeys(names(e.inputs))]
         top = Jaxpr(ins, [e], [o.name for o in e.outputs])
         if set(new.kinds()) & SCALAR_OUT:
-            floats = [o for o in e.outputs if o.dtype.startswith(("float", "bfloat"))]
+            floats = [o for o in e.outputs if o.dtype.startswith(REAL_FLOATING)]
             if not floats:
                 return None
             top.outputs = [self._scalar(top, floats[0], jp.fresh_namer(new))]
         new.jaxpr, new.args = top, [Arg(v.shape, v.dtype) for v in ins]
-        differentiable = [k for k, v in enumerate(ins) if v.dtype.startswith(("float", "bfloat", "complex"))]
+        differentiable = [k for k, v in enumerate(ins) if v.dtype.startswith(INEXACT)]
         for t in new.transforms:
             if t.argnums is not None:
                 if not differentiable:

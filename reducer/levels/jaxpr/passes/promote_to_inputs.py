@@ -6,11 +6,9 @@ read differentiates with respect to what it made inputs: the gradient at the cut
 from __future__ import annotations
 
 from reducer.engine import Chunks
-from reducer.levels.jaxpr.model import Arg, Spec
+from reducer.levels.jaxpr.model import INEXACT, Arg, Spec
 from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish, real_eqns
 from reducer.levels.jaxpr.program import elements
-
-FLOATING = ("float", "bfloat", "complex")
 
 
 class PromoteToInputs(JaxprPass):
@@ -50,7 +48,7 @@ class PromoteToInputs(JaxprPass):
         spec.jaxpr.dce()
         read = spec.jaxpr.uses()
         cut = [k for k in range(first, len(spec.jaxpr.inputs))
-               if spec.jaxpr.inputs[k].name in read and spec.args[k].dtype.startswith(FLOATING)]
+               if spec.jaxpr.inputs[k].name in read and spec.args[k].dtype.startswith(INEXACT)]
         for t in spec.transforms:
             if t.argnums and cut and not any(spec.jaxpr.inputs[k].name in read for k in t.argnums):
                 t.argnums = list(cut)

@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Iterator
 
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.model import Equation, Jaxpr, Spec, Var, names
+from reducer.levels.jaxpr.model import INEXACT, Equation, Jaxpr, Spec, Var, names
 from reducer.levels.jaxpr.passes._edit import JaxprPass, edit, finish, real_eqns
 
 NEAREST = 3  # earlier values tried per equation
-SUMMABLE = ("float", "bfloat", "complex", "int", "uint")
+SUMMABLE = (*INEXACT, "int", "uint")
 
 
 def collapse(src: Var, out: Var) -> Equation | None:

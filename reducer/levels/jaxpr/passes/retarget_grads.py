@@ -8,10 +8,9 @@ constant (its recorded values, or ones), lets the other passes bypass that arith
 `vmap` maps, and ones another transformation still differentiates, stay."""
 from __future__ import annotations
 
-from reducer.levels.jaxpr.model import Equation, Spec
+from reducer.levels.jaxpr.model import INEXACT, Equation, Spec
 from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, fill, finish, remove_inputs
 
-FLOATS = ("float", "bfloat", "complex")
 
 
 def as_constant(spec: Spec, k: int) -> Equation:
@@ -37,7 +36,7 @@ class RetargetGrads(JaxprPass):
                 if k in mapped or others:
                     continue
                 out += [(n, k, m) for m in range(len(ins))
-                        if m not in t.argnums and m not in mapped and ins[m].dtype.startswith(FLOATS)]
+                        if m not in t.argnums and m not in mapped and ins[m].dtype.startswith(INEXACT)]
         return out
 
     def apply(self, spec: Spec, point) -> str:

@@ -75,8 +75,9 @@ def optimizer_construction(tree: ast.Module) -> Construction | None:
     uses = [n.func.value for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
             and (n.func.attr == "init" and len(n.args) == 1 or n.func.attr == "update" and n.args)]
     uses += [k.value for n in ast.walk(tree) if isinstance(n, ast.Call) for k in n.keywords if k.arg == "tx"]
-    for use in uses:
-        found = reader.made(use, MAX_TRACE)
+    within = {node: stmt for stmt in ast.walk(tree) if isinstance(stmt, ast.stmt) for node in ast.walk(stmt)}
+    for use in uses:  # made where it is used (`tx=make_optimizer(lr, steps)`), or where a name it is read by is bound
+        found = reader.made(use, MAX_TRACE, within.get(use))
         if found is not None:
             return found
     return None
