@@ -189,6 +189,23 @@ def test_the_written_back_script_ends_in_the_programs_kind_of_check(fields, endi
     assert done.returncode == 1 and dict(fields)["type"] in done.stderr.splitlines()[-1], done.stderr[-800:]
 
 
+def test_a_gradient_nan_read_beside_a_finite_value_is_written_back_as_the_gradient_alone(tmp_path):
+    """`value_and_grad` written back as `jax.grad` where the value was made in the gradient alone: the
+    check reads what the program's did, in fewer tokens; a value made forward keeps both."""
+    from reducer.levels.jaxpr.as_script import emit
+
+    spec = jp.parse(jp.dumps(spec_of(masked_sqrt, np.float32(0.0), transforms=[{"t": "value_and_grad", "argnums": [0]}])))
+    alone = value_checks.gradient_alone(spec, WANTED)
+    assert [t.kind for t in alone.transforms] == ["grad"] and alone.transforms[0].argnums == [0]
+    forward = Signature("nonfinite", tuple((k, "forward" if k == "in" else v) for k, v in WANTED.fields))
+    assert value_checks.gradient_alone(spec, forward) is None
+    text = value_checks.finish_script(emit(alone)[0], alone, WANTED)
+    assert "jax.grad(" in text and "value_and_grad" not in text and text.rstrip().endswith("assert jnp.isfinite(g)")
+    (tmp_path / "repro.py").write_text(text)
+    done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 1 and "AssertionError" in done.stderr, done.stderr[-800:]
+
+
 def test_calls_that_take_the_derivative_and_have_their_values_come_first():
     def encoded(transforms, values=True, eqns=1):
         spec = spec_of(lambda a: lax.sqrt(a) * 1.0 if eqns > 1 else lax.sqrt(a), np.float32(1.0),

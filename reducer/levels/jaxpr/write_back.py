@@ -54,10 +54,12 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
     Each form that does not is logged with what its run showed instead and where it stopped; when
     none does, the log says "write-back failed" (a bug of the emitter, not an outcome)."""
     users = value_checks.as_users_write(jp.parse(spec))
-    for bind_all, short, long in FORMS:
-        text, arrays = as_script.emit(users, bind_all=bind_all)
+    alone = value_checks.gradient_alone(users, wanted)
+    tried = [(alone, False, "the gradient alone", "the gradient alone, public jax.numpy / jax.lax calls")] if alone else []
+    for written, bind_all, short, long in tried + [(users, *form) for form in FORMS]:
+        text, arrays = as_script.emit(written, bind_all=bind_all)
         if value_checks.check_of(wanted):  # the script computes both values and stops as the program did
-            text = value_checks.finish_script(text, users, wanted)
+            text = value_checks.finish_script(text, written, wanted)
         try:
             compile(text, "repro.py", "exec")
         except SyntaxError as exc:
