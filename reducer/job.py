@@ -190,6 +190,12 @@ class Job:
         reserve = min(CHECK_SHARE * self.options.max_time, max(CHECK_FLOOR, 1.2 * rounds * fresh + 2))
         return self.deadline - reserve
 
+    def timed_fresh(self, run: RunResult) -> RunResult:
+        """`run`, a run in a fresh interpreter, kept as what a final check costs when it ran to its end."""
+        if not (run.timed_out or run.cancelled):
+            self.fresh_seconds = run.seconds
+        return run
+
     # -- judging --------------------------------------------------------------------------------
     def judge(self, oracle: Oracle, wanted: Signature, run: RunResult) -> tuple[bool, Signature | None]:
         """`oracle.judge`; an exception inside the oracle is recorded as a bug of the tool that

@@ -104,8 +104,7 @@ class Reduction(ChainJob):
         if self.command is not None:
             return self.command.run(source, self.file_name, limits.timeout)
         run = self.sandbox.run(source, limits, cancel, **how)
-        if how.get("fresh") and not (run.timed_out or run.cancelled):
-            self.fresh_seconds = run.seconds
+        run = self.timed_fresh(run) if how.get("fresh") else run
         return self.sites.attach(source, run) if self.sites is not None and not run.cancelled else run
 
     def fresh_run(self, program: str) -> RunResult:
@@ -227,7 +226,7 @@ class Reduction(ChainJob):
             # a level's result to go on from (a written-back script): the final checks run one of its size,
             # fresh, and its own check is what candidates are guarded by
             limits = dataclasses.replace(self.candidate_limits(), timeout=self.bounded(self.candidate_limits().timeout))
-            ran, run = program, self.execute(program, limits, fresh=True)
+            ran, run = program, self.timed_fresh(self.sandbox.run(program, limits, fresh=True))
             self.latest_seconds = run.seconds
         guard = check_values.guard_for(wanted, ran, run, self.file_name, self.log)
 

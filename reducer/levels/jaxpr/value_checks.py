@@ -174,8 +174,6 @@ def _result(spec: Spec) -> dict | None:
 
 
 # -- the written-back script ----------------------------------------------------------------------
-
-
 def as_users_write(spec: Spec) -> Spec:
     """`spec` with a `vjp` of a function of one scalar floating-point result written as `grad` of its
     floating-point inputs: the same derivative (the pullback of one), as users write it. A `vjp`

@@ -55,7 +55,8 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
     none does, the log says "write-back failed" (a bug of the emitter, not an outcome)."""
     users = value_checks.as_users_write(jp.parse(spec))
     alone = value_checks.gradient_alone(users, wanted)
-    tried = [(alone, False, "the gradient alone", "the gradient alone, public jax.numpy / jax.lax calls")] if alone else []
+    tried = [(alone, False, "the gradient alone", "the gradient alone, public jax.numpy / jax.lax calls")]
+    tried = tried if alone else []
     for written, bind_all, short, long in tried + [(users, *form) for form in FORMS]:
         text, arrays = as_script.emit(written, bind_all=bind_all)
         if value_checks.check_of(wanted):  # the script computes both values and stops as the program did
