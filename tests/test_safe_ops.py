@@ -127,3 +127,14 @@ def test_a_candidate_covers_the_kinds_the_original_showed():
     assert checked_value.covers("+inf,nan", "+inf") and checked_value.covers("-inf", "inf")
     assert not checked_value.covers("+inf", "nan") and not checked_value.covers("", "nan")
     assert checked_value.kind_in(f"x\n{checked_value.LINE_START} -inf\nTraceback") == "-inf"
+
+
+def test_an_underflow_fix_survives_the_division_after_it(fix):
+    """A softmax over logits hundreds apart: the `exp` of the trailing one underflows, and the division
+    by a sum above 1 that follows must not round the fixed value to 0 again (XLA flushes subnormals)."""
+    loss = jax.jit(lambda logits: -jnp.log(jax.nn.softmax(logits)[0]))
+    logits = jnp.array([0.0, 1000.0, 1000.0])
+    assert jnp.isposinf(loss(logits))
+    fix("exp", safe_ops.UNDERFLOW)
+    assert jnp.isfinite(loss(logits))
+

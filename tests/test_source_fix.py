@@ -20,6 +20,10 @@ DISTANCE = ("import jax\nimport jax.numpy as jnp\nfrom jax import lax\n"
             "d = jax.grad(lambda x: lax.sqrt(jnp.sum(x * x)))(jnp.zeros(3))\n"
             "assert jnp.isfinite(d).all(), d\nprint(float(jax.jit(lambda x: lax.sqrt(jnp.sum(x * x)))(jnp.ones(4))))\n")
 
+#: the angle of a vector at the origin: both arguments of `arctan2` are 0, its gradient NaN
+ANGLE = ("import jax\nimport jax.numpy as jnp\n"
+         "assert jnp.isfinite(jax.grad(lambda v: jnp.arctan2(v[1], v[0]))(jnp.zeros(2))).all()\n")
+
 
 def runs(program: str, tmp_path) -> subprocess.CompletedProcess:
     path = tmp_path / "repro.py"
@@ -31,6 +35,8 @@ def runs(program: str, tmp_path) -> subprocess.CompletedProcess:
     (MASKED_SQRT, "sqrt", "", "jnp.where(s > 0, jnp.sqrt(jnp.where(s > 0, s, 1.0)), 0.0)"),
     (NORM, "sqrt", "norm", "jnp.where(jnp.any(x != 0), jnp.linalg.norm(jnp.where(jnp.any(x != 0), x, 1.0)), 0.0)"),
     (ENTROPY, "log", "", "p * jax.numpy.log(jax.numpy.where(p > 0, p, 1.0))"),
+    (ANGLE, "atan2", "arctan2", "jnp.where((v[1] != 0) | (v[0] != 0), jnp.arctan2(jnp.where((v[1] != 0) | (v[0] != 0), "
+                                "v[1], 0.0), jnp.where((v[1] != 0) | (v[0] != 0), v[0], 1.0)), 0.0)"),
 ])
 def test_the_inner_where_is_written_as_the_faq_writes_it(program, op, via, expected):
     fixed = rewrites(program, op, via)
@@ -46,6 +52,13 @@ def test_a_rewrite_runs_through_where_the_original_fails_and_keeps_the_value(tmp
     assert len(fixed) == 2  # both calls of the operation, the one a check reads first
     done = runs(fixed[0], tmp_path)
     assert done.returncode == 0 and done.stdout.strip() == "2.0", done.stderr  # sqrt(4) is still 2
+
+
+def test_a_two_argument_rewrite_runs_through_where_the_original_fails(tmp_path):
+    assert runs(ANGLE, tmp_path).returncode == 1
+    (fixed,) = rewrites(ANGLE, "atan2", "arctan2")
+    done = runs(fixed + "assert jnp.arctan2(1.0, 1.0) == jax.numpy.pi / 4\n", tmp_path)
+    assert done.returncode == 0, done.stderr
 
 
 def test_nothing_but_the_origin_is_rewritten():

@@ -206,3 +206,21 @@ def test_the_user_words_are_shorter():
     words, _ = emit(jp.parse(program))
     before, _ = emit(without_src(program))
     assert tokens(words) < 0.8 * tokens(before)
+
+
+def test_a_jitted_public_function_comes_back_as_its_call_and_is_not_inlined(tmp_path):
+    """`jnp.sinc` (its custom rule's body as the captured program holds it) and `jnp.linalg.norm`
+    stage a `jit` of their name: written back as the call, and kept one by inline-calls; a `jit` of
+    that name doing something else, or the call with other than its defaults, is spelled out."""
+    program = spec_of(lambda x, m: (jnp.sinc(x), jnp.linalg.norm(m), jnp.linalg.norm(m, axis=-1)), X, M)
+    text = check(program, tmp_path, present=("jnp.sinc(", "jnp.linalg.norm("))
+    assert text.count("jnp.linalg.norm(") == 1 and "def inner" in text  # the norm of each row is spelled out
+    offered = InlineCalls().points(jp.parse(program))
+    assert offered and all(jp.parse(program).jaxpr.at(path).eqns[i].params.get("name") != "sinc" and
+                           path[:1] != ((0, 0),) for path, i in offered)  # nothing of or in `jnp.sinc`
+
+    @jax.jit
+    def sinc(x):  # a program's own function of that name
+        return jnp.cos(x)
+
+    check(spec_of(lambda x: sinc(x), X), tmp_path, absent=("jnp.sinc(",))

@@ -127,3 +127,17 @@ def test_with_its_guard_off_the_loophole_gets_past_it(origins, tmp_path, origina
 def test_faithful_reductions_keep_the_origin(origins, tmp_path, original, candidate):
     wanted = origins[original]
     assert OwnCheck().same(wanted, _seen(wanted, candidate, tmp_path))
+
+
+def test_an_original_that_breaks_a_contract_says_so_and_a_resumed_reduction_keeps_the_checks_off(tmp_path):
+    """The (1, 2) Cholesky input as the original itself: its signature records `contract=broken`, and a
+    localiser told the failure by that signature (a resumed reduction's, the written-back script's)
+    judges the original as the same failure, not as an input the call rules out."""
+    program = HEAD + LOOPHOLES[-1][2]
+    fault = ValueOrigin(runner(tmp_path)).locate(program, None, None)
+    wanted = nonfinite("AssertionError", "assert", fault.fields, "")
+    assert wanted.get("contract") == "broken" and wanted.get("op") != "invalid-input"
+    resumed = ValueOrigin(runner(tmp_path))
+    resumed.expect(wanted)
+    seen = nonfinite("AssertionError", "assert", resumed.locate(program, None, None).fields, "")
+    assert OwnCheck().same(wanted, seen), seen

@@ -48,6 +48,7 @@ ALL, SOME, NONE = "all", "some", "none"
 NO_FIX = "unfixed"  # the `op` of a candidate that the original's fix does not make run through
 INVALID = "invalid-input"  # the `op` of a candidate that gives a call an input its documentation rules out
 FIX = "inner-where"  # the signature's `fix`: the origin was found by it ("none": as JAX's checks name it)
+BROKEN = "broken"  # the signature's `contract` where the original breaks one (`contracts`)
 #: the line, run before the program, that prints the kinds of value its failing check read
 WATCH = "from reducer.faults.checked_value import watch as _reducer_watch; _reducer_watch()"
 
@@ -61,12 +62,13 @@ class Origin:
     op: str
     via: str = ""
     cause: str = ""  # the operation whose underflow made the 0 that `op` turned into an Inf
+    breaks_contract: bool = False  # the original gives a public call an input its documentation rules out
 
     def fields(self) -> tuple[tuple[str, str], ...]:
         made_forward = NAN not in self.value.split(",") and self.where == "forward"
         cause = (("cause", f"{self.cause}-underflow" if self.cause else "none"),) if made_forward else ()
         return (("value", self.value), ("in", self.where), ("op", self.op), *cause, ("fix", FIX),
-                ("from", self.via or self.op))
+                ("from", self.via or self.op), *contract_field(self.breaks_contract))
 
     @classmethod
     def of(cls, sig: Signature) -> "Origin | None":
@@ -75,7 +77,13 @@ class Origin:
             return None
         cause = (sig.get("cause") or "").removesuffix("-underflow")
         return cls(sig.get("value"), sig.get("in"), sig.get("op"), sig.get("from") or "",
-                   "" if cause == "none" else cause)
+                   "" if cause == "none" else cause, sig.get("contract") == BROKEN)
+
+
+def contract_field(breaks: bool) -> tuple[tuple[str, str], ...]:
+    """The signature field that records that the original breaks a public call's contract (then its
+    candidates may too, and the contract checks stay off), or none."""
+    return (("contract", BROKEN),) if breaks else ()
 
 
 def fix_line(op: str, how: str) -> str:
@@ -122,18 +130,21 @@ class ValueOrigin:
         self.origin: Origin | None = None
         self.unfixed = False  # no fix found for the original: held as JAX's checks name it
         self.contracts = False  # candidates' runs check the public calls' inputs (once the original is known)
+        self.breaks = False  # the original breaks a contract: recorded in the signature
 
     def expect(self, sig: Signature) -> None:
         self.origin = Origin.of(sig)
         self.unfixed = self.origin is None
-        self.contracts = "contract" in self.guards
+        self.breaks = sig.get("contract") == BROKEN
+        self.contracts = "contract" in self.guards and not self.breaks
 
     def _ran(self, program: str) -> RunResult:
         done = self.run(nonfinite.first_of(program, contracts.LINE) if self.contracts else program)
         if done.timed_out:
             raise CutShort("a run to find the non-finite value's origin timed out")
-        if self.contracts and contracts.broken(done.output):
-            raise _Invalid(contracts.broken(done.output))
+        broken = contracts.broken(done.output) if self.contracts else None
+        if broken:
+            raise _Invalid(broken)
         return done
 
     def _passes(self, program: str, op: str, how: str) -> bool:
@@ -157,8 +168,8 @@ class ValueOrigin:
 
     def locate(self, program: str, run: RunResult | None, signature: Signature | None) -> Fault | None:
         if self.origin is None and not self.unfixed:
-            fault, breaks = self._establish(program)
-            self.contracts = "contract" in self.guards and not breaks
+            fault, self.breaks = self._establish(program)
+            self.contracts = "contract" in self.guards and not self.breaks
             return fault
         try:
             return self._as_checks_name_it(program) if self.unfixed else self._hold(program)
@@ -179,7 +190,7 @@ class ValueOrigin:
             seen = checked_value.kind_in(watched)
             kind = seen or _nan_or_inf(outputs[False], program)
             count = checked_value.count_in(watched) if seen else None
-            breaks = self._breaks_one(contracted.result())
+            breaks = self.breaks = self._breaks_one(contracted.result())
         nans, both = (nonfinite.read(outputs[infs], program) for infs in (False, True))
         guessed = nonfinite.located(outputs.__getitem__, program)
         mode = nans["in"] if nans and nans["in"] != "forward" else derivative_mode(program)
@@ -193,7 +204,7 @@ class ValueOrigin:
                 if where == "forward":
                     kind = self._forward_kind(program, op) or kind
                 via = (guessed or {}).get("from", op)
-                self.origin = Origin(kind, where, op, via, self._cause(program, kind, where, op))
+                self.origin = Origin(kind, where, op, via, self._cause(program, kind, where, op), breaks)
                 found = {"op": op, "from": via, "in": where, "kind": kind,
                          "prim": (nans or both or {}).get("prim", "")}
                 return Fault(op, self.origin.fields(), _evidence(found, share)), breaks
@@ -223,7 +234,7 @@ class ValueOrigin:
         if found is None:
             return None
         fields = (("value", self._kind(program, outputs[False])[0]), ("in", found["in"]), ("op", found["op"]),
-                  ("fix", "none"), ("from", found["from"]))
+                  ("fix", "none"), ("from", found["from"]), *contract_field(self.breaks))
         return Fault(found["op"], fields, nonfinite.evidence(found))
 
     def _cause(self, program: str, kind: str, where: str, op: str) -> str:
@@ -251,8 +262,8 @@ class ValueOrigin:
         if "fix" in self.guards and not self._passes(program, origin.op, safe_ops.DERIVATIVE):
             return _fault(origin, op=NO_FIX)
         made_by = origin.op if origin.where == "forward" else ""
-        kind, count = self._kind(program, made_by=made_by) if "kind" in self.guards or "transformation" in self.guards \
-            else (origin.value, None)
+        read = {"kind", "transformation"} & set(self.guards)
+        kind, count = self._kind(program, made_by=made_by) if read else (origin.value, None)
         if "kind" in self.guards and not checked_value.covers(kind, origin.value):
             return _fault(origin, value=kind)
         if "transformation" in self.guards:

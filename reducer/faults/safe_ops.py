@@ -6,8 +6,10 @@ NaN or Inf goes away once that operation no longer makes one.
 inputs by 0 (the forward value alone). `make_safe("log", "value-only")` keeps such a result and
 takes its derivative away: what the program then reads of it is the value made forward alone (the
 `-inf` of `log(0)`, not the `+inf` of its derivative beside it). `make_safe("exp", "underflow")`
-replaces an exact 0 made from inputs that are not 0 by the smallest normal number: what made the 0
-that `log` turned into `-inf`.
+replaces an exact 0 made from inputs that are not 0 by a small number well above underflow (the
+square root of the smallest normal one, 1e-19 in float32, so that the softmax's division after its
+`exp` does not round it to 0 again, as XLA flushes subnormal numbers): what made the 0 that `log`
+turned into `-inf`.
 `make_safe("sqrt", "derivative")` is the inner `where` users are told to write: where the
 operation's value or its derivative is not finite at finite inputs, the operation is evaluated at a
 safe point instead (`sqrt(where(x == 0, 1, x))`), its value there replaced by the original value
@@ -28,7 +30,7 @@ ALIASES = {"arccos": ("acos",), "arcsin": ("asin",), "arctanh": ("atanh",), "arc
            "power": ("pow", "integer_pow"), "norm": ("sqrt",), "log10": ("log",), "log2": ("log",),
            "logit": ("log", "div"), "xlogy": ("log", "mul"), "entr": ("log", "mul"), "rsqrt": ("rsqrt",),
            "exp": ("exp",), "softmax": ("exp",), "logsumexp": ("exp", "log"), "var": ("sqrt",),
-           "std": ("sqrt",)}
+           "std": ("sqrt",), "arctan2": ("atan2",)}
 #: a point inside the operation's domain, with a finite derivative there (1.0 when not listed)
 SAFE_POINT = {"acos": 0.0, "asin": 0.0, "atanh": 0.0, "acosh": 2.0}
 FORWARD, DERIVATIVE, UNDERFLOW, VALUE_ONLY = "forward", "derivative", "underflow", "value-only"
@@ -105,12 +107,12 @@ def _safe(bind, args, params, safe: float, how: str):
     if how == VALUE_ONLY:  # the derivative taken at a safe point, where it is then dropped
         held = bad & inputs_finite
         return lax.select(held, lax.stop_gradient(raw), bind(*_moved(args, floats, held, shape, safe), **params))
-    if how == UNDERFLOW:  # an exact 0 from inputs that are not 0: the smallest normal number instead
+    if how == UNDERFLOW:  # an exact 0 from inputs that are not 0: a small number well above underflow
         nonzero = jnp.ones(shape, bool)
         for k in floats:
             nonzero = nonzero & (args[k] != 0)
-        tiny = jnp.full(shape, jnp.finfo(raw.dtype).tiny, raw.dtype)
-        return lax.select((raw == 0) & nonzero & inputs_finite, tiny, bind(*args, **params))
+        small = jnp.full(shape, float(jnp.finfo(raw.dtype).tiny) ** 0.5, raw.dtype)
+        return lax.select((raw == 0) & nonzero & inputs_finite, small, bind(*args, **params))
     for k in floats:
         def one(x, k=k):
             return bind(*[x if j == k else lax.stop_gradient(a) for j, a in enumerate(args)], **params)

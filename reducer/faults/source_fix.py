@@ -5,7 +5,9 @@ diff the user can apply (`rewrites`).
 `jnp.sqrt(x)` becomes `jnp.where(x > 0, jnp.sqrt(jnp.where(x > 0, x, 1.0)), 0.0)`: the operation is
 evaluated at a safe point where its value or its derivative is not finite, and its value there is
 the one it has at the edge of its domain where that is finite (`sqrt(0)` is 0), so neither the value
-nor the gradient the program reads is NaN or infinite. The calls rewritten are those a program
+nor the gradient the program reads is NaN or infinite. `jnp.arctan2(y, x)` at the origin, where both
+are 0, becomes `jnp.where((y != 0) | (x != 0), jnp.arctan2(jnp.where(…, y, 0.0), jnp.where(…, x, 1.0)), 0.0)`.
+The calls rewritten are those a program
 spells: the operation's own (`jnp.log`, `jax.lax.sqrt`) or the user's call the origin was reached
 through (`jnp.linalg.norm`). Each rewrite is only a proposal: the job runs it, and a report shows
 only one that runs through.
@@ -17,13 +19,16 @@ import difflib
 
 from reducer.faults.safe_ops import primitives
 
-#: where the operation's value and derivative are finite, for its argument `{x}`
+#: where the operation's value and derivative are finite, for its argument `{x}` (`{y}`, `{x}`: `arctan2(y, x)`)
 DOMAIN = {"sqrt": "{x} > 0", "rsqrt": "{x} > 0", "log": "{x} > 0", "acos": "abs({x}) < 1", "asin": "abs({x}) < 1",
-          "atanh": "abs({x}) < 1", "acosh": "{x} > 1", "norm": "{where_any}({x} != 0)"}
-#: a point inside the domain (1.0 when not listed)
-SAFE = {"acos": "0.0", "asin": "0.0", "atanh": "0.0", "acosh": "2.0"}
+          "atanh": "abs({x}) < 1", "acosh": "{x} > 1", "norm": "{where_any}({x} != 0)",
+          "atan2": "({y} != 0) | ({x} != 0)"}
+#: a point inside the domain (1.0 when not listed), for each argument
+SAFE = {"acos": ("0.0",), "asin": ("0.0",), "atanh": ("0.0",), "acosh": ("2.0",), "atan2": ("0.0", "1.0")}
 #: the value at the edge of the domain, where it is finite: the rewritten call gives it there
-EDGE = {"sqrt": "0.0", "norm": "0.0"}
+EDGE = {"sqrt": "0.0", "norm": "0.0", "atan2": "0.0"}
+#: the number of arguments of a call rewritten (1 when not listed)
+ARGUMENTS = {"atan2": 2}
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -54,13 +59,19 @@ def _kind(name: str, op: str, via: str) -> str | None:
 
 
 def rewritten(program: str, call: ast.Call, kind: str, masked: bool = False) -> str:
-    """`program` with `call` (one argument) evaluated inside its domain (see the module's docstring);
-    `masked` when a `where` of the program already chooses its value outside the domain."""
+    """`program` with `call` (of its operation's arguments) evaluated inside its domain (see the
+    module's docstring); `masked` when a `where` of the program already chooses its value outside
+    the domain."""
     func = _dotted(call.func) or ""
     np_ = _numpy(func, program)
-    x = ast.get_source_segment(program, call.args[0])
-    ok = DOMAIN[kind].format(x=f"({x})" if not x.isidentifier() else x, where_any=f"{np_}.any")
-    inner = f"{ast.get_source_segment(program, call.func)}({np_}.where({ok}, {x}, {SAFE.get(kind, '1.0')}))"
+    args = [ast.get_source_segment(program, arg) for arg in call.args]
+    bare = (ast.Name, ast.Subscript, ast.Attribute, ast.Call, ast.Constant)  # no parentheses needed before `>`
+    named = dict(zip(("x",) if len(args) == 1 else ("y", "x"),
+                     (a if isinstance(arg, bare) else f"({a})" for a, arg in zip(args, call.args))))
+    ok = DOMAIN[kind].format(**named, where_any=f"{np_}.any")
+    safe = SAFE.get(kind, ("1.0",) * len(args))
+    inner = f"{ast.get_source_segment(program, call.func)}(" + \
+        ", ".join(f"{np_}.where({ok}, {a}, {point})" for a, point in zip(args, safe)) + ")"
     text = f"{np_}.where({ok}, {inner}, {EDGE[kind]})" if kind in EDGE and not masked else inner
     lines = program.splitlines(keepends=True)
     start = sum(len(line) for line in lines[:call.lineno - 1]) + _byte_col(lines[call.lineno - 1], call.col_offset)
@@ -86,8 +97,9 @@ def rewrites(program: str, op: str, via: str = "") -> list[str]:
         name = _dotted(node.func) if isinstance(node, ast.Call) else None
         if name and name.rsplit(".", 1)[-1] == "where" and len(node.args) == 3:  # its chosen branch is masked
             masked.update(id(n) for n in ast.walk(node.args[1]))
-        if name and len(node.args) == 1 and not node.keywords and _kind(name, op, via):
-            found.append((name.rsplit(".", 1)[-1] != via, node.lineno, node.col_offset, node, _kind(name, op, via)))
+        kind = _kind(name, op, via) if name and not node.keywords else None
+        if kind and len(node.args) == ARGUMENTS.get(kind, 1):
+            found.append((name.rsplit(".", 1)[-1] != via, node.lineno, node.col_offset, node, kind))
     return [rewritten(program, node, kind, id(node) in masked) for *_, node, kind in sorted(found, key=lambda f: f[:3])]
 
 

@@ -275,8 +275,8 @@ class Emitter:
                 chosen = [f"{k}={v}" for k, v in platform_branches(e, names).items()]
                 return lines + [f"{indent}{lhs} = lax.platform_dependent({', '.join(ins[1:] + chosen)})"]
             return lines + [f"{indent}{lhs} = lax.switch({ins[0]}, [{', '.join(names)}], {', '.join(ins[1:])})"]
-        if p == "jit" and not self.bind_all and spelling.public_jit(e, ins):
-            return [f"{indent}{lhs.rstrip(',')} = {spelling.public_jit(e, ins)}"]
+        if p == "jit" and not self.bind_all and (call := public_calls.jit_call(e, ins)):
+            return [f"{indent}{lhs.rstrip(',')} = {call}"]
         kind = "inner" if p == "jit" else "enzyme_fun"
         fn = self.fun_name(kind)
         one = len(subs[0].outputs) == 1  # one result is returned as itself, as users write it

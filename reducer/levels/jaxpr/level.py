@@ -33,6 +33,7 @@ from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.within_reach import out_of_reach
 from reducer.levels.jaxpr.kept import kept_spec
 from reducer.levels.jaxpr.passes import jaxpr_passes
+from reducer.levels.time_share import TimeShare
 from reducer.levels.jaxpr.worker import CapturedScript, run_spec
 from reducer.levels.jaxpr.write_back import plain_judge, sites_for, write_back
 from reducer.timeouts import AdaptiveTimeout
@@ -202,14 +203,19 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
         log(f"jaxpr level: {fault}")
     clock = None if hang else AdaptiveTimeout(timeout)
     keep = ctx.on_accept or (lambda best, counts: None)  # the best program so far, for --resume
+    stall = progress_stall(ctx.stall, budget, first.seconds or 0.0)
+    share = TimeShare(start, budget, ctx.deadline, window=stall / 2)
     problem = Problem(jp.JaxprSpec(), candidate_test(judge, ctx, established.votes, clock or timeout), on_event=ctx.on_event,
-                      on_accept=lambda best: keep(best, problem.stats), level="jaxpr")
+                      on_accept=share.watching(lambda best: keep(best, problem.stats)), level="jaxpr")
     keep(spec, problem.stats)
     harness = first.harness or {}
     values = {} if resumed or harness.get("alone") else harness.get("recorded") or {}  # of the captured call's variables
-    engine = Engine(problem, jaxpr_passes(values), jobs=ctx.jobs, stop=ctx.stop, deadline=start + budget,
-                    stall=progress_stall(ctx.stall, budget, first.seconds or 0.0), reorder=ctx.reorder)
+    engine = Engine(problem, jaxpr_passes(values), jobs=ctx.jobs, stop=ctx.stop, deadline=share, stall=stall,
+                    reorder=ctx.reorder)
     best = engine.reduce(spec)
+    if share.extended:
+        log(f"jaxpr level: went on past its share of --max-time while it was still shrinking "
+            f"({time.monotonic() - share.share_ends:.0f} s more)")
     stats = problem.stats
     after = jp.count_eqns(jp.parse(best).jaxpr)
     log(f"jaxpr level: {before} -> {after} equations; {stats.tested} tested, {stats.accepted} accepted")
@@ -340,10 +346,11 @@ class JaxprLevel:
     def reduce(self, program: str, established: Established, ctx: LevelContext) -> LevelResult | None:
         """Capture, shrink and write back; the result's program is the written-back script when it
         is kept (its arrays in `inputs.npz`, a file of the output and a data file of candidates)."""
-        # half of --max-time while it shrinks: measured, a traced level that is still accepting does
-        # more per second than the source level after it (it stops early when it no longer is); a
-        # budget that kept the source level a floor of the time left starved it (masked sqrt, loaded:
-        # 19 s of shrinking, 48 -> 21 equations and 475 tokens, against 75 s, 48 -> 7 and 173)
+        # half of --max-time while it shrinks, more while it is still shrinking (`TimeShare`): measured,
+        # a traced level that is still accepting does more per second than the source level after it
+        # (it stops early when it no longer is); a budget that kept the source level a floor of the
+        # time left starved it (masked sqrt, loaded: 19 s of shrinking, 48 -> 21 equations and 475
+        # tokens, against 75 s, 48 -> 7 and 173)
         budget = min(MAX_BUDGET, 0.5 * (ctx.deadline - ctx.started)) if ctx.deadline is not None else MAX_BUDGET
         result = traced(program, established, ctx, budget)
         if result is None:

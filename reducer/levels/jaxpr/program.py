@@ -326,7 +326,8 @@ RECORD_EACH, RECORD_ALL = 4096, 65536
 def recorded(spec: Spec) -> dict:
     """The values the top-level equations of `spec`'s function computed on its arguments, by
     variable (flat, as `Arg.values`): what a cut of the program (`promote-to-inputs`) gives the
-    values it makes inputs, so that a value failure survives it. Arrays over RECORD_EACH elements,
+    values it makes inputs, so that a value failure survives it. The smallest arrays are kept first,
+    up to RECORD_ALL elements in all; arrays over RECORD_EACH elements,
     PRNG keys and a function mapped by `vmap` (whose arguments are batches) are left out; none where
     the function cannot be evaluated on its own."""
     import jax
@@ -342,12 +343,13 @@ def recorded(spec: Spec) -> dict:
     except Exception:
         return {}
     found, total = {}, 0
-    for e in spec.jaxpr.eqns:
-        for o in e.outputs:
-            size = elements(o.shape)
-            if o.name in env and size <= RECORD_EACH and total + size <= RECORD_ALL and key_impl(o.dtype) is None:
-                found[o.name] = flat_values(env[o.name])
-                total += size
+    outputs = [o for e in spec.jaxpr.eqns for o in e.outputs if o.name in env and key_impl(o.dtype) is None]
+    for o in sorted(outputs, key=lambda o: elements(o.shape)):  # the smallest first: most variables kept
+        size = elements(o.shape)
+        if size > RECORD_EACH or total + size > RECORD_ALL:
+            break
+        found[o.name] = flat_values(env[o.name])
+        total += size
     return found
 
 

@@ -21,7 +21,8 @@ import os
 import sysconfig
 from collections import Counter
 
-from reducer.levels.jaxpr.model import Equation, Jaxpr, Spec
+from reducer.levels.jaxpr import custom_rules, spelling
+from reducer.levels.jaxpr.model import VALUE_PRIMS, Equation, Jaxpr, Spec
 from reducer.levels.jaxpr.params import decode_param
 
 #: jax's own module (its path under the `jax` package) -> (the public namespace, the functions handled)
@@ -89,6 +90,73 @@ def inside(eqn: Equation):
 
 
 # -- writing back ---------------------------------------------------------------------------------
+#: where a jitted function's name is looked for, as a script spells the namespace
+NAMED = (("jnp", "jax.numpy"), ("jnp.linalg", "jax.numpy.linalg"), ("jax.nn", "jax.nn"),
+         ("jax.scipy.special", "jax.scipy.special"))
+
+
+def jit_call(e: Equation, ins: list[str]) -> str:
+    """An inner `jit` written as the public call that stages it: one `spelling.public_jit` knows
+    (`jnp.cumprod(x, axis=1)`, `jnp.where`), or a public function of the `jit`'s name (`named_call`:
+    `jnp.sinc`, `jnp.linalg.norm`) whose own trace on the same inputs, with its defaults, stages the
+    same equations; "" for any other (a body a pass has edited is not the call any more)."""
+    return spelling.public_jit(e, ins) or named_call(e, ins)
+
+
+def named_call(e: Equation, ins: list[str]) -> str:
+    """A `jit` of a public function's name that stages what that function does with its defaults,
+    as that call (`jnp.sinc(a)`); "" for any other."""
+    import importlib
+
+    name = e.params.get("name")
+    if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+        return ""
+    for spelled, module in NAMED:
+        fun = getattr(importlib.import_module(module), name, None)
+        if callable(fun) and _stages(fun, e):
+            return f"{spelled}.{name}({', '.join(ins)})"
+    return ""
+
+
+def _stages(fun, e: Equation) -> bool:
+    """Whether `fun`, traced on the inputs of the `jit` equation `e`, stages the same `jit` body."""
+    import jax
+
+    body = e.subs[0]
+    try:
+        closed = jax.make_jaxpr(fun)(*(jax.ShapeDtypeStruct(v.shape, v.dtype) for v in body.inputs))
+    except Exception:  # another signature, or a dtype it does not take
+        return False
+    staged = closed.jaxpr.eqns
+    return len(staged) == 1 and staged[0].params.get("name") == e.params.get("name") and \
+        _traced_shape(staged[0].params["jaxpr"]) == _model_shape(body)
+
+
+def _traced_shape(j) -> list:
+    """Each equation of a JAX jaxpr as (primitive, results' shapes and dtypes), nested ones inline; a
+    custom rule's call as its primal body alone (a captured program may hold it so)."""
+    j = getattr(j, "jaxpr", j)
+    shape = []
+    for q in j.eqns:
+        if not q.primitive.name.startswith(("custom_jvp", "custom_vjp")):
+            shape.append((q.primitive.name, [(tuple(o.aval.shape), str(o.aval.dtype)) for o in q.outvars]))
+        for value in q.params.values():
+            if hasattr(value, "eqns") or hasattr(getattr(value, "jaxpr", None), "eqns"):
+                shape += _traced_shape(value)
+    return shape
+
+
+def _model_shape(j: Jaxpr) -> list:
+    """`_traced_shape` of a spec's jaxpr."""
+    shape = []
+    for q in j.eqns:
+        if q.primitive not in VALUE_PRIMS and q.primitive not in custom_rules.KINDS:
+            shape.append((q.primitive, [(tuple(o.shape), o.dtype) for o in q.outputs]))
+        for sub in q.subs:
+            shape += _model_shape(sub)
+    return shape
+
+
 def fft_call(src: str, fft_type: str, lengths, shape, dtype: str) -> str:
     """`jnp.fft.rfft({})`-like template for an `fft` of the input (shape, dtype) when it is the plain
     use of `src`; "" when not."""

@@ -49,4 +49,4 @@ JAXPR_PASSES = [
 
 def jaxpr_passes(recorded: dict | None = None) -> list:
     """The passes, in order; `recorded`: the values the captured call's variables had (a cut keeps them)."""
-    return [cls(recorded or {}) if cls is PromoteToInputs else cls() for cls in JAXPR_PASSES]
+    return [cls(recorded) for cls in JAXPR_PASSES]

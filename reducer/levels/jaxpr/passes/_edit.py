@@ -11,7 +11,12 @@ from reducer.passes import ReductionPass
 class JaxprPass(ReductionPass):
     """The base of every jaxpr pass: `points(spec)` lists what the pass can change in the parsed spec
     (a `reducer.levels.jaxpr.model.Spec`, which it never changes), in the order to try it;
-    `apply(spec, point)` edits a `clone` of it and returns the candidate's text, or None."""
+    `apply(spec, point)` edits a `clone` of it and returns the candidate's text, or None. `recorded`:
+    the values the captured call's top-level variables had (`program.recorded`), for a pass whose
+    cuts must keep a value failure's values."""
+
+    def __init__(self, recorded: dict | None = None):
+        self.recorded = recorded or {}
 
     def parse(self, program: str) -> Spec:
         return jp.parse(program)
@@ -22,6 +27,12 @@ def fill(out: Var, value: int | None = None) -> Equation:
     if value is None:
         value = 0 if out.dtype == "bool" else 1
     return Equation("__fill__", [], [out], {"fill": value})
+
+
+def recorded_values(recorded: dict, var: Var) -> list | None:
+    """The values `var` had in the captured call (`program.recorded`), where they were recorded."""
+    values = recorded.get(var.name)
+    return list(values) if values is not None and len(values) == jp.elements(var.shape) else None
 
 
 def real_eqns(j: Jaxpr) -> list[int]:

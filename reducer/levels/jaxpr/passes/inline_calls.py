@@ -1,10 +1,13 @@
 """Inline nested calls: an inner `jit` (and an `enzyme_jax_ir` call, in case the failure does not
 need Enzyme; a `custom_jvp` / `custom_vjp` function, in case it does not need the rules) becomes
-the equations of its (primal) body."""
+the equations of its (primal) body. A `jit` that is a public call as the user made it (`jnp.sinc`,
+`jnp.linalg.norm`: `public_calls.named_call`) stays one, so that the script is written back in the
+user's words."""
 from __future__ import annotations
 
 from dataclasses import replace
 
+from reducer.levels.jaxpr import public_calls
 from reducer.levels.jaxpr.model import Jaxpr, Spec
 from reducer.levels.jaxpr.passes._edit import JaxprPass, edit, equations, finish, splice
 
@@ -23,7 +26,10 @@ class InlineCalls(JaxprPass):
     name = "inline-calls"
 
     def points(self, spec: Spec) -> list:
-        return [(path, i) for kind in CALLS for path, i, _ in equations(spec, (kind,))]
+        kept = {path + ((i, 0),) for path, i, e in equations(spec, ("jit",))
+                if public_calls.named_call(e, [v.name for v in e.subs[0].inputs])}
+        return [(path, i) for kind in CALLS for path, i, _ in equations(spec, (kind,))
+                if path + ((i, 0),) not in kept and not any(path[:k] in kept for k in range(1, len(path) + 1))]
 
     def apply(self, spec: Spec, point) -> str:
         path, i = point

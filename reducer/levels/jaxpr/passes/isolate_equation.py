@@ -4,15 +4,20 @@ summed to a scalar when a transformation differentiates it, under the same trans
 A failure of one primitive (a missing adjoint of `cumprod`, `eigh` or `top_k`, a custom rule's
 structure mismatch) needs nothing else of a model, and one accepted candidate here saves the
 hundreds of equation-by-equation cuts that would reach the same program. Only equations of
-primitives that are not everyday arithmetic and reshaping are tried, rarest primitives first, one
-equation per primitive, in every nested jaxpr (the body of an inner `jit` too)."""
+primitives that are not everyday arithmetic and reshaping are tried, rarest first, one equation per
+primitive, in every nested jaxpr (the body of an inner `jit` too).
+
+A call of a named jitted function (`jnp.sinc`, `jnp.linalg.norm`: a `jit` equation with the user's
+call's name) is one such equation too, and it keeps the values its inputs had in the captured call
+where they were recorded: a value failure is made at a point (`sinc` at 0), and ones would lose it."""
 from __future__ import annotations
 
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.model import INEXACT, REAL_FLOATING, Arg, Equation, Jaxpr, Spec, Var, names
-from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish
+from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish, recorded_values
 
-MAX_TRIED = 6  # primitives tried per round
+MAX_TRIED = 6  # equations tried per round
+CALLS_EACH = 3  # calls of one named function tried per round
 COMMON = {
     "add", "sub", "mul", "div", "neg", "max", "min", "pow", "integer_pow", "square", "sqrt", "rsqrt", "abs",
     "sign", "exp", "log", "tanh", "logistic", "dot_general", "reshape", "broadcast_in_dim", "squeeze",
@@ -30,6 +35,15 @@ def _avals(j: Jaxpr, i: int) -> dict:
     return found
 
 
+def _kind(e: Equation) -> str | None:
+    """What makes `e` worth keeping alone: its primitive, or the name of the public function a `jit`
+    calls (not a private helper of jax.numpy's, `_where`, nor a lambda)."""
+    name = e.params.get("name") if e.primitive == "jit" else None
+    if isinstance(name, str):
+        return f"jit:{name}" if name.isidentifier() and not name.startswith("_") else None
+    return e.primitive if e.primitive not in COMMON and e.primitive not in jp.VALUE_PRIMS else None
+
+
 class IsolateEquation(JaxprPass):
     name = "isolate-equation"
 
@@ -39,13 +53,21 @@ class IsolateEquation(JaxprPass):
         seen: dict = {}
         for path, j in spec.jaxpr.walk():
             for i, e in enumerate(j.eqns):
-                if e.primitive not in COMMON and e.primitive not in jp.VALUE_PRIMS:
-                    count, where = seen.get(e.primitive, (0, (path, i)))
-                    seen[e.primitive] = (count + 1, where)
+                kind = _kind(e)
+                if kind is not None:
+                    seen.setdefault(kind, []).append((path, i))
         if jp.count_eqns(spec.jaxpr) <= 2:
             return []
-        ranked = sorted(seen.items(), key=lambda kv: kv[1][0])
-        return [where for _, (_, where) in ranked[:MAX_TRIED]]
+        ranked = sorted(seen.items(), key=lambda kv: len(kv[1]))
+        return [where for kind, found in ranked for where in self._tried(kind, found)][:MAX_TRIED]
+
+    @staticmethod
+    def _tried(kind: str, found: list) -> list:
+        """Which of a kind's equations to try: a primitive's first; a named call's top-level ones,
+        the last first (each on the values it had: the norm of a distance, not of an embedding),
+        CALLS_EACH at most, else its first."""
+        top = [where for where in found if not where[0]]
+        return top[::-1][:CALLS_EACH] if kind.startswith("jit:") and top else found[:1]
 
     def apply(self, spec: Spec, point) -> str | None:
         path, i = point
@@ -59,7 +81,9 @@ class IsolateEquation(JaxprPass):
             if not floats:
                 return None
             top.outputs = [self._scalar(top, floats[0], jp.fresh_namer(new))]
-        new.jaxpr, new.args = top, [Arg(v.shape, v.dtype) for v in ins]
+        named = e.primitive == "jit" and not path
+        new.jaxpr = top
+        new.args = [Arg(v.shape, v.dtype, recorded_values(self.recorded, v) if named else None) for v in ins]
         differentiable = [k for k, v in enumerate(ins) if v.dtype.startswith(INEXACT)]
         for t in new.transforms:
             if t.argnums is not None:

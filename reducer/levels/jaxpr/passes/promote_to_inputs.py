@@ -7,15 +7,11 @@ from __future__ import annotations
 
 from reducer.engine import Chunks
 from reducer.levels.jaxpr.model import INEXACT, Arg, Spec
-from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish, real_eqns
-from reducer.levels.jaxpr.program import elements
+from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish, real_eqns, recorded_values
 
 
 class PromoteToInputs(JaxprPass):
     name = "promote-to-inputs"
-
-    def __init__(self, recorded: dict | None = None):
-        self.recorded = recorded or {}
 
     def points(self, spec: Spec) -> list:
         idx = real_eqns(spec.jaxpr)
@@ -29,17 +25,13 @@ class PromoteToInputs(JaxprPass):
         j.eqns = [e for i, e in enumerate(j.eqns) if i not in chosen]
         first = len(j.inputs)
         j.inputs += promoted
-        new.args += [Arg(o.shape, o.dtype, self._values(o)) for o in promoted]
+        new.args += [Arg(o.shape, o.dtype, recorded_values(self.recorded, o)) for o in promoted]
         for t in new.transforms:
             if t.kind == "vmap":
                 t.in_axes += [None] * len(promoted)
         if self.recorded:
             self._at_the_cut(new, first)
         return finish(new, spec)
-
-    def _values(self, var) -> list | None:
-        values = self.recorded.get(var.name)
-        return list(values) if values is not None and len(values) == elements(var.shape) else None
 
     @staticmethod
     def _at_the_cut(spec: Spec, first: int) -> None:

@@ -1,0 +1,44 @@
+"""The traced level's deadline: its share of --max-time, longer only while it is still shrinking."""
+from reducer.levels.time_share import TimeShare
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_a_level_that_has_stopped_shrinking_ends_at_its_share():
+    clock = Clock()
+    share = TimeShare(start=10.0, share=90.0, job_deadline=180.0, window=9.0, clock=clock)
+    clock.now = 50.0
+    share.accepted()
+    clock.now = 100.5  # past the share, the last smaller candidate 50 s ago
+    assert share() == 100.0 and not share.extended
+
+
+def test_a_level_still_shrinking_at_the_end_of_its_share_goes_on_into_half_of_what_is_left():
+    clock = Clock()
+    share = TimeShare(start=10.0, share=90.0, job_deadline=180.0, window=9.0, clock=clock)
+    clock.now = 95.0
+    share.accepted()
+    clock.now = 101.0
+    assert share() == 140.0 and share.extended  # 100 + (180 - 100) / 2: the source level keeps 40 s
+    clock.now = 110.0  # 15 s without a smaller candidate: it ends
+    assert share() == 100.0
+    clock.now = 120.0
+    share.accepted()  # it shrank again: on, but never past half of what was left
+    clock.now = 125.0
+    assert share() == 140.0
+
+
+def test_before_its_share_ends_and_without_a_job_deadline_the_share_is_the_deadline():
+    clock = Clock()
+    share = TimeShare(start=0.0, share=60.0, job_deadline=None, window=5.0, clock=clock)
+    clock.now = 59.0
+    share.accepted()
+    assert share() == 60.0
+    clock.now = 61.0
+    assert share() == 60.0
