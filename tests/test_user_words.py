@@ -224,3 +224,6 @@ def test_a_jitted_public_function_comes_back_as_its_call_and_is_not_inlined(tmp_
         return jnp.cos(x)
 
     check(spec_of(lambda x: sinc(x), X), tmp_path, absent=("jnp.sinc(",))
+    check(spec_of(lambda x: (jax.nn.leaky_relu(x), jax.nn.leaky_relu(x, 0.2)), X), tmp_path)
+    assert emit(jp.parse(spec_of(lambda x: jax.nn.leaky_relu(x, 0.2), X)))[0].count("leaky_relu(") == 0
+    assert emit(jp.parse(spec_of(jax.nn.leaky_relu, X)))[0].count("jax.nn.leaky_relu(") == 1

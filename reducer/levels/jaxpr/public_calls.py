@@ -22,7 +22,7 @@ import sysconfig
 from collections import Counter
 
 from reducer.levels.jaxpr import custom_rules, spelling
-from reducer.levels.jaxpr.model import VALUE_PRIMS, Equation, Jaxpr, Spec
+from reducer.levels.jaxpr.model import VALUE_PRIMS, Equation, Jaxpr, Literal, Spec
 from reducer.levels.jaxpr.params import decode_param
 
 #: jax's own module (its path under the `jax` package) -> (the public namespace, the functions handled)
@@ -133,13 +133,15 @@ def _stages(fun, e: Equation) -> bool:
 
 
 def _traced_shape(j) -> list:
-    """Each equation of a JAX jaxpr as (primitive, results' shapes and dtypes), nested ones inline; a
-    custom rule's call as its primal body alone (a captured program may hold it so)."""
+    """Each equation of a JAX jaxpr as (primitive, its literal operands, results' shapes and dtypes),
+    nested ones inline (`leaky_relu(x, 0.2)` is not `leaky_relu(x)`); a custom rule's call as its
+    primal body alone (a captured program may hold it so)."""
     j = getattr(j, "jaxpr", j)
     shape = []
     for q in j.eqns:
         if not q.primitive.name.startswith(("custom_jvp", "custom_vjp")):
-            shape.append((q.primitive.name, [(tuple(o.aval.shape), str(o.aval.dtype)) for o in q.outvars]))
+            literals = [_number(v.val) for v in q.invars if hasattr(v, "val")]
+            shape.append((q.primitive.name, literals, [(tuple(o.aval.shape), str(o.aval.dtype)) for o in q.outvars]))
         for value in q.params.values():
             if hasattr(value, "eqns") or hasattr(getattr(value, "jaxpr", None), "eqns"):
                 shape += _traced_shape(value)
@@ -151,10 +153,19 @@ def _model_shape(j: Jaxpr) -> list:
     shape = []
     for q in j.eqns:
         if q.primitive not in VALUE_PRIMS and q.primitive not in custom_rules.KINDS:
-            shape.append((q.primitive, [(tuple(o.shape), o.dtype) for o in q.outputs]))
+            literals = [_number(v.value) for v in q.inputs if isinstance(v, Literal)]
+            shape.append((q.primitive, literals, [(tuple(o.shape), o.dtype) for o in q.outputs]))
         for sub in q.subs:
             shape += _model_shape(sub)
     return shape
+
+
+def _number(value) -> object:
+    """A literal's value, comparable between a JAX jaxpr and a spec (complex as its two parts)."""
+    import numpy as np
+
+    value = np.asarray(value)
+    return [float(value.real), float(value.imag)] if np.iscomplexobj(value) else value.item()
 
 
 def fft_call(src: str, fft_type: str, lengths, shape, dtype: str) -> str:
