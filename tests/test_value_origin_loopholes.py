@@ -34,6 +34,8 @@ ORIGINALS = {
     # a Cholesky factor of a rank-deficient Gram matrix: NaN, with no fix of one operation known
     "cholesky": "assert jnp.isfinite(jnp.linalg.cholesky(jnp.ones((2, 2)))).all()\n",
 }
+#: a Cholesky factor of a (1, 2) matrix: JAX symmetrises it by broadcasting, a NaN like a singular one's
+NOT_SQUARE = "assert jnp.isfinite(jax.lax.linalg.cholesky(jnp.ones((1, 2)))).all()\n"
 #: the field each guard sets where a candidate's origin differs from the original's
 FIELD = {"fix": "op", "transformation": "in", "cause": "cause", "kind": "value", "contract": "op"}
 LOOPHOLES = [
@@ -57,9 +59,7 @@ LOOPHOLES = [
      "cause"),
     ("softmax-log", "literal-zero", "assert jnp.isfinite(-jnp.log(0.0))\n", "cause"),
     ("softmax-log", "numpy-alone", "import numpy\nassert numpy.isfinite(-numpy.log(numpy.float32(0)))\n", "fix"),
-    # JAX symmetrises a (1, 2) input by broadcasting into the same singular matrix: an input the call rules out
-    ("cholesky", "a-matrix-that-is-not-square", "assert jnp.isfinite(jax.lax.linalg.cholesky(jnp.ones((1, 2)))).all()\n",
-     "contract"),
+    ("cholesky", "a-matrix-that-is-not-square", NOT_SQUARE, "contract"),
 ]
 FAITHFUL = [
     ("where-log", "def h(p):\n    return jnp.sum(jnp.where(p > 0, p * jnp.log(p), 0.0))\n"
@@ -133,7 +133,7 @@ def test_an_original_that_breaks_a_contract_says_so_and_a_resumed_reduction_keep
     """The (1, 2) Cholesky input as the original itself: its signature records `contract=broken`, and a
     localiser told the failure by that signature (a resumed reduction's, the written-back script's)
     judges the original as the same failure, not as an input the call rules out."""
-    program = HEAD + LOOPHOLES[-1][2]
+    program = HEAD + NOT_SQUARE
     fault = ValueOrigin(runner(tmp_path)).locate(program, None, None)
     wanted = nonfinite("AssertionError", "assert", fault.fields, "")
     assert wanted.get("contract") == "broken" and wanted.get("op") != "invalid-input"

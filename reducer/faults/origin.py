@@ -168,7 +168,7 @@ class ValueOrigin:
 
     def locate(self, program: str, run: RunResult | None, signature: Signature | None) -> Fault | None:
         if self.origin is None and not self.unfixed:
-            fault, self.breaks = self._establish(program)
+            fault = self._establish(program)
             self.contracts = "contract" in self.guards and not self.breaks
             return fault
         try:
@@ -177,10 +177,10 @@ class ValueOrigin:
             fields = (("value", ""), ("in", ""), ("op", INVALID), ("fix", "none"), ("from", ""))
             return Fault(INVALID, fields, f"A call was given an input its documentation rules out: {broken}")
 
-    def _establish(self, program: str) -> tuple[Fault | None, bool]:
+    def _establish(self, program: str) -> Fault | None:
         """The origin of the original's failing value; its first runs side by side (nothing else runs
-        yet), the fixes of each operation JAX's checks name in turn. With it, whether the original
-        breaks a public call's contract."""
+        yet), the fixes of each operation JAX's checks name in turn. On the way, whether the original
+        breaks a public call's contract (`breaks`)."""
         with ThreadPoolExecutor(max_workers=4) as pool:
             checked = {infs: pool.submit(self._checked, program, infs) for infs in (False, True)}
             watched = pool.submit(self._ran, nonfinite.first_of(program, WATCH))
@@ -190,7 +190,7 @@ class ValueOrigin:
             seen = checked_value.kind_in(watched)
             kind = seen or _nan_or_inf(outputs[False], program)
             count = checked_value.count_in(watched) if seen else None
-            breaks = self.breaks = self._breaks_one(contracted.result())
+            self.breaks = self._breaks_one(contracted.result())
         nans, both = (nonfinite.read(outputs[infs], program) for infs in (False, True))
         guessed = nonfinite.located(outputs.__getitem__, program)
         mode = nans["in"] if nans and nans["in"] != "forward" else derivative_mode(program)
@@ -204,14 +204,14 @@ class ValueOrigin:
                 if where == "forward":
                     kind = self._forward_kind(program, op) or kind
                 via = (guessed or {}).get("from", op)
-                self.origin = Origin(kind, where, op, via, self._cause(program, kind, where, op), breaks)
+                self.origin = Origin(kind, where, op, via, self._cause(program, kind, where, op), self.breaks)
                 found = {"op": op, "from": via, "in": where, "kind": kind,
                          "prim": (nans or both or {}).get("prim", "")}
-                return Fault(op, self.origin.fields(), _evidence(found, share)), breaks
+                return Fault(op, self.origin.fields(), _evidence(found, share))
         self.unfixed = True
         self.log("no fix of a single operation makes the program run through: the non-finite value is held "
                  "where JAX's checks first meet it, and to its kind")
-        return self._as_checks_name_it(program, outputs), breaks
+        return self._as_checks_name_it(program, outputs)
 
     def _forward_kind(self, program: str, op: str) -> str | None:
         """The kind of the checked values `op` made forward, its derivative taken away; None when the

@@ -27,8 +27,6 @@ DOMAIN = {"sqrt": "{x} > 0", "rsqrt": "{x} > 0", "log": "{x} > 0", "acos": "abs(
 SAFE = {"acos": ("0.0",), "asin": ("0.0",), "atanh": ("0.0",), "acosh": ("2.0",), "atan2": ("0.0", "1.0")}
 #: the value at the edge of the domain, where it is finite: the rewritten call gives it there
 EDGE = {"sqrt": "0.0", "norm": "0.0", "atan2": "0.0"}
-#: the number of arguments of a call rewritten (1 when not listed)
-ARGUMENTS = {"atan2": 2}
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -98,7 +96,7 @@ def rewrites(program: str, op: str, via: str = "") -> list[str]:
         if name and name.rsplit(".", 1)[-1] == "where" and len(node.args) == 3:  # its chosen branch is masked
             masked.update(id(n) for n in ast.walk(node.args[1]))
         kind = _kind(name, op, via) if name and not node.keywords else None
-        if kind and len(node.args) == ARGUMENTS.get(kind, 1):
+        if kind and len(node.args) == (2 if "{y}" in DOMAIN[kind] else 1):
             found.append((name.rsplit(".", 1)[-1] != via, node.lineno, node.col_offset, node, kind))
     return [rewritten(program, node, kind, id(node) in masked) for *_, node, kind in sorted(found, key=lambda f: f[:3])]
 

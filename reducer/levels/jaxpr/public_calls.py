@@ -21,8 +21,8 @@ import os
 import sysconfig
 from collections import Counter
 
-from reducer.levels.jaxpr import custom_rules, spelling
-from reducer.levels.jaxpr.model import VALUE_PRIMS, Equation, Jaxpr, Literal, Spec
+from reducer.levels.jaxpr import spelling
+from reducer.levels.jaxpr.model import Equation, Jaxpr, Literal, Spec
 from reducer.levels.jaxpr.params import decode_param
 
 #: jax's own module (its path under the `jax` package) -> (the public namespace, the functions handled)
@@ -103,13 +103,20 @@ def jit_call(e: Equation, ins: list[str]) -> str:
     return spelling.public_jit(e, ins) or named_call(e, ins)
 
 
+def function_name(e: Equation) -> str | None:
+    """The name of the function a `jit` equation calls, where it may be a public one (not a private
+    helper of jax.numpy's, `_where`, nor a lambda); None for any other equation."""
+    name = e.params.get("name") if e.primitive == "jit" else None
+    return name if isinstance(name, str) and name.isidentifier() and not name.startswith("_") else None
+
+
 def named_call(e: Equation, ins: list[str]) -> str:
     """A `jit` of a public function's name that stages what that function does with its defaults,
     as that call (`jnp.sinc(a)`); "" for any other."""
     import importlib
 
-    name = e.params.get("name")
-    if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+    name = function_name(e)
+    if name is None:
         return ""
     for spelled, module in NAMED:
         fun = getattr(importlib.import_module(module), name, None)
@@ -119,53 +126,31 @@ def named_call(e: Equation, ins: list[str]) -> str:
 
 
 def _stages(fun, e: Equation) -> bool:
-    """Whether `fun`, traced on the inputs of the `jit` equation `e`, stages the same `jit` body."""
+    """Whether `fun`, traced on the inputs of the `jit` equation `e` and encoded as the capture
+    encodes a program, stages the same `jit` body: the same equations, literals and parameters."""
     import jax
+
+    from reducer.levels.jaxpr.codec import Encoder
 
     body = e.subs[0]
     try:
-        closed = jax.make_jaxpr(fun)(*(jax.ShapeDtypeStruct(v.shape, v.dtype) for v in body.inputs))
+        staged = Encoder().closed_jaxpr(jax.make_jaxpr(fun)(*(jax.ShapeDtypeStruct(v.shape, v.dtype)
+                                                               for v in body.inputs))).eqns
     except Exception:  # another signature, or a dtype it does not take
         return False
-    staged = closed.jaxpr.eqns
-    return len(staged) == 1 and staged[0].params.get("name") == e.params.get("name") and \
-        _traced_shape(staged[0].params["jaxpr"]) == _model_shape(body)
+    return len(staged) == 1 and staged[0].params == e.params and _structure(staged[0].subs[0]) == _structure(body)
 
 
-def _traced_shape(j) -> list:
-    """Each equation of a JAX jaxpr as (primitive, its literal operands, results' shapes and dtypes),
-    nested ones inline (`leaky_relu(x, 0.2)` is not `leaky_relu(x)`); a custom rule's call as its
-    primal body alone (a captured program may hold it so)."""
-    j = getattr(j, "jaxpr", j)
-    shape = []
+def _structure(j: Jaxpr) -> list:
+    """A jaxpr's equations as (primitive, literal operands, parameters, results' shapes and dtypes),
+    nested ones inline: what is left when the variables' names are not looked at."""
+    found = []
     for q in j.eqns:
-        if not q.primitive.name.startswith(("custom_jvp", "custom_vjp")):
-            literals = [_number(v.val) for v in q.invars if hasattr(v, "val")]
-            shape.append((q.primitive.name, literals, [(tuple(o.aval.shape), str(o.aval.dtype)) for o in q.outvars]))
-        for value in q.params.values():
-            if hasattr(value, "eqns") or hasattr(getattr(value, "jaxpr", None), "eqns"):
-                shape += _traced_shape(value)
-    return shape
-
-
-def _model_shape(j: Jaxpr) -> list:
-    """`_traced_shape` of a spec's jaxpr."""
-    shape = []
-    for q in j.eqns:
-        if q.primitive not in VALUE_PRIMS and q.primitive not in custom_rules.KINDS:
-            literals = [_number(v.value) for v in q.inputs if isinstance(v, Literal)]
-            shape.append((q.primitive, literals, [(tuple(o.shape), o.dtype) for o in q.outputs]))
+        found.append((q.primitive, [v.to_data() for v in q.inputs if isinstance(v, Literal)], q.params,
+                      [(tuple(o.shape), o.dtype) for o in q.outputs]))
         for sub in q.subs:
-            shape += _model_shape(sub)
-    return shape
-
-
-def _number(value) -> object:
-    """A literal's value, comparable between a JAX jaxpr and a spec (complex as its two parts)."""
-    import numpy as np
-
-    value = np.asarray(value)
-    return [float(value.real), float(value.imag)] if np.iscomplexobj(value) else value.item()
+            found += _structure(sub)
+    return found
 
 
 def fft_call(src: str, fft_type: str, lengths, shape, dtype: str) -> str:

@@ -13,6 +13,7 @@ where they were recorded: a value failure is made at a point (`sinc` at 0), and 
 from __future__ import annotations
 
 from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr import public_calls
 from reducer.levels.jaxpr.model import INEXACT, REAL_FLOATING, Arg, Equation, Jaxpr, Spec, Var, names
 from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish, recorded_values
 
@@ -36,11 +37,11 @@ def _avals(j: Jaxpr, i: int) -> dict:
 
 
 def _kind(e: Equation) -> str | None:
-    """What makes `e` worth keeping alone: its primitive, or the name of the public function a `jit`
-    calls (not a private helper of jax.numpy's, `_where`, nor a lambda)."""
-    name = e.params.get("name") if e.primitive == "jit" else None
-    if isinstance(name, str):
-        return f"jit:{name}" if name.isidentifier() and not name.startswith("_") else None
+    """What makes `e` worth keeping alone: its primitive, or the name of the function a `jit` calls
+    where that may be a public one (`public_calls.function_name`)."""
+    if e.primitive == "jit":
+        name = public_calls.function_name(e)
+        return f"jit:{name}" if name else None
     return e.primitive if e.primitive not in COMMON and e.primitive not in jp.VALUE_PRIMS else None
 
 
