@@ -61,6 +61,18 @@ def test_a_two_argument_rewrite_runs_through_where_the_original_fails(tmp_path):
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.parametrize("program, op, via", [
+    ("import jax\nassert jax.numpy.isfinite(jax.grad(jax.numpy.linalg.norm)(0.0))\n", "sqrt", "norm"),
+    ("import jax\nimport jax.numpy as jnp\nassert jnp.isfinite(jax.grad(jnp.arctan2, 1)(0.0, 0.0))\n", "atan2", "arctan2"),
+])
+def test_a_function_passed_by_name_is_rewritten_as_a_lambda_that_runs_through(program, op, via, tmp_path):
+    assert runs(program, tmp_path).returncode == 1
+    (fixed,) = rewrites(program, op, via)
+    assert "(lambda " in fixed and "jax.grad((lambda " in fixed
+    done = runs(fixed, tmp_path)
+    assert done.returncode == 0, done.stderr
+
+
 def test_nothing_but_the_origin_is_rewritten():
     assert rewrites(MASKED_SQRT, "log") == []  # another operation
     assert rewrites("import jax.numpy as jnp\nprint(jnp.sqrt(4.0, out=None))\n", "sqrt") == []  # not one argument

@@ -9,7 +9,8 @@ nor the gradient the program reads is NaN or infinite. `jnp.arctan2(y, x)` at th
 are 0, becomes `jnp.where((y != 0) | (x != 0), jnp.arctan2(jnp.where(…, y, 0.0), jnp.where(…, x, 1.0)), 0.0)`.
 The calls rewritten are those a program
 spells: the operation's own (`jnp.log`, `jax.lax.sqrt`) or the user's call the origin was reached
-through (`jnp.linalg.norm`). Each rewrite is only a proposal: the job runs it, and a report shows
+through (`jnp.linalg.norm`); one passed by name (`jax.grad(jnp.linalg.norm)`) becomes a lambda that
+calls it so. Each rewrite is only a proposal: the job runs it, and a report shows
 only one that runs through.
 """
 from __future__ import annotations
@@ -71,10 +72,24 @@ def rewritten(program: str, call: ast.Call, kind: str, masked: bool = False) -> 
     inner = f"{ast.get_source_segment(program, call.func)}(" + \
         ", ".join(f"{np_}.where({ok}, {a}, {point})" for a, point in zip(args, safe)) + ")"
     text = f"{np_}.where({ok}, {inner}, {EDGE[kind]})" if kind in EDGE and not masked else inner
+    return _replaced(program, call, text)
+
+
+def passed(program: str, node: ast.expr, kind: str) -> str:
+    """`program` with a function passed by name (`jax.grad(jnp.arctan2)`) as a lambda that calls it
+    inside its domain (`rewritten`)."""
+    params = "y, x" if "{y}" in DOMAIN[kind] else "x"
+    call = f"{ast.get_source_segment(program, node)}({params})"
+    inner = rewritten(call, ast.parse(call, mode="eval").body, kind)
+    return _replaced(program, node, f"(lambda {params}: {inner})")
+
+
+def _replaced(program: str, node: ast.AST, text: str) -> str:
+    """`program` with the source of `node` replaced by `text`."""
     lines = program.splitlines(keepends=True)
-    start = sum(len(line) for line in lines[:call.lineno - 1]) + _byte_col(lines[call.lineno - 1], call.col_offset)
-    end = sum(len(line) for line in lines[:call.end_lineno - 1]) + _byte_col(lines[call.end_lineno - 1],
-                                                                            call.end_col_offset)
+    start = sum(len(line) for line in lines[:node.lineno - 1]) + _byte_col(lines[node.lineno - 1], node.col_offset)
+    end = sum(len(line) for line in lines[:node.end_lineno - 1]) + _byte_col(lines[node.end_lineno - 1],
+                                                                            node.end_col_offset)
     return program[:start] + text + program[end:]
 
 
@@ -84,21 +99,28 @@ def _byte_col(line: str, offset: int) -> int:
 
 
 def rewrites(program: str, op: str, via: str = "") -> list[str]:
-    """The program with the inner `where` around one call at the origin, for each such call, the
-    user's own call first."""
+    """The program with the inner `where` around one call at the origin, for each such call (or
+    function passed by name, `jax.grad(jnp.linalg.norm)`), the user's own call first."""
     try:
         tree = ast.parse(program)
     except SyntaxError:
         return []
-    found, masked = [], set()
+    found, masked, called = [], set(), set()
     for node in ast.walk(tree):
         name = _dotted(node.func) if isinstance(node, ast.Call) else None
         if name and name.rsplit(".", 1)[-1] == "where" and len(node.args) == 3:  # its chosen branch is masked
             masked.update(id(n) for n in ast.walk(node.args[1]))
+        if isinstance(node, (ast.Call, ast.Attribute)):  # what is called, or an attribute taken of: not passed
+            called.add(id(node.func if isinstance(node, ast.Call) else node.value))
         kind = _kind(name, op, via) if name and not node.keywords else None
         if kind and len(node.args) == (2 if "{y}" in DOMAIN[kind] else 1):
-            found.append((name.rsplit(".", 1)[-1] != via, node.lineno, node.col_offset, node, kind))
-    return [rewritten(program, node, kind, id(node) in masked) for *_, node, kind in sorted(found, key=lambda f: f[:3])]
+            found.append((name.rsplit(".", 1)[-1] != via, node.lineno, node.col_offset, node, kind, rewritten))
+    for node in ast.walk(tree):
+        name = _dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in called else None
+        if name and "." in name and _kind(name, op, via):
+            found.append((name.rsplit(".", 1)[-1] != via, node.lineno, node.col_offset, node, _kind(name, op, via), passed))
+    return [how(program, node, kind, id(node) in masked) if how is rewritten else how(program, node, kind)
+            for *_, node, kind, how in sorted(found, key=lambda f: f[:3])]
 
 
 def as_diff(before: str, after: str, name: str = "repro.py") -> str:
