@@ -123,3 +123,5 @@ def test_names_only_the_call_reads_are_read_in_place():
     kept, got = nr.inlined(lines, "jax.grad(h)(b)", spec)  # `b` is read inside `h`: it stays
     assert got == "jax.grad(h)(b)" and "b = jnp.ones(3)" in kept
     ast.parse("\n".join(kept))
+    kept, got = nr.inlined(lines, "h(a)", spec)  # a number given to the script's own function stays a Python number
+    assert got == "h(a)" and "a = jnp.float32(0.0)" in kept

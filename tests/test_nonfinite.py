@@ -37,6 +37,8 @@ def test_the_operation_at_fault_is_located(name, where, tmp_path):
     # JAX's checks first meet the masked forward `log(0)`; the checked NaN is the gradient's
     ("entropy_where_log", {"value": "nan", "in": "grad", "op": "log"}),
     ("arctanh_mean_assert", {"value": "nan", "in": "forward", "op": "atanh"}),
+    # the loss's 0/0 at the first step; with it fixed, the norm's gradient NaN fails the next step
+    ("unit_rows_loop", {"value": "nan", "in": "forward", "op": "div", "from": "div", "fix": "inner-where"}),
 ])
 def test_the_origin_is_where_the_fix_takes_the_value_away(name, origin, tmp_path):
     fault = ValueOrigin(lambda text: run_text(text, Path(tempfile.mkdtemp(dir=tmp_path)))).locate((OWN / f"{name}.py").read_text(), None, None)
@@ -140,3 +142,19 @@ def test_a_comparison_with_a_reference_and_a_finite_check_see_the_same_overflow(
     assert sig.family == "nonfinite" and (sig.get("check"), sig.get("op"), sig.get("value")) == ("assert_allclose", "exp", "+inf")
     seen = oracle.classify(attached.attach(written_back, run_text(written_back, tmp_path)))
     assert seen.family == "nonfinite" and seen.get("check") == "assert" and oracle.same(sig, seen), seen
+
+
+def test_a_fix_that_lets_the_check_pass_where_it_failed_gets_past_it_even_when_a_later_step_fails(tmp_path):
+    """`checked_value.got_past`: the failing line ran more often (a training loop's next step)."""
+    from reducer.faults import checked_value
+    from reducer.faults.nonfinite import first_of
+    from reducer.faults.origin import WATCH
+
+    loop = "import math\nfor step in range(5):\n    x = math.nan if step == {bad} else 1.0\n    assert x == x, step\n"
+    original, later, earlier = (run_text(first_of(loop.format(bad=bad), WATCH), tmp_path).output
+                                for bad in (1, 3, 0))
+    reached = checked_value.stopped_at(original)
+    assert reached[0] == 4 and reached[1][4] == 2  # the check's line, run twice: it failed at step 1
+    assert checked_value.got_past(later, reached)
+    assert not checked_value.got_past(original, reached) and not checked_value.got_past(earlier, reached)
+    assert not checked_value.got_past(original, None)

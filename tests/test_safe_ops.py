@@ -79,7 +79,7 @@ def _seen_at_the_check(check) -> tuple[str, int]:
     try:
         check()
     except AssertionError:
-        kinds, count = checked_value._seen(sys.exc_info()[2])
+        kinds, count, _ = checked_value._seen(sys.exc_info()[2])
         return checked_value.named(kinds), count
     raise AssertionError("the check did not fail")
 
@@ -138,3 +138,20 @@ def test_an_underflow_fix_survives_the_division_after_it(fix):
     fix("exp", safe_ops.UNDERFLOW)
     assert jnp.isfinite(loss(logits))
 
+
+
+def test_a_division_broadcast_by_the_operation_itself_is_fixed_and_the_rules_divisions_are_left_alone(fix):
+    def unit_rows(z):
+        return z / jax.vmap(jnp.linalg.norm)(z)[:, None]  # `div` of (2, 3) by (2, 1)
+
+    loss = jax.value_and_grad(lambda z: jnp.sum(unit_rows(z) * jnp.arange(3.0)))
+    before = loss(jnp.array([[3.0, 4.0, 0.0], [1.0, 1.0, 1.0]]))[1]
+    assert jnp.isnan(unit_rows(jnp.zeros((2, 3)))).all()
+    fix("div", safe_ops.DERIVATIVE)
+    assert (unit_rows(jnp.zeros((2, 3))) == 0).all()
+    # `sqrt`'s and `div`'s own derivative rules divide a tangent: left as JAX wrote them, the gradient
+    # away from the origin is unchanged (and the transpose of a `select` on a tangent never built)
+    after = loss(jnp.array([[3.0, 4.0, 0.0], [1.0, 1.0, 1.0]]))[1]
+    assert jnp.allclose(before, after, atol=1e-6) and jnp.abs(before).max() > 0.1
+    # a negative `integer_pow` (the derivative of `div`) is lowered through a `div`: not fixed there
+    assert jnp.isfinite(jax.jit(jax.grad(lambda x: 1.0 / x))(2.0))

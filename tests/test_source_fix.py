@@ -20,6 +20,10 @@ DISTANCE = ("import jax\nimport jax.numpy as jnp\nfrom jax import lax\n"
             "d = jax.grad(lambda x: lax.sqrt(jnp.sum(x * x)))(jnp.zeros(3))\n"
             "assert jnp.isfinite(d).all(), d\nprint(float(jax.jit(lambda x: lax.sqrt(jnp.sum(x * x)))(jnp.ones(4))))\n")
 
+#: a unit vector of a zero row: 0 / 0 forward
+UNIT = ("import jax.numpy as jnp\nz = jnp.zeros(2)\nassert jnp.isfinite(z / jnp.linalg.norm(z)).all()\n"
+        "assert (jnp.ones(2) / jnp.linalg.norm(jnp.ones(2)) == 0.5 ** 0.5).all()\n")
+
 #: the angle of a vector at the origin: both arguments of `arctan2` are 0, its gradient NaN
 ANGLE = ("import jax\nimport jax.numpy as jnp\n"
          "assert jnp.isfinite(jax.grad(lambda v: jnp.arctan2(v[1], v[0]))(jnp.zeros(2))).all()\n")
@@ -59,6 +63,14 @@ def test_a_two_argument_rewrite_runs_through_where_the_original_fails(tmp_path):
     (fixed,) = rewrites(ANGLE, "atan2", "arctan2")
     done = runs(fixed + "assert jnp.arctan2(1.0, 1.0) == jax.numpy.pi / 4\n", tmp_path)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_division_at_the_origin_moves_its_denominator_alone_and_runs_through(tmp_path):
+    assert runs(UNIT, tmp_path).returncode == 1
+    fixed = rewrites(UNIT, "div", "div")
+    assert len(fixed) == 2 and "z / jnp.where(jnp.linalg.norm(z) != 0, jnp.linalg.norm(z), 1.0)" in fixed[0]
+    done = runs(fixed[0], tmp_path)
+    assert done.returncode == 0, done.stderr  # and the unit vector of a row that is not 0 is unchanged
 
 
 @pytest.mark.parametrize("program, op, via", [

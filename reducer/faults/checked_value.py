@@ -8,6 +8,11 @@ values among them are printed as one line, `LINE_START nan 3` (or `+inf`, `-inf`
 commas; then how many non-finite elements they hold), before the traceback. A run under JAX's NaN
 checks would stop at the first NaN anywhere, even one the program never checks (a gradient's, while
 the check reads the loss's Inf); this reads the checked value.
+
+It also prints how far the program got: the line of its own code it stopped at, and how many times
+each line of its own file ran (`LINES_START 40 40:3,41:2`). A fix that takes the checked value away
+lets the check pass where it failed, even when a training loop then fails on a later step: the
+failing line then runs more often (`got_past`).
 """
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ import types
 
 LINE_START = "[reducer] checked value:"
 LINE = re.compile(re.escape(LINE_START) + r" (?P<kind>[-+a-z,]+)(?: (?P<count>\d+))?\s*$", re.M)
+LINES_START = "[reducer] lines run:"
+LINES = re.compile(re.escape(LINES_START) + r" (?P<at>\d+) (?P<runs>[\d:,]*)\s*$", re.M)
 _LIBRARY = re.compile(r"site-packages|dist-packages|/lib/python3\.\d+/|^<|/reducer/(?:harness|workers)/")
 
 
@@ -35,14 +42,39 @@ def count_in(output: str) -> int | None:
     return int(found[-1]["count"]) if found and found[-1]["count"] else None
 
 
+def stopped_at(output: str) -> tuple[int, dict[int, int]] | None:
+    """The line of its own code a run with `watch()` on stopped at, and how many times each line of
+    the program's file ran; None where it printed none."""
+    found = list(LINES.finditer(output))
+    if not found:
+        return None
+    runs = (pair.split(":") for pair in found[-1]["runs"].split(",") if pair)
+    return int(found[-1]["at"]), {int(line): int(n) for line, n in runs}
+
+
+def got_past(output: str, before: tuple[int, dict[int, int]] | None) -> bool:
+    """Whether a run (its `output`, with `watch()` on) ran the line another run stopped at (`before`,
+    from `stopped_at`) more times than that one did: the check passed where it had failed."""
+    if before is None:
+        return False
+    after = stopped_at(output)
+    line, runs = before
+    return after is not None and after[1].get(line, 0) > runs.get(line, 0)
+
+
 def watch() -> None:
     previous = sys.excepthook
+    runs = _count_lines(sys._getframe(1))
 
     def hook(kind, value, tb):
         try:
-            kinds, count = _seen(tb)
+            sys.settrace(None)
+            kinds, count, line = _seen(tb)
             if kinds:
                 print(f"{LINE_START} {named(kinds)} {count}", file=sys.stderr, flush=True)
+            if line:
+                ran = ",".join(f"{n}:{k}" for n, k in sorted(runs.items()))
+                print(f"{LINES_START} {line} {ran}", file=sys.stderr, flush=True)
         except Exception:  # never in the way of the program's own report
             pass
         previous(kind, value, tb)
@@ -50,23 +82,38 @@ def watch() -> None:
     sys.excepthook = hook
 
 
-def _seen(tb) -> tuple[set, int]:
-    """The kinds of non-finite values the failing check read, and how many elements held one."""
+def _count_lines(program) -> dict[int, int]:
+    """How many times each line of the file of the frame `program` runs, counted from now on."""
+    path, runs = program.f_code.co_filename, {}
+
+    def line(frame, event, arg):
+        if event == "line":
+            runs[frame.f_lineno] = runs.get(frame.f_lineno, 0) + 1
+        return line
+
+    sys.settrace(lambda frame, event, arg: line if frame.f_code.co_filename == path else None)
+    program.f_trace, program.f_trace_lines = line, True
+    return runs
+
+
+def _seen(tb) -> tuple[set, int, int]:
+    """The kinds of non-finite values the failing check read, how many elements held one, and the
+    line of the check (0 where the program's own code is not on the traceback)."""
     frame, line = None, 0
     while tb is not None:
         if not _LIBRARY.search(tb.tb_frame.f_code.co_filename):
             frame, line = tb.tb_frame, tb.tb_lineno
         tb = tb.tb_next
     if frame is None:
-        return set(), 0
+        return set(), 0, 0
     statement = _statement(frame.f_code.co_filename, line)
     if statement is None:
-        return set(), 0
+        return set(), 0, line
     kinds, count = set(), 0
     for value in _read(statement, frame):
         found, n = tally(value)
         kinds, count = kinds | found, count + n
-    return kinds, count
+    return kinds, count, line
 
 
 def named(kinds: set) -> str:

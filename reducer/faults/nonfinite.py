@@ -111,6 +111,10 @@ def _made_by(source: str, at: int, line: str) -> str:
     return ""
 
 
+#: a true division written as the operator
+DIVISION = re.compile(r"(?<![/*])/(?![/=])")
+
+
 def _callee(line: str, op: str) -> str:
     """The public function of a line of the program that made the value: `op` itself when the line
     calls it (`jnp.log` in `jnp.sum(jnp.log(p))`) or gives it to a transformation, else the first
@@ -119,6 +123,8 @@ def _callee(line: str, op: str) -> str:
     names = [m.group("callee").split(".")[-1] for m in CALL.finditer(line)]
     names += [m.group(1).split(".")[-1] for m in GIVEN.finditer(line)]
     names = [n for n in names if n not in ("jit", "vmap", "lambda") and not TRANSFORMS.fullmatch(n)]
+    if op == "div" and DIVISION.search(line):  # `z / jnp.linalg.norm(z)`: the division, not the call it reads
+        return op
     return op if op in names else next((n for n in names if n in SINGULAR), names[0] if names else "")
 
 

@@ -10,8 +10,10 @@ what a counterfactual says:
   a run with JAX's NaN checks stops on a NaN, else `inf`. A candidate's values must show every kind
   the original's did;
 - its operation (`op`): the operation whose fix, the inner `where` (`reducer.faults.safe_ops`: its
-  value and derivative made finite), makes the program run through. The operations tried are those
-  JAX's checks named, in the order they met them;
+  value and derivative made finite), makes the program run through, or makes its check pass where it
+  failed (`checked_value.got_past`: a training loop's next step may then fail on what another
+  operation left in the parameters). The operations tried are those JAX's checks named, in the order
+  they met them;
 - its transformation (`in`): `forward` when making the operation's forward value finite alone takes
   the checked value away (the program runs through, or its check then fails on a value of another
   kind: a training loop's NaN parameters after the loss's Inf is gone), `forward,grad` when it takes
@@ -147,24 +149,31 @@ class ValueOrigin:
             raise _Invalid(broken)
         return done
 
-    def _passes(self, program: str, op: str, how: str) -> bool:
-        return self._ran(fixed(program, op, how)).returncode == 0
+    def _passes(self, program: str, op: str, how: str, reached: tuple | None = None) -> bool:
+        """Whether `program` runs through with `op` made safe; with `reached` (where the program
+        stopped without the fix, `checked_value.stopped_at`), also when its check passes where it
+        failed and the program stops later (a training loop's next step)."""
+        if reached is None:
+            return self._ran(fixed(program, op, how)).returncode == 0
+        done = self._ran(nonfinite.first_of(fixed(program, op, how), WATCH))
+        return done.returncode == 0 or checked_value.got_past(done.output, reached)
 
     def _checked(self, program: str, infs: bool) -> str:
         """What `program` prints under JAX's NaN checks (and its Inf checks too, with `infs`)."""
         return self._ran(nonfinite.with_checks(program, infs=infs)).output
 
-    def _kind(self, program: str, output: str | None = None, made_by: str = "") -> tuple[str, int | None]:
-        """The kind of the value the failing check read (`checked_value`) and how many of its elements
-        are not finite; where the check reads none the program's own process can see, whether JAX's
-        NaN checks meet a NaN (`output`), and no count. With `made_by`, of the values that operation
-        made forward alone: its derivative taken away (`log(0)`'s `-inf`, not its derivative's `+inf`)."""
+    def _kind(self, program: str, output: str | None = None, made_by: str = "") -> tuple[str, int | None, tuple | None]:
+        """The kind of the value the failing check read (`checked_value`), how many of its elements
+        are not finite, and where the program stopped (`checked_value.stopped_at`); where the check
+        reads none the program's own process can see, whether JAX's NaN checks meet a NaN
+        (`output`), and no count. With `made_by`, of the values that operation made forward alone:
+        its derivative taken away (`log(0)`'s `-inf`, not its derivative's `+inf`)."""
         shown = fixed(program, made_by, safe_ops.VALUE_ONLY) if made_by else program
         watched = self._ran(nonfinite.first_of(shown, WATCH)).output
-        seen = checked_value.kind_in(watched)
+        seen, reached = checked_value.kind_in(watched), checked_value.stopped_at(watched)
         if seen:
-            return seen, checked_value.count_in(watched)
-        return _nan_or_inf(output if output is not None else self._checked(program, False), program), None
+            return seen, checked_value.count_in(watched), reached
+        return _nan_or_inf(output if output is not None else self._checked(program, False), program), None, reached
 
     def locate(self, program: str, run: RunResult | None, signature: Signature | None) -> Fault | None:
         if self.origin is None and not self.unfixed:
@@ -190,20 +199,21 @@ class ValueOrigin:
             seen = checked_value.kind_in(watched)
             kind = seen or _nan_or_inf(outputs[False], program)
             count = checked_value.count_in(watched) if seen else None
+            reached = checked_value.stopped_at(watched)
             self.breaks = self._breaks_one(contracted.result())
         nans, both = (nonfinite.read(outputs[infs], program) for infs in (False, True))
         guessed = nonfinite.located(outputs.__getitem__, program)
         mode = nans["in"] if nans and nans["in"] != "forward" else derivative_mode(program)
         for op in candidates(guessed, both, nans):
             with ThreadPoolExecutor(max_workers=2) as pool:
-                share = pool.submit(self._forward_share, program, op, kind, count)
-                if not self._passes(program, op, safe_ops.DERIVATIVE):
+                share = pool.submit(self._forward_share, program, op, kind, count, reached)
+                if not self._passes(program, op, safe_ops.DERIVATIVE, reached):
                     continue
                 share = share.result()
                 where = made_in(share, mode)
                 if where == "forward":
                     kind = self._forward_kind(program, op) or kind
-                via = (guessed or {}).get("from", op)
+                via = (guessed or {}).get("from", op) if op in _named(guessed) else op
                 self.origin = Origin(kind, where, op, via, self._cause(program, kind, where, op), self.breaks)
                 found = {"op": op, "from": via, "in": where, "kind": kind,
                          "prim": (nans or both or {}).get("prim", "")}
@@ -244,14 +254,16 @@ class ValueOrigin:
             return ""
         return next((o for o in safe_ops.UNDERFLOWING if o != op and self._passes(program, o, safe_ops.UNDERFLOW)), "")
 
-    def _forward_share(self, program: str, op: str, kind: str, count: int | None) -> str:
+    def _forward_share(self, program: str, op: str, kind: str, count: int | None, reached: tuple | None) -> str:
         """How much of the checked value making `op`'s forward value finite takes away: ALL when the
-        program runs through, or its check then fails on a value of another kind (a training loop's
-        NaN parameters one step after the loss's Inf is gone: made by the derivative the forward
-        fix leaves); SOME when the check reads fewer non-finite elements than the `count` it read
-        before (a forward NaN beside the gradient's); else NONE."""
+        program runs through, its check then fails on a value of another kind, or passes where it
+        failed (`reached`) and fails later (a training loop's NaN parameters one step after the
+        loss's NaN is gone: made by the derivative the forward fix leaves); SOME when the check
+        reads fewer non-finite elements than the `count` it read before (a forward NaN beside the
+        gradient's); else NONE."""
         done = self._ran(nonfinite.first_of(fixed(program, op, safe_ops.FORWARD), WATCH))
-        after = "" if done.returncode == 0 else checked_value.kind_in(done.output)
+        after = "" if done.returncode == 0 or checked_value.got_past(done.output, reached) \
+            else checked_value.kind_in(done.output)
         return taken_away(after, checked_value.count_in(done.output), kind, count)
 
     def _hold(self, program: str) -> Fault:
@@ -259,15 +271,15 @@ class ValueOrigin:
         ends the look (each costs a run). The fix is the inner `where` (it makes the forward value
         finite too)."""
         origin = self.origin
-        if "fix" in self.guards and not self._passes(program, origin.op, safe_ops.DERIVATIVE):
-            return _fault(origin, op=NO_FIX)
         made_by = origin.op if origin.where == "forward" else ""
         read = {"kind", "transformation"} & set(self.guards)
-        kind, count = self._kind(program, made_by=made_by) if read else (origin.value, None)
+        kind, count, reached = self._kind(program, made_by=made_by) if read else (origin.value, None, None)
+        if "fix" in self.guards and not self._passes(program, origin.op, safe_ops.DERIVATIVE, reached):
+            return _fault(origin, op=NO_FIX)
         if "kind" in self.guards and not checked_value.covers(kind, origin.value):
             return _fault(origin, value=kind)
         if "transformation" in self.guards:
-            share = self._forward_share(program, origin.op, origin.value, count)
+            share = self._forward_share(program, origin.op, origin.value, count, reached)
             if share != share_of(origin.where):
                 return _fault(origin, where=made_in(share, derivative_mode(program)))
         if "cause" in self.guards and origin.cause and not self._passes(program, origin.cause, safe_ops.UNDERFLOW):
@@ -298,6 +310,12 @@ def share_of(where: str) -> str:
 
 class _Invalid(Exception):
     """A run of a candidate broke a public call's contract (`contracts`)."""
+
+
+def _named(found: dict | None) -> tuple[str, ...]:
+    """The primitives of the operation JAX's checks named in `found` (`norm`: `sqrt`), not of the
+    derivative rule's step they stopped at (`norm`'s `div`)."""
+    return safe_ops.primitives((found or {}).get("op") or "")
 
 
 def _nan_or_inf(nan_checked: str, program: str) -> str:

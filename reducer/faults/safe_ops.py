@@ -15,13 +15,18 @@ operation's value or its derivative is not finite at finite inputs, the operatio
 safe point instead (`sqrt(where(x == 0, 1, x))`), its value there replaced by the original value
 when that is finite (0 for `sqrt(0)`), so that neither the value nor the derivative is infinite.
 All three act on the primitive itself (`lax.sqrt_p.bind`), so that `jnp.linalg.norm`, `jax.nn.softmax`, a
-Flax layer and a jitted step are all fixed alike, under `jit`, `grad`, `jvp` and `vmap`.
+Flax layer and a jitted step are all fixed alike, under `jit`, `grad`, `jvp` and `vmap`: where the
+program binds it, not where JAX's own derivative, transpose or lowering rules do (`_inside_rule`).
+An operation that broadcasts a scalar or a size-1 axis itself (`z / norm[:, None]`) is fixed on its
+inputs broadcast to its result's shape.
 
 The candidate's check runs as before; a candidate whose failure comes from elsewhere (a constant, a
 random draw, NumPy alone, another operation) still fails with the fix, and is not the failure.
 """
 from __future__ import annotations
 
+import functools
+import sys
 import threading
 
 #: primitive names by the names a program or a traceback uses for them
@@ -77,7 +82,7 @@ def make_safe(name: str, how: str):
 
 def _patched(prim, bind, safe: float, how: str):
     def patched(*args, **params):
-        if getattr(_busy, "on", False) or prim.multiple_results:
+        if getattr(_busy, "on", False) or prim.multiple_results or _inside_rule():
             return bind(*args, **params)
         _busy.on = True
         try:
@@ -96,8 +101,10 @@ def _safe(bind, args, params, safe: float, how: str):
     raw = bind(*[lax.stop_gradient(a) for a in args], **params)
     shape = jnp.shape(raw)
     floats = [k for k, a in enumerate(args) if jnp.issubdtype(jnp.result_type(a), jnp.inexact)]
-    if not jnp.issubdtype(raw.dtype, jnp.inexact) or any(jnp.shape(args[k]) != shape for k in floats):
+    if not jnp.issubdtype(raw.dtype, jnp.inexact) or not _elementwise(args, floats, shape):
         return bind(*args, **params)  # not elementwise on floating values: left as it is
+    # a scalar or a size-1 axis is broadcast by the operation itself (`z / norm[:, None]`)
+    args = [jnp.broadcast_to(a, shape) if k in floats else a for k, a in enumerate(args)]
     inputs_finite = jnp.ones(shape, bool)
     for k in floats:
         inputs_finite = inputs_finite & lax.is_finite(args[k])
@@ -122,6 +129,44 @@ def _safe(bind, args, params, safe: float, how: str):
     bad = bad & inputs_finite
     kept = lax.stop_gradient(lax.select(lax.is_finite(raw), raw, jnp.zeros_like(raw)))
     return lax.select(bad, kept, bind(*_moved(args, floats, bad, shape, safe), **params))
+
+
+def _elementwise(args, floats: list[int], shape) -> bool:
+    """Whether the operation maps its floating inputs element by element onto a result of `shape`
+    (each input of that shape, or broadcast to it: a scalar, a size-1 axis)."""
+    import numpy as np
+
+    try:
+        return all(np.broadcast_shapes(np.shape(args[k]), shape) == tuple(shape) for k in floats)
+    except ValueError:
+        return False
+
+
+def _inside_rule() -> bool:
+    """Whether the caller is one of JAX's own rules, not the program: a derivative rule (`sqrt`'s
+    tangent divides by its result), a transpose, or a lowering through other operations
+    (`integer_pow` of a negative power is a `div`). The program's operations were made safe where
+    it traced them; fixing the rules' would change derivatives it never computed (a tangent's
+    `div` made safe turns a `select` on the tangent into one JAX cannot transpose), or recurse
+    (the derivative of `div` is an `integer_pow`, lowered by a `div` again)."""
+    frame = sys._getframe(2)
+    rules = _rules()
+    while frame is not None:
+        if frame.f_code in rules:
+            return True
+        frame = frame.f_back
+    return False
+
+
+@functools.cache
+def _rules() -> frozenset:
+    """The code of JAX's rule runners: `_inside_rule` looks for them on the stack."""
+    from jax._src.interpreters import ad, mlir
+
+    found = [mlir.lower_fun(_rules).__code__, ad.JVPTrace.process_primitive.__code__, ad.backward_pass.__code__]
+    found += [getattr(ad, name).__code__ for name in ("backward_pass3",) if hasattr(ad, name)]
+    found += [ad.LinearizeTrace.process_primitive.__code__] if hasattr(ad, "LinearizeTrace") else []
+    return frozenset(found)
 
 
 def _moved(args, floats: list[int], where, shape, safe: float) -> list:

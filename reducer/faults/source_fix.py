@@ -6,7 +6,8 @@ diff the user can apply (`rewrites`).
 evaluated at a safe point where its value or its derivative is not finite, and its value there is
 the one it has at the edge of its domain where that is finite (`sqrt(0)` is 0), so neither the value
 nor the gradient the program reads is NaN or infinite. `jnp.arctan2(y, x)` at the origin, where both
-are 0, becomes `jnp.where((y != 0) | (x != 0), jnp.arctan2(jnp.where(…, y, 0.0), jnp.where(…, x, 1.0)), 0.0)`.
+are 0, becomes `jnp.where((y != 0) | (x != 0), jnp.arctan2(jnp.where(…, y, 0.0), jnp.where(…, x, 1.0)), 0.0)`;
+a division `z / n`, `jnp.where(n != 0, z / jnp.where(n != 0, n, 1.0), 0.0)`.
 The calls rewritten are those a program
 spells: the operation's own (`jnp.log`, `jax.lax.sqrt`) or the user's call the origin was reached
 through (`jnp.linalg.norm`); one passed by name (`jax.grad(jnp.linalg.norm)`) becomes a lambda that
@@ -20,14 +21,18 @@ import difflib
 
 from reducer.faults.safe_ops import primitives
 
-#: where the operation's value and derivative are finite, for its argument `{x}` (`{y}`, `{x}`: `arctan2(y, x)`)
+#: where the operation's value and derivative are finite, for its argument `{x}` (`{y}`, `{x}`: `arctan2(y, x)`,
+#: `y / x`)
 DOMAIN = {"sqrt": "{x} > 0", "rsqrt": "{x} > 0", "log": "{x} > 0", "acos": "abs({x}) < 1", "asin": "abs({x}) < 1",
           "atanh": "abs({x}) < 1", "acosh": "{x} > 1", "norm": "{where_any}({x} != 0)",
-          "atan2": "({y} != 0) | ({x} != 0)"}
-#: a point inside the domain (1.0 when not listed), for each argument
-SAFE = {"acos": ("0.0",), "asin": ("0.0",), "atanh": ("0.0",), "acosh": ("2.0",), "atan2": ("0.0", "1.0")}
+          "atan2": "({y} != 0) | ({x} != 0)", "div": "{x} != 0"}
+#: how many arguments the operation takes (1 when not listed)
+ARITY = {"atan2": 2, "div": 2}
+#: a point inside the domain (1.0 when not listed), for each argument; None: the argument is left as it is
+SAFE = {"acos": ("0.0",), "asin": ("0.0",), "atanh": ("0.0",), "acosh": ("2.0",), "atan2": ("0.0", "1.0"),
+        "div": (None, "1.0")}
 #: the value at the edge of the domain, where it is finite: the rewritten call gives it there
-EDGE = {"sqrt": "0.0", "norm": "0.0", "atan2": "0.0"}
+EDGE = {"sqrt": "0.0", "norm": "0.0", "atan2": "0.0", "div": "0.0"}
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -57,20 +62,22 @@ def _kind(name: str, op: str, via: str) -> str | None:
     return None
 
 
-def rewritten(program: str, call: ast.Call, kind: str, masked: bool = False) -> str:
-    """`program` with `call` (of its operation's arguments) evaluated inside its domain (see the
-    module's docstring); `masked` when a `where` of the program already chooses its value outside
-    the domain."""
-    func = _dotted(call.func) or ""
+def rewritten(program: str, call: ast.Call | ast.BinOp, kind: str, masked: bool = False) -> str:
+    """`program` with `call` (of its operation's arguments, or a division `y / x`) evaluated inside
+    its domain (see the module's docstring); `masked` when a `where` of the program already chooses
+    its value outside the domain."""
+    operands = [call.left, call.right] if isinstance(call, ast.BinOp) else call.args
+    func = "" if isinstance(call, ast.BinOp) else _dotted(call.func) or ""
     np_ = _numpy(func, program)
-    args = [ast.get_source_segment(program, arg) for arg in call.args]
+    args = [ast.get_source_segment(program, arg) for arg in operands]
     bare = (ast.Name, ast.Subscript, ast.Attribute, ast.Call, ast.Constant)  # no parentheses needed before `>`
-    named = dict(zip(("x",) if len(args) == 1 else ("y", "x"),
-                     (a if isinstance(arg, bare) else f"({a})" for a, arg in zip(args, call.args))))
+    args = [a if isinstance(arg, bare) else f"({a})" for a, arg in zip(args, operands)]
+    named = dict(zip(("x",) if len(args) == 1 else ("y", "x"), args))
     ok = DOMAIN[kind].format(**named, where_any=f"{np_}.any")
     safe = SAFE.get(kind, ("1.0",) * len(args))
-    inner = f"{ast.get_source_segment(program, call.func)}(" + \
-        ", ".join(f"{np_}.where({ok}, {a}, {point})" for a, point in zip(args, safe)) + ")"
+    moved = [a if point is None else f"{np_}.where({ok}, {a}, {point})" for a, point in zip(args, safe)]
+    inner = " / ".join(moved) if isinstance(call, ast.BinOp) else \
+        f"{ast.get_source_segment(program, call.func)}({', '.join(moved)})"
     text = f"{np_}.where({ok}, {inner}, {EDGE[kind]})" if kind in EDGE and not masked else inner
     return _replaced(program, call, text)
 
@@ -78,7 +85,7 @@ def rewritten(program: str, call: ast.Call, kind: str, masked: bool = False) -> 
 def passed(program: str, node: ast.expr, kind: str) -> str:
     """`program` with a function passed by name (`jax.grad(jnp.arctan2)`) as a lambda that calls it
     inside its domain (`rewritten`)."""
-    params = "y, x" if "{y}" in DOMAIN[kind] else "x"
+    params = "y, x" if ARITY.get(kind, 1) == 2 else "x"
     call = f"{ast.get_source_segment(program, node)}({params})"
     inner = rewritten(call, ast.parse(call, mode="eval").body, kind)
     return _replaced(program, node, f"(lambda {params}: {inner})")
@@ -113,8 +120,11 @@ def rewrites(program: str, op: str, via: str = "") -> list[str]:
         if isinstance(node, (ast.Call, ast.Attribute)):  # what is called, or an attribute taken of: not passed
             called.add(id(node.func if isinstance(node, ast.Call) else node.value))
         kind = _kind(name, op, via) if name and not node.keywords else None
-        if kind and len(node.args) == (2 if "{y}" in DOMAIN[kind] else 1):
+        if kind and len(node.args) == ARITY.get(kind, 1):
             found.append((name.rsplit(".", 1)[-1] != via, node.lineno, node.col_offset, node, kind, rewritten))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and "div" in (op, *primitives(op)):
+            found.append((via not in ("div", "divide", "true_divide"), node.lineno, node.col_offset, node, "div",
+                          rewritten))
     for node in ast.walk(tree):
         name = _dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in called else None
         if name and "." in name and _kind(name, op, via):

@@ -321,6 +321,13 @@ def _globals_read(node: ast.AST, bound: frozenset) -> set:
     return found
 
 
+def _given_to_own_functions(call: ast.AST) -> set:
+    """The names `call` hands straight to a function of the script's own (`f(a)`): there a number
+    would stay a Python number (`0.0 / 0.0` raises), where JAX's calls make it an array."""
+    return {arg.id for node in ast.walk(call) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            for arg in node.args if isinstance(arg, ast.Name)}
+
+
 def inlined(lines: list[str], got: str, spec) -> tuple[list[str], str]:
     """`lines` without the assignments of names only the call `got` reads, and `got` with their values
     in place: `jax.grad(lax.sqrt)(0.0)`, as users write it, rather than `f = lax.sqrt`, `a = …`."""
@@ -328,7 +335,7 @@ def inlined(lines: list[str], got: str, spec) -> tuple[list[str], str]:
         tree, call = ast.parse("\n".join(lines)), ast.parse(got, mode="eval")
     except SyntaxError:
         return lines, got
-    read = _globals_read(tree, frozenset())
+    read = _globals_read(tree, frozenset()) | _given_to_own_functions(call)
     values, drop = {}, set()
     for node in tree.body:
         one = isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
