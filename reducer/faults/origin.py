@@ -133,10 +133,12 @@ class ValueOrigin:
         self.unfixed = False  # no fix found for the original: held as JAX's checks name it
         self.contracts = False  # candidates' runs check the public calls' inputs (once the original is known)
         self.breaks = False  # the original breaks a contract: recorded in the signature
+        self.later = False  # the original's fix got its check past where it failed, not through the program
 
     def expect(self, sig: Signature) -> None:
         self.origin = Origin.of(sig)
         self.unfixed = self.origin is None
+        self.later = True  # not known from a signature: a candidate may get past its check the way the original did
         self.breaks = sig.get("contract") == BROKEN
         self.contracts = "contract" in self.guards and not self.breaks
 
@@ -152,11 +154,12 @@ class ValueOrigin:
     def _passes(self, program: str, op: str, how: str, reached: tuple | None = None) -> bool:
         """Whether `program` runs through with `op` made safe; with `reached` (where the program
         stopped without the fix, `checked_value.stopped_at`), also when its check passes where it
-        failed and the program stops later (a training loop's next step)."""
+        failed and the program stops later (a training loop's next step: `later` is then set)."""
         if reached is None:
             return self._ran(fixed(program, op, how)).returncode == 0
         done = self._ran(nonfinite.first_of(fixed(program, op, how), WATCH))
-        return done.returncode == 0 or checked_value.got_past(done.output, reached)
+        self.later = done.returncode != 0 and checked_value.got_past(done.output, reached)
+        return done.returncode == 0 or self.later
 
     def _checked(self, program: str, infs: bool) -> str:
         """What `program` prints under JAX's NaN checks (and its Inf checks too, with `infs`)."""
@@ -273,8 +276,12 @@ class ValueOrigin:
         origin = self.origin
         made_by = origin.op if origin.where == "forward" else ""
         read = {"kind", "transformation"} & set(self.guards)
+        fixed_run = self._ran(nonfinite.first_of(fixed(program, origin.op, safe_ops.DERIVATIVE), WATCH)) \
+            if "fix" in self.guards else None
+        if fixed_run is not None and fixed_run.returncode != 0 and not (self.later and read):
+            return _fault(origin, op=NO_FIX)  # one run, where the original's fix ran through
         kind, count, reached = self._kind(program, made_by=made_by) if read else (origin.value, None, None)
-        if "fix" in self.guards and not self._passes(program, origin.op, safe_ops.DERIVATIVE, reached):
+        if fixed_run is not None and fixed_run.returncode != 0 and not checked_value.got_past(fixed_run.output, reached):
             return _fault(origin, op=NO_FIX)
         if "kind" in self.guards and not checked_value.covers(kind, origin.value):
             return _fault(origin, value=kind)
