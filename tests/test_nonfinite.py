@@ -158,3 +158,6 @@ def test_a_fix_that_lets_the_check_pass_where_it_failed_gets_past_it_even_when_a
     assert checked_value.got_past(later, reached)
     assert not checked_value.got_past(original, reached) and not checked_value.got_past(earlier, reached)
     assert not checked_value.got_past(original, None)
+    # a record cut by another thread's output (XLA's log lines) is not read, and not read wrong
+    cut = original.replace(f"{checked_value.LINES_START} 4 ", f"{checked_value.LINES_START} 4 2:1,3\nW1204 xla\n")
+    assert checked_value.stopped_at(cut) is None and not checked_value.got_past(cut, reached)

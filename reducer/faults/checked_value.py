@@ -25,7 +25,8 @@ import types
 LINE_START = "[reducer] checked value:"
 LINE = re.compile(re.escape(LINE_START) + r" (?P<kind>[-+a-z,]+)(?: (?P<count>\d+))?\s*$", re.M)
 LINES_START = "[reducer] lines run:"
-LINES = re.compile(re.escape(LINES_START) + r" (?P<at>\d+) (?P<runs>[\d:,]*)\s*$", re.M)
+LINES = re.compile(re.escape(LINES_START) + r" (?P<at>\d+) (?P<runs>(?:\d+:\d+,)*\d+:\d+)\s*$", re.M)
+_RUNS = re.compile(r"(\d+):(\d+)")
 _LIBRARY = re.compile(r"site-packages|dist-packages|/lib/python3\.\d+/|^<|/reducer/(?:harness|workers)/")
 
 
@@ -44,12 +45,12 @@ def count_in(output: str) -> int | None:
 
 def stopped_at(output: str) -> tuple[int, dict[int, int]] | None:
     """The line of its own code a run with `watch()` on stopped at, and how many times each line of
-    the program's file ran; None where it printed none."""
+    the program's file ran; None where it printed none whole (a line cut by another thread's
+    output does not match)."""
     found = list(LINES.finditer(output))
     if not found:
         return None
-    runs = (pair.split(":") for pair in found[-1]["runs"].split(",") if pair)
-    return int(found[-1]["at"]), {int(line): int(n) for line, n in runs}
+    return int(found[-1]["at"]), {int(line): int(n) for line, n in _RUNS.findall(found[-1]["runs"])}
 
 
 def got_past(output: str, before: tuple[int, dict[int, int]] | None) -> bool:
