@@ -276,12 +276,14 @@ class ValueOrigin:
         origin = self.origin
         made_by = origin.op if origin.where == "forward" else ""
         read = {"kind", "transformation"} & set(self.guards)
-        fixed_run = self._ran(nonfinite.first_of(fixed(program, origin.op, safe_ops.DERIVATIVE), WATCH)) \
-            if "fix" in self.guards else None
-        if fixed_run is not None and fixed_run.returncode != 0 and not (self.later and read):
+        past = self.later and bool(read)  # getting past the check counts, as it did for the original
+        with_fix = fixed(program, origin.op, safe_ops.DERIVATIVE)
+        fix_run = self._ran(nonfinite.first_of(with_fix, WATCH) if past else with_fix) if "fix" in self.guards else None
+        stuck = fix_run is not None and fix_run.returncode != 0
+        if stuck and not past:
             return _fault(origin, op=NO_FIX)  # one run, where the original's fix ran through
         kind, count, reached = self._kind(program, made_by=made_by) if read else (origin.value, None, None)
-        if fixed_run is not None and fixed_run.returncode != 0 and not checked_value.got_past(fixed_run.output, reached):
+        if stuck and not checked_value.got_past(fix_run.output, reached):
             return _fault(origin, op=NO_FIX)
         if "kind" in self.guards and not checked_value.covers(kind, origin.value):
             return _fault(origin, value=kind)
