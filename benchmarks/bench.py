@@ -43,6 +43,7 @@ def reduce_case(case: Path, out: Path, jobs: int, levels: str | None = None, arg
         result = json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         result = {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
+        out.parent.joinpath(f"{out.name}.stderr").write_text(done.stderr)  # the whole of it, beside the folder
     result["wall"] = wall
     return result
 

@@ -373,7 +373,9 @@ class Job:
             raise ReducerError(str(exc), USAGE) from None
         except Exception as exc:
             self.tool_bug("establishing the failure", exc)
-            raise ReducerError(f"bug in reducer: {self.bug}", TOOL_BUG) from exc
+            log = self.out / "reduce.log"
+            write_atomic(log, "\n".join(self.log_lines) + "\n")
+            raise ReducerError(f"bug in reducer: {self.bug} (traceback in {log})", TOOL_BUG) from exc
         if self.stop.is_set():  # the first runs were killed: what they showed is no failure of the program
             raise ReducerError("interrupted before the failure was established", INTERRUPTED)
         self.established = started[0]

@@ -271,6 +271,31 @@ def test_an_oracle_that_raises_stops_the_reduction_as_a_bug(tmp_path, capsys):
     assert "while_loop" in (tmp_path / "o" / "repro.py").read_text()
 
 
+class ExplodingAtOnce(Exploding):
+    """A buggy oracle that raises on the first run it judges: while the failure is established."""
+
+    def classify(self, run):
+        raise KeyError("field")
+
+
+@pytest.mark.slow
+def test_a_bug_while_establishing_the_failure_keeps_its_traceback(tmp_path, capsys):
+    from reducer.cli import run_job
+    from reducer.reduce import Options, Reduction
+
+    job = Reduction(PROGRAMS / "while_loop_grad.py", tmp_path / "o", Options(runs=1, jobs=1, max_time=60))
+    job.oracle_spec = ExplodingAtOnce()
+    import typer
+
+    with pytest.raises(typer.Exit) as stopped:
+        run_job(job, quiet=True, json_out=True)
+    assert stopped.value.exit_code == errors.TOOL_BUG
+    said = capsys.readouterr().err
+    assert "bug in reducer: establishing the failure raised KeyError" in said and "reduce.log" in said
+    log = (tmp_path / "o" / "reduce.log").read_text()
+    assert log.count("Traceback") == 1 and "KeyError: 'field'" in log
+
+
 class BrokenPass:
     """A pass with a bug: it raises while making its candidates."""
 

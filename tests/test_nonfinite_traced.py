@@ -61,6 +61,17 @@ def test_a_nan_gradient_is_located_at_the_derivative_of_sqrt(tmp_path, monkeypat
     assert "in=grad op=sqrt" in value_checks.fault_line(run)
 
 
+def test_a_sqrt_outside_its_domain_is_not_one_at_its_edge(tmp_path, monkeypatch):
+    """At 0 the masked `sqrt` is finite and its derivative is not (`point=edge`); at -1 its value is NaN
+    (`point=nan`): the same operation, transformation and kind, another failure."""
+    wanted = Signature("nonfinite", (("value", "nan"), ("in", "grad"), ("op", "sqrt"), ("point", "edge")))
+    grad = [{"t": "grad", "argnums": [0]}]
+    runs = [RunResult(1, "", "", 1.0, harness=replay(spec_of(masked_sqrt, np.float32(x), transforms=grad), tmp_path,
+                                                    monkeypatch)[1]) for x in (0.0, -1.0)]
+    assert [r.harness["nonfinite"].get("point") for r in runs] == ["edge", "nan"]
+    assert [nr.same(wanted, r)[0] for r in runs] == [True, False]
+
+
 def test_a_forward_nan_beside_the_gradients_is_not_the_where_traps_gradient_nan(tmp_path, monkeypatch):
     """The `where` dropped, `a * log(a)` at 0 still has a NaN gradient made by `log`, but the checked
     forward value is NaN too: the forward fix takes some of the values away, not none."""

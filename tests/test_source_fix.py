@@ -20,6 +20,10 @@ DISTANCE = ("import jax\nimport jax.numpy as jnp\nfrom jax import lax\n"
             "d = jax.grad(lambda x: lax.sqrt(jnp.sum(x * x)))(jnp.zeros(3))\n"
             "assert jnp.isfinite(d).all(), d\nprint(float(jax.jit(lambda x: lax.sqrt(jnp.sum(x * x)))(jnp.ones(4))))\n")
 
+#: the log-survival of a censored sample whose CDF is 1, masked: its gradient NaN
+SURVIVAL = ("import jax\nimport jax.numpy as jnp\n"
+            "assert jnp.isfinite(jax.grad(lambda c: jnp.where(c < 1, jnp.log1p(-c), 0.0))(1.0))\n")
+
 #: a unit vector of a zero row: 0 / 0 forward
 UNIT = ("import jax.numpy as jnp\nz = jnp.zeros(2)\nassert jnp.isfinite(z / jnp.linalg.norm(z)).all()\n"
         "assert (jnp.ones(2) / jnp.linalg.norm(jnp.ones(2)) == 0.5 ** 0.5).all()\n")
@@ -39,6 +43,7 @@ def runs(program: str, tmp_path) -> subprocess.CompletedProcess:
     (MASKED_SQRT, "sqrt", "", "jnp.where(s > 0, jnp.sqrt(jnp.where(s > 0, s, 1.0)), 0.0)"),
     (NORM, "sqrt", "norm", "jnp.where(jnp.any(x != 0), jnp.linalg.norm(jnp.where(jnp.any(x != 0), x, 1.0)), 0.0)"),
     (ENTROPY, "log", "", "p * jax.numpy.log(jax.numpy.where(p > 0, p, 1.0))"),
+    (SURVIVAL, "log1p", "", "jnp.log1p(jnp.where((-c) > -1, -c, 1.0))"),
     (ANGLE, "atan2", "arctan2", "jnp.where((v[1] != 0) | (v[0] != 0), jnp.arctan2(jnp.where((v[1] != 0) | (v[0] != 0), "
                                 "v[1], 0.0), jnp.where((v[1] != 0) | (v[0] != 0), v[0], 1.0)), 0.0)"),
 ])
@@ -56,6 +61,13 @@ def test_a_rewrite_runs_through_where_the_original_fails_and_keeps_the_value(tmp
     assert len(fixed) == 2  # both calls of the operation, the one a check reads first
     done = runs(fixed[0], tmp_path)
     assert done.returncode == 0 and done.stdout.strip() == "2.0", done.stderr  # sqrt(4) is still 2
+
+
+def test_a_log1p_rewrite_runs_through_where_the_original_fails(tmp_path):
+    assert runs(SURVIVAL, tmp_path).returncode == 1
+    (fixed,) = rewrites(SURVIVAL, "log1p")
+    done = runs(fixed, tmp_path)
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_two_argument_rewrite_runs_through_where_the_original_fails(tmp_path):

@@ -2,10 +2,10 @@
 
 Every row is a candidate the search met or could meet in place of a real failing program: a
 constant behind a lambda or a function, a random zero, NumPy alone, a forward `-inf` in place of a
-gradient's NaN, an Inf in place of a NaN, a check that fails without the bug, an input the call
-rules out (a matrix that is not square). Each must be told apart from its original by the guard the
-row names (the field that guard sets differs), and each row is run again with that guard switched
-off to show that the guard is what tells them apart.
+gradient's NaN, an Inf in place of a NaN, a `sqrt` outside its domain for one at its edge, a check
+that fails without the bug, an input the call rules out (a matrix that is not square). Each must be
+told apart from its original by the guard the row names (the field that guard sets differs), and
+each row is run again with that guard switched off to show that the guard is what tells them apart.
 The faithful reductions at the end must be accepted. All runs are real: the candidates run in
 fresh interpreters with the fix patched into JAX."""
 from __future__ import annotations
@@ -37,7 +37,7 @@ ORIGINALS = {
 #: a Cholesky factor of a (1, 2) matrix: JAX symmetrises it by broadcasting, a NaN like a singular one's
 NOT_SQUARE = "assert jnp.isfinite(jax.lax.linalg.cholesky(jnp.ones((1, 2)))).all()\n"
 #: the field each guard sets where a candidate's origin differs from the original's
-FIELD = {"fix": "op", "transformation": "in", "cause": "cause", "kind": "value", "contract": "op"}
+FIELD = {"fix": "op", "transformation": "in", "cause": "cause", "kind": "value", "contract": "op", "domain": "op"}
 LOOPHOLES = [
     ("where-log", "constant-behind-a-lambda", "assert jnp.isfinite((lambda x: float('nan'))(0.0))\n", "fix"),
     ("where-log", "constant-behind-a-function", "def f(x):\n    return jnp.nan\nassert jnp.isfinite(f(1.0))\n", "fix"),
@@ -50,6 +50,9 @@ LOOPHOLES = [
     ("where-log", "a-forward-nan-beside-the-gradient-nan",
      "assert all(jnp.isfinite(x) for x in jax.value_and_grad(lambda a: a * jnp.log(a))(0.0))\n", "transformation"),
     ("norm", "inf-for-a-nan", "assert jnp.isfinite(jax.grad(jax.lax.sqrt)(0.0))\n", "kind"),
+    # a `sqrt` outside its domain (NaN forward too) for the original's at its edge (finite, its derivative not)
+    ("norm", "outside-the-domain-for-its-edge", "assert jnp.isfinite(jax.grad(lambda a: jnp.sum(jnp.sqrt(a)))(-1.0))\n",
+     "domain"),
     ("softmax-log", "nan-for-an-inf", "assert jnp.isfinite(-jnp.log(jnp.float32(-1.0)))\n", "kind"),
     ("softmax-log", "minus-inf-for-plus-inf", "p = jax.nn.softmax(jnp.array([0.0, 200.0]))\n"
                     "assert jnp.isfinite(jnp.log(p[0]))\n", "kind"),
@@ -90,6 +93,12 @@ def origins(tmp_path_factory):
     return found
 
 
+def _alone(guard: str) -> tuple[str, ...]:
+    """The guards that hold a candidate to `guard` alone: with the run under the original's fix, which
+    every other guard reads."""
+    return tuple(dict.fromkeys(("fix", guard)))
+
+
 def _seen(original: Signature, candidate: str, folder, guards=ValueOrigin.GUARDS) -> Signature:
     localiser = ValueOrigin(runner(folder), guards=guards)
     localiser.expect(original)
@@ -101,6 +110,7 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     assert dict(origins["where-log"].fields)["value"] == "nan" and origins["where-log"].get("in") == "grad"
     assert (origins["where-log"].get("op"), origins["norm"].get("op")) == ("log", "sqrt")
     assert origins["norm"].get("value") == "nan" and origins["norm"].get("in") == "grad"
+    assert (origins["norm"].get("point"), origins["where-log"].get("point")) == ("edge", "inf")
     softmax = origins["softmax-log"]
     assert (softmax.get("value"), softmax.get("in"), softmax.get("op"), softmax.get("cause")) == \
         ("+inf", "forward", "log", "exp-underflow")
@@ -109,8 +119,10 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
 
 @pytest.mark.parametrize("original, name, candidate, guard", LOOPHOLES, ids=[f"{r[0]}:{r[1]}" for r in LOOPHOLES])
 def test_each_loophole_is_rejected_by_its_guard(origins, tmp_path, original, name, candidate, guard):
+    """With the fix's run and the row's guard alone (another may reject it first when all are on, and
+    each guard only adds a reason to reject: what this rejects, all of them reject)."""
     wanted = origins[original]
-    seen = _seen(wanted, candidate, tmp_path)
+    seen = _seen(wanted, candidate, tmp_path, _alone(guard))
     assert not OwnCheck().same(wanted, seen)
     assert seen.get(FIELD[guard]) != wanted.get(FIELD[guard]), seen
 
@@ -119,7 +131,7 @@ def test_each_loophole_is_rejected_by_its_guard(origins, tmp_path, original, nam
 def test_with_its_guard_off_the_loophole_gets_past_it(origins, tmp_path, original, name, candidate, guard):
     """The row above fails with its guard switched off: what it asserts no longer holds."""
     wanted = origins[original]
-    seen = _seen(wanted, candidate, tmp_path, tuple(g for g in ValueOrigin.GUARDS if g != guard))
+    seen = _seen(wanted, candidate, tmp_path, tuple(g for g in _alone(guard) if g != guard))
     assert seen.get(FIELD[guard]) == wanted.get(FIELD[guard]), seen
 
 

@@ -19,10 +19,14 @@ what a counterfactual says:
   kind: a training loop's NaN parameters after the loss's Inf is gone), `forward,grad` when it takes
   some of the checked non-finite elements away and not all (a forward NaN read beside the gradient's:
   the `where` trap with its `where` gone), else the derivative the program takes (`grad`, `jvp`);
+- its class of point (`point`): where the operation's fix need act, when one class is enough: the edge
+  of its domain (`edge`: `sqrt(0)`, finite, with an infinite derivative), an infinite value (`inf`:
+  `log(0)`) or a NaN (`nan`: `sqrt(-1)`), each told by the fix kept to that class;
 - for an Inf made forward, its `cause`: the operation whose underflow to 0 it came from (`exp` in a
   softmax that `log` reads), the one whose underflow fix makes the program run through, or none.
 
-Every candidate is then held to that origin: it must fail as it is, run through with the same fix,
+Every candidate is then held to that origin: it must fail as it is, run through with the same fix
+(kept to the original's class of point),
 show every kind of value the original's check read (for a value made forward, of the values the
 operation made with its derivative taken away: `log(0)`'s `-inf` is not the `+inf` of `-log(0)`,
 even beside its derivative's `+inf`), be told the same transformation by the forward fix, for an
@@ -31,8 +35,10 @@ inputs they document (`reducer.faults.contracts`: a Cholesky factor of a matrix 
 is not the NaN of a rank-deficient one). A candidate whose check reads a constant, a random number,
 NumPy alone or another operation's value does not run through with the fix; a forward `-inf` in
 place of a gradient's NaN runs through with the forward fix alone, and a forward NaN beside it
-loses its part to that fix; an `inf` in place of a NaN is another kind. When no fix is found, the
-origin is held the way JAX's checks name it (`nonfinite.NonFiniteValues`) and the log says so.
+loses its part to that fix; an `inf` in place of a NaN is another kind; a `sqrt` outside its
+domain in place of one at its edge does not run through with the fix kept to the edge. When no fix
+is found, the origin is held the way JAX's checks name it (`nonfinite.NonFiniteValues`) and the log
+says so.
 """
 from __future__ import annotations
 
@@ -64,12 +70,14 @@ class Origin:
     op: str
     via: str = ""
     cause: str = ""  # the operation whose underflow made the 0 that `op` turned into an Inf
+    point: str = ""  # the one class of point (`safe_ops.POINTS`) the fix need act at: `edge` for `sqrt(0)`
     breaks_contract: bool = False  # the original gives a public call an input its documentation rules out
 
     def fields(self) -> tuple[tuple[str, str], ...]:
         made_forward = NAN not in self.value.split(",") and self.where == "forward"
         cause = (("cause", f"{self.cause}-underflow" if self.cause else "none"),) if made_forward else ()
-        return (("value", self.value), ("in", self.where), ("op", self.op), *cause, ("fix", FIX),
+        point = (("point", self.point),) if self.point else ()
+        return (("value", self.value), ("in", self.where), ("op", self.op), *point, *cause, ("fix", FIX),
                 ("from", self.via or self.op), *contract_field(self.breaks_contract))
 
     @classmethod
@@ -79,7 +87,7 @@ class Origin:
             return None
         cause = (sig.get("cause") or "").removesuffix("-underflow")
         return cls(sig.get("value"), sig.get("in"), sig.get("op"), sig.get("from") or "",
-                   "" if cause == "none" else cause, sig.get("contract") == BROKEN)
+                   "" if cause == "none" else cause, sig.get("point") or "", sig.get("contract") == BROKEN)
 
 
 def contract_field(breaks: bool) -> tuple[tuple[str, str], ...]:
@@ -123,8 +131,10 @@ class ValueOrigin:
     #: what a candidate is held to, each a guard the loophole tests switch off one at a time:
     #: it runs through with the original's fix; its value is of the same kind; the forward fix alone
     #: tells the same transformation; it runs through when the underflow the original's Inf came from
-    #: is fixed; it gives the public calls only inputs they document (`contracts`)
-    GUARDS = ("fix", "kind", "transformation", "cause", "contract")
+    #: is fixed; it gives the public calls only inputs they document (`contracts`); it runs through
+    #: with the fix kept to the class of point the original's needed (`Origin.point`: the edge of the
+    #: domain, `sqrt(0)`, is not its outside, `sqrt(-1)`)
+    GUARDS = ("fix", "kind", "transformation", "cause", "contract", "domain")
 
     def __init__(self, run: Callable[[str], RunResult], log: Callable[[str], None] = lambda line: None,
                  guards: tuple[str, ...] = GUARDS):
@@ -217,7 +227,8 @@ class ValueOrigin:
                 if where == "forward":
                     kind = self._forward_kind(program, op) or kind
                 via = (guessed or {}).get("from", op) if op in _named(guessed) else op
-                self.origin = Origin(kind, where, op, via, self._cause(program, kind, where, op), self.breaks)
+                point = self._point(program, op, reached)
+                self.origin = Origin(kind, where, op, via, self._cause(program, kind, where, op), point, self.breaks)
                 found = {"op": op, "from": via, "in": where, "kind": kind,
                          "prim": (nans or both or {}).get("prim", "")}
                 return Fault(op, self.origin.fields(), _evidence(found, share))
@@ -225,6 +236,17 @@ class ValueOrigin:
         self.log("no fix of a single operation makes the program run through: the non-finite value is held "
                  "where JAX's checks first meet it, and to its kind")
         return self._as_checks_name_it(program, outputs)
+
+    def _point(self, program: str, op: str, reached: tuple | None) -> str:
+        """The one class of point (`safe_ops.POINTS`) whose fix alone makes the program run through (or
+        get past its check), "" when none or more than one does (points of several classes)."""
+        later = self.later
+        with ThreadPoolExecutor(max_workers=len(safe_ops.POINTS)) as pool:
+            runs = {point: pool.submit(self._passes, program, op, f"{safe_ops.DERIVATIVE}@{point}", reached)
+                    for point in safe_ops.POINTS}
+            passing = [point for point, done in runs.items() if done.result()]
+        self.later = later
+        return passing[0] if len(passing) == 1 else ""
 
     def _forward_kind(self, program: str, op: str) -> str | None:
         """The kind of the checked values `op` made forward, its derivative taken away; None when the
@@ -277,7 +299,8 @@ class ValueOrigin:
         made_by = origin.op if origin.where == "forward" else ""
         read = {"kind", "transformation"} & set(self.guards)
         past = self.later and bool(read)  # getting past the check counts, as it did for the original
-        with_fix = fixed(program, origin.op, safe_ops.DERIVATIVE)
+        point = origin.point if "domain" in self.guards else ""
+        with_fix = fixed(program, origin.op, f"{safe_ops.DERIVATIVE}@{point}" if point else safe_ops.DERIVATIVE)
         fix_run = self._ran(nonfinite.first_of(with_fix, WATCH) if past else with_fix) if "fix" in self.guards else None
         stuck = fix_run is not None and fix_run.returncode != 0
         if stuck and not past:

@@ -14,6 +14,10 @@ turned into `-inf`.
 operation's value or its derivative is not finite at finite inputs, the operation is evaluated at a
 safe point instead (`sqrt(where(x == 0, 1, x))`), its value there replaced by the original value
 when that is finite (0 for `sqrt(0)`), so that neither the value nor the derivative is infinite.
+`make_safe("sqrt", "derivative@edge")` does so only at the points of one class (`POINTS`): where the
+operation's value is finite and its derivative is not (`edge`: `sqrt(0)`), where its value is
+infinite (`inf`: `log(0)`), or NaN (`nan`: `sqrt(-1)`), so that a fix can tell the edge of a domain
+from the outside of it.
 All three act on the primitive itself (`lax.sqrt_p.bind`), so that `jnp.linalg.norm`, `jax.nn.softmax`, a
 Flax layer and a jitted step are all fixed alike, under `jit`, `grad`, `jvp` and `vmap`: where the
 program binds it, not where JAX's own derivative, transpose or lowering rules do (`_inside_rule`).
@@ -39,6 +43,9 @@ ALIASES = {"arccos": ("acos",), "arcsin": ("asin",), "arctanh": ("atanh",), "arc
 #: a point inside the operation's domain, with a finite derivative there (1.0 when not listed)
 SAFE_POINT = {"acos": 0.0, "asin": 0.0, "atanh": 0.0, "acosh": 2.0}
 FORWARD, DERIVATIVE, UNDERFLOW, VALUE_ONLY = "forward", "derivative", "underflow", "value-only"
+#: the classes of point a DERIVATIVE fix may be kept to (`derivative@edge`): the operation's value
+#: finite there (its derivative not), infinite, or NaN
+POINTS = ("edge", "inf", "nan")
 #: operations that round a value too small for its type to exactly 0 (`exp(-200.0)` in float32)
 UNDERFLOWING = ("exp", "mul", "div", "integer_pow", "pow")
 
@@ -63,8 +70,10 @@ def known(name: str) -> bool:
 
 def make_safe(name: str, how: str):
     """Patch the primitives of `name` (see the module docstring); `how`: FORWARD, DERIVATIVE, UNDERFLOW or
-    VALUE_ONLY.
+    VALUE_ONLY, or DERIVATIVE kept to one class of point of `POINTS` (`derivative@edge`).
     Returns what undoes it, for a process that goes on (a worker replaying calls)."""
+    if how.partition("@")[2] not in ("", *POINTS):
+        raise ValueError(f"no class of point named {how.partition('@')[2]!r}")
     patched = []
     for prim_name in primitives(name):
         prim = _primitive(prim_name)
@@ -109,6 +118,7 @@ def _safe(bind, args, params, safe: float, how: str):
     for k in floats:
         inputs_finite = inputs_finite & lax.is_finite(args[k])
     bad = ~lax.is_finite(raw)
+    how, _, point = how.partition("@")
     if how == FORWARD:
         return lax.select(bad & inputs_finite, jnp.zeros_like(raw), bind(*args, **params))
     if how == VALUE_ONLY:  # the derivative taken at a safe point, where it is then dropped
@@ -126,9 +136,18 @@ def _safe(bind, args, params, safe: float, how: str):
 
         x = lax.stop_gradient(args[k])
         bad = bad | ~lax.is_finite(jax.jvp(one, (x,), (jnp.ones_like(x),))[1])
-    bad = bad & inputs_finite
+    bad = bad & inputs_finite & _of_class(raw, point)
     kept = lax.stop_gradient(lax.select(lax.is_finite(raw), raw, jnp.zeros_like(raw)))
     return lax.select(bad, kept, bind(*_moved(args, floats, bad, shape, safe), **params))
+
+
+def _of_class(raw, point: str):
+    """Where the operation's value `raw` is of the class `point` (`POINTS`; everywhere when "")."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    return {"": jnp.ones(raw.shape, bool), "edge": lax.is_finite(raw), "inf": jnp.isinf(raw),
+            "nan": jnp.isnan(raw)}[point]
 
 
 def _elementwise(args, floats: list[int], shape) -> bool:

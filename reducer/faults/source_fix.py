@@ -23,7 +23,7 @@ from reducer.faults.safe_ops import primitives
 
 #: where the operation's value and derivative are finite, for its argument `{x}` (`{y}`, `{x}`: `arctan2(y, x)`,
 #: `y / x`)
-DOMAIN = {"sqrt": "{x} > 0", "rsqrt": "{x} > 0", "log": "{x} > 0", "acos": "abs({x}) < 1", "asin": "abs({x}) < 1",
+DOMAIN = {"sqrt": "{x} > 0", "rsqrt": "{x} > 0", "log": "{x} > 0", "log1p": "{x} > -1", "acos": "abs({x}) < 1", "asin": "abs({x}) < 1",
           "atanh": "abs({x}) < 1", "acosh": "{x} > 1", "norm": "{where_any}({x} != 0)",
           "atan2": "({y} != 0) | ({x} != 0)", "div": "{x} != 0"}
 #: how many arguments the operation takes (1 when not listed)
@@ -69,13 +69,13 @@ def rewritten(program: str, call: ast.Call | ast.BinOp, kind: str, masked: bool 
     operands = [call.left, call.right] if isinstance(call, ast.BinOp) else call.args
     func = "" if isinstance(call, ast.BinOp) else _dotted(call.func) or ""
     np_ = _numpy(func, program)
-    args = [ast.get_source_segment(program, arg) for arg in operands]
+    raw = [ast.get_source_segment(program, arg) for arg in operands]
     bare = (ast.Name, ast.Subscript, ast.Attribute, ast.Call, ast.Constant)  # no parentheses needed before `>`
-    args = [a if isinstance(arg, bare) else f"({a})" for a, arg in zip(args, operands)]
+    args = [a if isinstance(arg, bare) else f"({a})" for a, arg in zip(raw, operands)]
     named = dict(zip(("x",) if len(args) == 1 else ("y", "x"), args))
     ok = DOMAIN[kind].format(**named, where_any=f"{np_}.any")
     safe = SAFE.get(kind, ("1.0",) * len(args))
-    moved = [a if point is None else f"{np_}.where({ok}, {a}, {point})" for a, point in zip(args, safe)]
+    moved = [a if point is None else f"{np_}.where({ok}, {r}, {point})" for a, r, point in zip(args, raw, safe)]
     inner = " / ".join(moved) if isinstance(call, ast.BinOp) else \
         f"{ast.get_source_segment(program, call.func)}({', '.join(moved)})"
     text = f"{np_}.where({ok}, {inner}, {EDGE[kind]})" if kind in EDGE and not masked else inner

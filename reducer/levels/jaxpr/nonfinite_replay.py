@@ -115,8 +115,8 @@ def locate(spec: Spec) -> dict | None:
 def _with_origin(found: dict, text: str, outputs: dict) -> dict:
     """`found` with the origin the fixes say (`reducer.faults.origin`): the kinds of the call's
     non-finite values, the operation whose fix (the inner `where`) makes them all finite, and
-    whether its forward fix alone takes one of them away (`in=forward`), as the job's runs of a
-    candidate are held to it."""
+    whether its forward fix alone takes one of them away (`in=forward`), and the one class of point
+    that fix need act at (`point`), as the job's runs of a candidate are held to it."""
     from reducer.faults import checked_value, origin, safe_ops
 
     nans, both = (nonfinite.read(outputs[infs], text) for infs in (False, True))
@@ -130,7 +130,10 @@ def _with_origin(found: dict, text: str, outputs: dict) -> dict:
         where = origin.made_in(origin.taken_away(after, left, found["value"], count), mode)
         if where == "forward":  # the kinds of the values `op` made forward, its derivative taken away
             found["value"] = (_fixed_kinds(text, op, safe_ops.VALUE_ONLY) or ("",))[0] or found["value"]
-        return {**found, "op": op, "in": where}
+        # the fix at one class's points alone removes them all only where no other class has any
+        point = next((c for c in safe_ops.POINTS
+                      if _fixed_kinds(text, op, f"{safe_ops.DERIVATIVE}@{c}") == ("", 0)), "")
+        return {**found, "op": op, "in": where, **({"point": point} if point else {})}
     return found
 
 
@@ -248,6 +251,7 @@ def same(wanted: Signature, run) -> tuple[bool, Signature | None]:
     from reducer.faults.checked_value import covers
 
     held = ("value", "in", "op") if wanted.get("value") else ("in", "op")
+    held += ("point",) if wanted.get("point") else ()
     value = found.get("value", "")
     if wanted.get("value") and covers(value, wanted.get("value")):
         value = wanted.get("value")  # it shows the kinds the program's check did (and maybe more)
