@@ -63,12 +63,12 @@ def test_a_nan_gradient_is_located_at_the_derivative_of_sqrt(tmp_path, monkeypat
 
 def test_a_sqrt_outside_its_domain_is_not_one_at_its_edge(tmp_path, monkeypatch):
     """At 0 the masked `sqrt` is finite and its derivative is not (`point=edge`); at -1 its value is NaN
-    (`point=nan`): the same operation, transformation and kind, another failure."""
+    (`point=outside`): the same operation, transformation and kind, another failure."""
     wanted = Signature("nonfinite", (("value", "nan"), ("in", "grad"), ("op", "sqrt"), ("point", "edge")))
     grad = [{"t": "grad", "argnums": [0]}]
     runs = [RunResult(1, "", "", 1.0, harness=replay(spec_of(masked_sqrt, np.float32(x), transforms=grad), tmp_path,
                                                     monkeypatch)[1]) for x in (0.0, -1.0)]
-    assert [r.harness["nonfinite"].get("point") for r in runs] == ["edge", "nan"]
+    assert [r.harness["nonfinite"].get("point") for r in runs] == ["edge", "outside"]
     assert [nr.same(wanted, r)[0] for r in runs] == [True, False]
 
 

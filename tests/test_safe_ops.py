@@ -157,21 +157,24 @@ def test_a_division_broadcast_by_the_operation_itself_is_fixed_and_the_rules_div
     assert jnp.isfinite(jax.jit(jax.grad(lambda x: 1.0 / x))(2.0))
 
 
-@pytest.mark.parametrize("point, fixed", [("edge", ("norm",)), ("inf", ("log at 0",)),
-                                          ("nan", ("sqrt of -1", "log of -1"))])
+@pytest.mark.parametrize("point, fixed", [("edge", ("norm",)), ("pole", ("log at 0", "0 / 0", "1 / 0")),
+                                          ("outside", ("sqrt of -1", "log of -1"))])
 def test_a_fix_kept_to_one_class_of_point_acts_there_alone(fix, point, fixed):
-    """The edge of a domain (`sqrt(0)`: finite, its derivative not), an infinite value (`log(0)`) and
-    a NaN (`sqrt(-1)`) are each fixed by the fix kept to their class, and by no other."""
+    """The edge of a domain (`sqrt(0)`: finite, its derivative not), a pole (`log(0)`; a division by 0,
+    its NaN of `0 / 0` too) and the outside of a domain (`sqrt(-1)`: NaN) are each fixed by the fix
+    kept to their class, and by no other."""
+    ratio = lambda n: jax.grad(lambda d: jnp.where(d > 0, n / d, 0.0))(0.0)  # noqa: E731
     gradients = {"norm": lambda: jax.grad(lambda x: jnp.linalg.norm(x) ** 2)(jnp.zeros(1))[0],
                  "sqrt of -1": lambda: jax.grad(jnp.sqrt)(-1.0),
                  "log at 0": where_log_grad,
-                 "log of -1": lambda: jax.grad(lambda p: jnp.where(p > 0, p * jnp.log(p), 0.0))(-1.0)}
-    fix("sqrt", f"{safe_ops.DERIVATIVE}@{point}")
-    fix("log", f"{safe_ops.DERIVATIVE}@{point}")
+                 "log of -1": lambda: jax.grad(lambda p: jnp.where(p > 0, p * jnp.log(p), 0.0))(-1.0),
+                 "0 / 0": lambda: ratio(0.0), "1 / 0": lambda: ratio(1.0)}
+    for op in ("sqrt", "log", "div"):
+        fix(op, f"{safe_ops.DERIVATIVE}@{point}")
     finite = {name for name, g in gradients.items() if jnp.isfinite(g())}
     assert finite == set(fixed)
 
 
 def test_a_class_of_point_that_does_not_exist_is_refused():
     with pytest.raises(ValueError, match="no class of point"):
-        safe_ops.make_safe("sqrt", "derivative@outside")
+        safe_ops.make_safe("sqrt", "derivative@inside")

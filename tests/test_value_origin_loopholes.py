@@ -110,7 +110,7 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     assert dict(origins["where-log"].fields)["value"] == "nan" and origins["where-log"].get("in") == "grad"
     assert (origins["where-log"].get("op"), origins["norm"].get("op")) == ("log", "sqrt")
     assert origins["norm"].get("value") == "nan" and origins["norm"].get("in") == "grad"
-    assert (origins["norm"].get("point"), origins["where-log"].get("point")) == ("edge", "inf")
+    assert (origins["norm"].get("point"), origins["where-log"].get("point")) == ("edge", "pole")
     softmax = origins["softmax-log"]
     assert (softmax.get("value"), softmax.get("in"), softmax.get("op"), softmax.get("cause")) == \
         ("+inf", "forward", "log", "exp-underflow")

@@ -20,8 +20,9 @@ what a counterfactual says:
   some of the checked non-finite elements away and not all (a forward NaN read beside the gradient's:
   the `where` trap with its `where` gone), else the derivative the program takes (`grad`, `jvp`);
 - its class of point (`point`): where the operation's fix need act, when one class is enough: the edge
-  of its domain (`edge`: `sqrt(0)`, finite, with an infinite derivative), an infinite value (`inf`:
-  `log(0)`) or a NaN (`nan`: `sqrt(-1)`), each told by the fix kept to that class;
+  of its domain (`edge`: `sqrt(0)`, finite, with an infinite derivative), a pole (`pole`: `log(0)`,
+  a division by 0) or the outside of its domain (`outside`: `sqrt(-1)`), each told by the fix kept to
+  that class;
 - for an Inf made forward, its `cause`: the operation whose underflow to 0 it came from (`exp` in a
   softmax that `log` reads), the one whose underflow fix makes the program run through, or none.
 

@@ -14,10 +14,11 @@ turned into `-inf`.
 operation's value or its derivative is not finite at finite inputs, the operation is evaluated at a
 safe point instead (`sqrt(where(x == 0, 1, x))`), its value there replaced by the original value
 when that is finite (0 for `sqrt(0)`), so that neither the value nor the derivative is infinite.
-`make_safe("sqrt", "derivative@edge")` does so only at the points of one class (`POINTS`): where the
-operation's value is finite and its derivative is not (`edge`: `sqrt(0)`), where its value is
-infinite (`inf`: `log(0)`), or NaN (`nan`: `sqrt(-1)`), so that a fix can tell the edge of a domain
-from the outside of it.
+`make_safe("sqrt", "derivative@edge")` does so only at the points of one class (`POINTS`): the edge
+of the operation's domain, where its value is finite and its derivative is not (`sqrt(0)`); a pole,
+where its value is infinite (`log(0)`, `1 / 0`), or NaN at a division's (`0 / 0`); the outside of its
+domain, where its value is NaN (`sqrt(-1)`, `log(-1)`). So a fix tells the edge of a domain from
+its outside, and a `where` around `log(0)` from one around `log(-1)`.
 All three act on the primitive itself (`lax.sqrt_p.bind`), so that `jnp.linalg.norm`, `jax.nn.softmax`, a
 Flax layer and a jitted step are all fixed alike, under `jit`, `grad`, `jvp` and `vmap`: where the
 program binds it, not where JAX's own derivative, transpose or lowering rules do (`_inside_rule`).
@@ -44,8 +45,10 @@ ALIASES = {"arccos": ("acos",), "arcsin": ("asin",), "arctanh": ("atanh",), "arc
 SAFE_POINT = {"acos": 0.0, "asin": 0.0, "atanh": 0.0, "acosh": 2.0}
 FORWARD, DERIVATIVE, UNDERFLOW, VALUE_ONLY = "forward", "derivative", "underflow", "value-only"
 #: the classes of point a DERIVATIVE fix may be kept to (`derivative@edge`): the operation's value
-#: finite there (its derivative not), infinite, or NaN
-POINTS = ("edge", "inf", "nan")
+#: finite there (its derivative not), infinite (a pole), or NaN (outside its domain)
+POINTS = ("edge", "pole", "outside")
+#: operations whose NaN from finite inputs is at a pole, as they have no outside (`0 / 0`)
+NO_OUTSIDE = ("div",)
 #: operations that round a value too small for its type to exactly 0 (`exp(-200.0)` in float32)
 UNDERFLOWING = ("exp", "mul", "div", "integer_pow", "pow")
 
@@ -95,14 +98,14 @@ def _patched(prim, bind, safe: float, how: str):
             return bind(*args, **params)
         _busy.on = True
         try:
-            return _safe(bind, args, params, safe, how)
+            return _safe(bind, args, params, safe, how, prim.name in NO_OUTSIDE)
         finally:
             _busy.on = False
 
     return patched
 
 
-def _safe(bind, args, params, safe: float, how: str):
+def _safe(bind, args, params, safe: float, how: str, no_outside: bool = False):
     import jax
     import jax.numpy as jnp
     from jax import lax
@@ -136,18 +139,20 @@ def _safe(bind, args, params, safe: float, how: str):
 
         x = lax.stop_gradient(args[k])
         bad = bad | ~lax.is_finite(jax.jvp(one, (x,), (jnp.ones_like(x),))[1])
-    bad = bad & inputs_finite & _of_class(raw, point)
+    bad = bad & inputs_finite & _of_class(raw, point, no_outside)
     kept = lax.stop_gradient(lax.select(lax.is_finite(raw), raw, jnp.zeros_like(raw)))
     return lax.select(bad, kept, bind(*_moved(args, floats, bad, shape, safe), **params))
 
 
-def _of_class(raw, point: str):
-    """Where the operation's value `raw` is of the class `point` (`POINTS`; everywhere when "")."""
+def _of_class(raw, point: str, no_outside: bool):
+    """Where the operation's value `raw` is of the class `point` (`POINTS`; everywhere when ""); a NaN
+    is at a pole for an operation with no outside (`no_outside`)."""
     import jax.numpy as jnp
     from jax import lax
 
-    return {"": jnp.ones(raw.shape, bool), "edge": lax.is_finite(raw), "inf": jnp.isinf(raw),
-            "nan": jnp.isnan(raw)}[point]
+    nan_at_pole = jnp.isnan(raw) & no_outside
+    return {"": jnp.ones(raw.shape, bool), "edge": lax.is_finite(raw), "pole": jnp.isinf(raw) | nan_at_pole,
+            "outside": jnp.isnan(raw) & ~nan_at_pole}[point]
 
 
 def _elementwise(args, floats: list[int], shape) -> bool:
