@@ -104,12 +104,30 @@ def test_the_first_replay_reports_the_operation_alone_and_the_level_starts_there
     assert nr.start(spec.to_json(), Run(), said.append) == spec.to_json() and len(said) == 1
 
 
-def test_a_nan_made_of_a_masked_inf_has_no_operation_alone(tmp_path):
+def test_a_nan_made_of_a_masked_inf_starts_from_the_operation_alone_under_a_where(tmp_path):
     """The `where` of `layer_scale` turns the infinite derivative of `sqrt` into a NaN (inf × 0): the
-    operation alone gives the Inf, another kind of value, so the level starts from the whole call."""
+    operation alone gives the Inf, another kind of value; alone with its value dropped by a `where`
+    it gives the NaN, and the level starts there."""
     _, report = first_replay(tmp_path, layer_scale, np.array([[1.0, 2.0], [0.0, 0.0]], np.float32))
     assert (report["nonfinite"]["value"], report["nonfinite"]["in"], report["nonfinite"]["op"]) == ("nan", "grad", "sqrt")
-    assert report.get("alone") is None
+    alone = jp.parse(report["alone"])
+    assert [e.primitive for e in alone.jaxpr.eqns] == ["sqrt", "select_n"] and alone.args[0].values == [0.0]
+
+
+def test_a_division_that_broadcasts_its_denominator_is_tried_at_one_point_masked_first():
+    """A pooled ratio `where(den > 0, num / den, 0)` of a (4, 16) sum by its (4, 1) count divides with
+    the size-1 axis broadcast by `div` itself: still an operation at each point, tried at the first
+    where its derivative is not finite (0 / 0), first under the `where` that masks it."""
+    def pool(num, den):
+        return jnp.sum(jnp.where(den > 0, num / den, 0.0))
+
+    num, den = np.ones((4, 16), np.float32), np.array([[2.0], [0.0], [1.0], [3.0]], np.float32)
+    spec = spec_of(pool, num * den, den, transforms=[{"t": "grad", "argnums": [0, 1]}])
+    masked, point, whole = list(fault_alone.candidates(spec, {"op": "div", "in": "grad", "value": "nan"}, nr.finite))
+    assert [e.primitive for e in masked.jaxpr.eqns] == ["div", "select_n"]
+    assert [e.primitive for e in point.jaxpr.eqns] == ["div"]
+    assert [(a.shape, a.values) for a in masked.args] == [((), [0.0]), ((), [0.0])]
+    assert [a.shape for a in whole.args] == [(4, 16), (4, 1)]
 
 
 def test_names_only_the_call_reads_are_read_in_place():

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Callable, Iterator
 
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.model import REAL_FLOATING, Arg, Equation, Jaxpr, Spec, Transform, Var
+from reducer.levels.jaxpr.model import REAL_FLOATING, Arg, Equation, Jaxpr, Literal, Spec, Transform, Var
 from reducer.levels.jaxpr.params import flat_values
 
 MAX_EQUATIONS = 4  # equations of the faulty operation tried, in program order
@@ -63,26 +63,36 @@ def _mode(spec: Spec, where: str) -> list[Transform]:
     return [Transform("jvp")] if where == "jvp" else [Transform("grad", argnums=[])]
 
 
-def _at(value, point: int | None):
+def _at(value, point: int | None, shape: tuple):
+    """`value`, or its element at the flat index `point` of the operation's result of `shape` (a
+    size-1 axis broadcast by the operation itself)."""
     import numpy as np
 
     value = np.asarray(value)
     if point is None:
         return value
-    return value.reshape(()) if value.size == 1 else value.reshape(-1)[point]
+    return value.reshape(()) if value.size == 1 else np.broadcast_to(value, shape).reshape(-1)[point]
 
 
-def alone(spec: Spec, path: tuple, e: Equation, where: str, values: dict, point: int | None = None) -> Spec | None:
+def alone(spec: Spec, path: tuple, e: Equation, where: str, values: dict, point: int | None = None,
+          masked: bool = False) -> Spec | None:
     """Equation `e` of the jaxpr at `path` alone, on the values its inputs had (those at the flat
     index `point`, for an elementwise one), under the transformation a fault `in` `where` is taken
-    under (a derivative of its sum); None when it cannot be differentiated."""
+    under (a derivative of its sum); `masked`, at one point, its value then dropped by a `where`
+    (`where(False, e, 0.0)`: the `where` trap, whose zero cotangent turns an infinite derivative into
+    NaN); None when it cannot be differentiated."""
     avals = spec.jaxpr.at(path).variables()
     inputs = [avals[a] for a in dict.fromkeys(x for x in e.inputs if isinstance(x, str))]
-    at = [_at(values[(path, v.name)], point) for v in inputs]
+    at = [_at(values[(path, v.name)], point, e.outputs[0].shape) for v in inputs]
     args = [Arg(tuple(a.shape), v.dtype, flat_values(a)) for v, a in zip(inputs, at)]
     shaped = [Var(v.name, a.shape, v.dtype) for v, a in zip(inputs, args)]
     outs = [Var(o.name, () if point is not None else o.shape, o.dtype) for o in e.outputs]
     body = Jaxpr(shaped, [Equation(e.primitive, list(e.inputs), outs, e.params, e.subs, e.src)], [outs[0].name])
+    if masked and point is not None:
+        dropped = Var(outs[0].name + "_masked", (), outs[0].dtype)
+        body.eqns.append(Equation("select_n", [Literal(False, "bool"), Literal(0.0, outs[0].dtype), outs[0].name],
+                                  [dropped]))
+        body.outputs = [dropped.name]
     transforms = _mode(spec, where)
     if transforms and transforms[0].kind == "grad":
         floats = [k for k, v in enumerate(inputs) if v.dtype.startswith(REAL_FLOATING)]
@@ -98,10 +108,17 @@ def alone(spec: Spec, path: tuple, e: Equation, where: str, values: dict, point:
 
 
 def elementwise(spec: Spec, path: tuple, e: Equation) -> bool:
-    """Whether every array input of `e` has its one output's shape (an operation at each point)."""
+    """Whether every array input of `e` has its one output's shape, or is broadcast to it by the
+    operation (a size-1 axis): an operation at each point."""
+    import numpy as np
+
     avals = spec.jaxpr.at(path).variables()
     shapes = [avals[a].shape for a in e.inputs if isinstance(a, str)]
-    return len(e.outputs) == 1 and all(s in ((), e.outputs[0].shape) for s in shapes)
+    out = tuple(e.outputs[0].shape) if len(e.outputs) == 1 else None
+    try:
+        return out is not None and all(np.broadcast_shapes(tuple(s), out) == out for s in shapes)
+    except ValueError:
+        return False
 
 
 def first_bad_point(candidate: Spec, finite: Callable) -> int | None:
@@ -130,8 +147,10 @@ def candidates(spec: Spec, fault: dict, finite: Callable) -> Iterator[Spec]:
             continue
         if elementwise(spec, path, e) and e.outputs[0].shape:
             point = first_bad_point(whole if where == "forward" else _unsummed(whole), finite)
-            if point is not None:
-                yield alone(spec, path, e, where, values, point)
+            # a NaN made in a derivative is most often an infinite one that a `where` gave a zero cotangent
+            trap = where != "forward" and "nan" in fault.get("value", "").split(",")
+            for masked in ((True, False) if trap else (False,)) if point is not None else ():
+                yield alone(spec, path, e, where, values, point, masked)
         yield whole
 
 

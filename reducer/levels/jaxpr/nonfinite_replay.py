@@ -206,7 +206,7 @@ def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | N
             if time.monotonic() > deadline:
                 return None
             seen = judged(candidate)
-            if seen and all(seen.get(k) == found.get(k) for k in ("in", "op")) \
+            if seen and all(seen.get(k) == found.get(k) for k in ("in", "op", "point")) \
                     and checked_value.covers(seen.get("value", ""), found.get("value", "")):
                 return candidate.to_json()
     except Exception:  # a program the forward run or a replay cannot build: the level starts from the call
