@@ -183,11 +183,13 @@ def test_the_public_function_that_reached_it_is_not_the_failure():
 @pytest.mark.parametrize("fields, ending", [
     ((("type", "AssertionError"), ("check", "assert")), ["g = jax.grad(f)(0.0)", "assert jnp.isfinite(g)"]),
     ((("type", "FloatingPointError"), ("check", "raise")),
-     ["g = jax.grad(f)(0.0)", "if not jnp.isfinite(g):", "    raise FloatingPointError('non-finite value')"]),
+     ["g = jax.grad(f)(0.0)", "if not jnp.isfinite(g):", "    raise FloatingPointError('non-finite gradient norm nan')"]),
 ])
 def test_the_written_back_script_ends_in_the_programs_kind_of_check(fields, ending, tmp_path):
+    """... and a raise says what the program's said (its output's last line)."""
     spec = spec_of(masked_sqrt, np.float32(0.0), transforms=[{"t": "grad", "argnums": [0]}])
-    wanted = Signature("nonfinite", fields + (("in", "grad"), ("op", "sqrt")))
+    said = "Traceback (most recent call last):\n  ...\nFloatingPointError: non-finite gradient norm nan\n"
+    wanted = Signature("nonfinite", fields + (("in", "grad"), ("op", "sqrt")), "", said)
     from reducer.levels.jaxpr.as_script import emit
 
     model = jp.parse(jp.dumps(spec))

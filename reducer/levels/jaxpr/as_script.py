@@ -185,8 +185,12 @@ class Emitter:
 
     def users_call(self, p: str, ins: list[str], params: dict, e: Equation) -> str:
         """The primitive as the jax.numpy call a user writes for it, where that stages it unchanged."""
-        alike = len({tuple(s) for s in self._in_shapes(e)}) == 1 and all(isinstance(a, str) for a in e.inputs)
-        kinds = [self.types.get(a, "") if isinstance(a, str) else "" for a in e.inputs]
+        shapes = {tuple(s) for s in self._in_shapes(e)}
+        variables = [isinstance(a, str) for a in e.inputs]
+        # a scalar `where` of a literal mask or value (`jnp.where(False, jnp.log(a), 0.0)`) stages the same select
+        scalar_where = p == "select_n" and shapes == {()} and any(variables[1:])
+        alike = len(shapes) == 1 and (all(variables) or scalar_where)
+        kinds = [self.types.get(a, "") if isinstance(a, str) else a.dtype for a in e.inputs]
         return spelling.users_call(p, ins, params, e.outputs[0].dtype, kinds, alike) if e.outputs else ""
 
     def typed(self, v) -> None:

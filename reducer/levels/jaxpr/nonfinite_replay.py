@@ -285,8 +285,15 @@ def finish(lines: list[str], got: str, spec, wanted: Signature) -> str:
     if check == "raise" and kind != "AssertionError":
         if not hasattr(builtins, kind):  # the program's own exception class
             body = [f"class {kind}(Exception):", "    pass", ""] + body
-        return "\n".join(body + [f"if not {finite_all}:", f"    raise {kind}('non-finite value')"]) + "\n"
+        return "\n".join(body + [f"if not {finite_all}:", f"    raise {kind}({_message(wanted, kind)!r})"]) + "\n"
     return "\n".join(body + [f"assert {finite_all}"]) + "\n"
+
+
+def _message(wanted: Signature, kind: str) -> str:
+    """The message the program raised `kind` with, as its output showed it (the user's words, not
+    ours), or "non-finite value" when its output does not show one."""
+    said = [line[len(kind) + 1:].strip() for line in (wanted.excerpt or "").splitlines() if line.startswith(f"{kind}:")]
+    return said[-1] if said and said[-1] else "non-finite value"
 
 
 #: float32 scalars the write-back spells as arrays, and the number that stands for each
