@@ -3,12 +3,12 @@
 Each equation becomes one line of public API: an operator (`a + b`, `a @ b`), a `jax.lax` call
 whose signature takes the primitive's parameters, or a special form (`lax.while_loop`, `lax.scan`,
 `lax.switch`, `jax.jit`, `enzyme_jax_ir()`, `jnp.ones`, `jax.custom_jvp` / `jax.custom_vjp`
-definitions). Only a primitive with no public call is bound directly (`from jax._src… import
-name_p`; `name_p.bind(...)`), and `bind_all=True` binds every plain primitive that way (the
-fallback when the public spelling changes the failure). Inputs are built inline: `jnp.ones(shape, dtype)`, or their recorded values (inline when small, else from
-`inputs.npz`, returned alongside). The transformations are applied in order, and the result printed.
-An equation that records the public call the program made (`src`) is written as that call when it is
-its plain use (`jnp.fft.rfft(a)`, `jax.ops.segment_max(…)`: `reducer.levels.jaxpr.public_calls`).
+definitions). Only a primitive with no public call is bound directly (`name_p.bind(...)`, imported
+from `jax._src`); `bind_all=True` binds every plain primitive so (the fallback when the public
+spelling changes the failure). Inputs are `jnp.ones(shape, dtype)` or their recorded values (inline
+when small, else from `inputs.npz`, returned alongside). The transformations are applied in order,
+and the result printed. An equation recording the public call the program made (`src`) is written as
+that call in its plain use (`jnp.fft.rfft(a)`, `jax.ops.segment_max(…)`: `public_calls`).
 """
 from __future__ import annotations
 
@@ -185,12 +185,8 @@ class Emitter:
 
     def users_call(self, p: str, ins: list[str], params: dict, e: Equation) -> str:
         """The primitive as the jax.numpy call a user writes for it, where that stages it unchanged."""
-        shapes = {tuple(s) for s in self._in_shapes(e)}
-        variables = [isinstance(a, str) for a in e.inputs]
-        # a scalar `where` of a literal mask or value (`jnp.where(False, jnp.log(a), 0.0)`) stages the same select
-        scalar_where = p == "select_n" and shapes == {()} and any(variables[1:])
-        alike = len(shapes) == 1 and (all(variables) or scalar_where)
         kinds = [self.types.get(a, "") if isinstance(a, str) else a.dtype for a in e.inputs]
+        alike = spelling.alike(p, self._in_shapes(e), [isinstance(a, str) for a in e.inputs])
         return spelling.users_call(p, ins, params, e.outputs[0].dtype, kinds, alike) if e.outputs else ""
 
     def typed(self, v) -> None:

@@ -248,6 +248,14 @@ USERS_CALLS.update(atan="jnp.arctan", asin="jnp.arcsin", acos="jnp.arccos", atan
                    logistic="jax.nn.sigmoid")
 
 
+def alike(p: str, shapes: list, variables: list[bool]) -> bool:
+    """Whether the operands of a primitive `p`, of `shapes`, are one shape of variables (`variables`
+    tells which are), so that a user's call stages it unchanged; for a scalar `where`, a literal mask
+    or value too (`jnp.where(False, jnp.log(a), 0.0)` stages the same select)."""
+    one = {tuple(s) for s in shapes}
+    return len(one) == 1 and (all(variables) or p == "select_n" and one == {()} and any(variables[1:]))
+
+
 def users_call(p: str, ins: list[str], params: dict, dtype: str, in_dtypes: list[str], alike: bool) -> str:
     """The primitive `p` (on the operands `ins` of the dtypes `in_dtypes`, of one shape where `alike`,
     making a `dtype` result) as the jax.numpy call a user writes for it (`jnp.sqrt`, `jnp.where`,
