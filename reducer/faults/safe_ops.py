@@ -139,20 +139,24 @@ def _safe(bind, args, params, safe: float, how: str, no_outside: bool = False):
 
         x = lax.stop_gradient(args[k])
         bad = bad | ~lax.is_finite(jax.jvp(one, (x,), (jnp.ones_like(x),))[1])
-    bad = bad & inputs_finite & _of_class(raw, point, no_outside)
+    bad = bad & inputs_finite
+    if point:
+        bad = bad & _of_class(raw, point, no_outside)
     kept = lax.stop_gradient(lax.select(lax.is_finite(raw), raw, jnp.zeros_like(raw)))
     return lax.select(bad, kept, bind(*_moved(args, floats, bad, shape, safe), **params))
 
 
 def _of_class(raw, point: str, no_outside: bool):
-    """Where the operation's value `raw` is of the class `point` (`POINTS`; everywhere when ""); a NaN
-    is at a pole for an operation with no outside (`no_outside`)."""
+    """Where the operation's value `raw` is of the class `point` (`POINTS`); a NaN is at a pole for an
+    operation with no outside (`no_outside`)."""
     import jax.numpy as jnp
     from jax import lax
 
-    nan_at_pole = jnp.isnan(raw) & no_outside
-    return {"": jnp.ones(raw.shape, bool), "edge": lax.is_finite(raw), "pole": jnp.isinf(raw) | nan_at_pole,
-            "outside": jnp.isnan(raw) & ~nan_at_pole}[point]
+    if point == "edge":
+        return lax.is_finite(raw)
+    if point == "pole":
+        return jnp.isinf(raw) | (jnp.isnan(raw) if no_outside else False)
+    return jnp.isnan(raw) & (not no_outside)
 
 
 def _elementwise(args, floats: list[int], shape) -> bool:
