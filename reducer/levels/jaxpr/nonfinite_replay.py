@@ -206,7 +206,8 @@ def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | N
             if time.monotonic() > deadline:
                 return None
             seen = judged(candidate)
-            if seen and all(seen.get(k) == found.get(k) for k in ("in", "op", "point")) \
+            if seen and all(seen.get(k) == found.get(k) for k in ("in", "op")) \
+                    and (seen.get("point") == found.get("point") or not (seen.get("point") and found.get("point"))) \
                     and checked_value.covers(seen.get("value", ""), found.get("value", "")):
                 return candidate.to_json()
     except Exception:  # a program the forward run or a replay cannot build: the level starts from the call
@@ -251,7 +252,10 @@ def same(wanted: Signature, run) -> tuple[bool, Signature | None]:
     from reducer.faults.checked_value import covers
 
     held = ("value", "in", "op") if wanted.get("value") else ("in", "op")
-    held += ("point",) if wanted.get("point") else ()
+    # a replay that names another class of point is another failure; one whose outputs (more than the
+    # program's check reads: a value_and_grad's gradients too) no one class's fix clears names none,
+    # and the job's own origin holds its written-back script to the class (`faults.origin`)
+    held += ("point",) if wanted.get("point") and found.get("point") else ()
     value = found.get("value", "")
     if wanted.get("value") and covers(value, wanted.get("value")):
         value = wanted.get("value")  # it shows the kinds the program's check did (and maybe more)
