@@ -14,6 +14,7 @@ from oracles.wrong_result import SAID
 from reducer import env as envmod, filing
 from reducer.files import scrub
 from reducer.faults import source_fix
+from reducer.faults.float64_fix import WIDE
 from reducer.faults.nonfinite import evidence as nonfinite_evidence
 
 #: what JAX function lowers to a LAPACK custom call, by the routine in its target name
@@ -154,10 +155,11 @@ def _what_happens(sig: Signature, excerpt: str = "") -> str:
                                    + f": {as_printed(sig, excerpt)}"),
         "regex": lambda: f"The program fails with a diagnostic matching `{sig.get('pattern')}` (shown below).",
         "nonfinite": lambda: (f"The program's own check (`{sig.get('check')}`) fails on a non-finite value. "
-                              + nonfinite_evidence({k: sig.get(k) for k in ("op", "from", "in")})
-                              + " This is most often the program's own code (JAX documents the derivative of "
-                                "`where` this way), not a bug of JAX: file it with JAX only if the operation's "
-                                "value or derivative should be finite there."),
+                              + (_overflow(sig) if sig.get("fix") == WIDE else
+                                 nonfinite_evidence({k: sig.get(k) for k in ("op", "from", "in")})
+                                 + " This is most often the program's own code (JAX documents the derivative of "
+                                   "`where` this way), not a bug of JAX: file it with JAX only if the operation's "
+                                   "value or derivative should be finite there.")),
         "own-check": lambda: (f"A check of the program's own (`{sig.get('check')}`) fails with `{sig.get('type')}`"
                               + (f": {as_printed(sig, excerpt)}" if sig.get("message") else "") + ". No library raised "
                               "it: whether JAX computed a wrong value or the check expects too much is what the "
@@ -253,8 +255,21 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
     return with_filing(out, later, sig, owner=owner, fix=fixed_by or _origin_fix(sig))
 
 
+def _overflow(sig: Signature) -> str:
+    """Why, for a value float32 cannot hold (`reducer.faults.float64_fix`)."""
+    via = sig.get("from") or sig.get("op")
+    return (f"`{via}` overflows float32 here: its value is finite in float64, and the program fails again with "
+            f"`{sig.get('op')}` alone in float32. The usual remedy is a formula that cannot overflow "
+            f"(`jax.nn.softplus` for `log(1 + exp(x))`, `jax.scipy.special.logsumexp`, the maximum subtracted "
+            f"before `exp`). This is the program's own arithmetic, not a bug of JAX or XLA.")
+
+
 def _origin_fix(sig: Signature) -> str:
     """What made a non-finite value's reproducer run through, in words (`reducer.faults.origin`)."""
+    if sig.family == "nonfinite" and sig.get("fix") == WIDE:
+        return (f"the program computed in float64 (`jax.config.update(\"jax_enable_x64\", True)`, where "
+                f"`{sig.get('op')}` does not overflow; or a formula that cannot overflow, `jax.nn.softplus`, "
+                f"`jax.scipy.special.logsumexp`)")
     if sig.family != "nonfinite" or sig.get("fix") != "inner-where":
         return ""
     return (f"`{sig.get('op')}` evaluated at a safe point where its value or derivative is not finite (the "

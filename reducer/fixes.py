@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from oracles.outcome import Signature
 from reducer import xla_culprit
-from reducer.faults.origin import Origin
-from reducer.faults.source_fix import rewrites
+from reducer.faults.origin import WIDE, Origin
+from reducer.faults.source_fix import in_float64, rewrites
 
 #: the most rewrites of the reproducer run
 TRIES = 3
@@ -23,12 +23,13 @@ def for_report(job, program: str, established, fix: str | None, searched: bool) 
 
 
 def written_fix(job, program: str, sig: Signature) -> str:
-    """The reproducer with the inner `where` written around the call at its non-finite value's origin,
-    when a fresh run of it runs through; "" when no rewrite does (or the origin is not known)."""
+    """The reproducer with the inner `where` written around the call at its non-finite value's origin
+    (for an overflow, the program made float64), when a fresh run of it runs through; "" when no rewrite does (or the origin is not known)."""
     origin = Origin.of(sig)
     if origin is None:
         return ""
-    tried = rewrites(program, origin.op, origin.via)[:TRIES]
+    tried = [in_float64(program)] if origin.fix == WIDE else rewrites(program, origin.op, origin.via)[:TRIES]
+    tried = [candidate for candidate in tried if candidate]
     for k, candidate in enumerate(tried):
         run = job.fresh_run(candidate)
         if run.returncode == 0 and not run.timed_out:

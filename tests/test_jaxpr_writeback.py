@@ -239,3 +239,24 @@ def test_a_filled_value_is_spelled_as_a_user_writes_it():
     assert (filled((), "bool", 0), filled((), "bool", 1)) == ("False", "True")  # a mask of one value
     assert filled((2,), "bool", 0) == "jnp.zeros((2,), jnp.bool_)" and filled((), "float32", 1) == "jnp.ones((), jnp.float32)"
     assert float(jax.grad(lambda a: jnp.where(eval(filled((), "bool", 0)), jnp.log(a), 1.0))(2.0)) == 0.0
+
+
+def test_float32_spelled_as_the_default_float_is_float64_once_the_script_is_made_float64():
+    """The written-back form held to the float64 fix of an overflow: its values take the program's
+    floating type, so that the fix widens them as it widened the program's."""
+    from reducer.levels.jaxpr.as_script import emit
+    from reducer.levels.jaxpr.spelling import default_float
+
+    spec = jp.parse(spec_of(lambda x: jnp.exp(x * 2.0), jnp.asarray([157.0, 1.0], jnp.float32), values=True))
+    plain, _ = emit(spec)
+    with default_float():
+        text, arrays = emit(spec)
+    assert "jnp.float32" in plain and "jnp.float32" not in text and "float)" in text and not arrays, text
+    body = text.replace("print(", "out = (")
+    scope = {}
+    exec(compile(body, "repro.py", "exec"), scope)
+    assert scope["out"].dtype == jnp.float32 and not jnp.isfinite(scope["out"]).all()
+    with jax.enable_x64(True):
+        scope = {}
+        exec(compile(body, "repro.py", "exec"), scope)
+        assert scope["out"].dtype == jnp.float64 and jnp.isfinite(scope["out"]).all()

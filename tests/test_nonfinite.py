@@ -11,7 +11,7 @@ from conftest import PROGRAMS, run_text
 from oracles.outcome import Signature
 from oracles.own_check import OwnCheck
 from reducer.faults.attach import Attached
-from reducer.faults.nonfinite import NonFiniteValues, applies, located, read, with_checks
+from reducer.faults.nonfinite import NonFiniteValues, applies, located, read, singular_calls, with_checks
 from reducer.faults.origin import ValueOrigin
 
 OWN = PROGRAMS / "own_checks"
@@ -39,6 +39,8 @@ def test_the_operation_at_fault_is_located(name, where, tmp_path):
     ("arctanh_mean_assert", {"value": "nan", "in": "forward", "op": "atanh"}),
     # the loss's 0/0 at the first step; with it fixed, the norm's gradient NaN fails the next step
     ("unit_rows_loop", {"value": "nan", "in": "forward", "op": "div", "from": "div", "fix": "inner-where"}),
+    # JAX's checks meet a masked forward `0 / 0` first; the checked NaN is `arccos`'s, a call of the program's
+    ("arccos_clip_grad_assert", {"value": "nan", "in": "grad", "op": "acos", "from": "arccos", "point": "edge"}),
 ])
 def test_the_origin_is_where_the_fix_takes_the_value_away(name, origin, tmp_path):
     fault = ValueOrigin(lambda text: run_text(text, Path(tempfile.mkdtemp(dir=tmp_path)))).locate((OWN / f"{name}.py").read_text(), None, None)
@@ -87,6 +89,13 @@ def test_the_checks_go_after_the_docstring_and_future_imports_and_keep_the_lines
     assert checked.splitlines()[:2] == source.splitlines()[:2] and len(checked.splitlines()) == 4
     assert "jax_debug_infs" in checked.splitlines()[2] and checked.splitlines()[2].endswith("x = 1")
     assert "jax_debug_infs" not in with_checks(source, infs=False)
+
+
+def test_the_program_names_the_calls_whose_derivative_is_infinite_somewhere_in_its_order():
+    source = ("import numpy as np\nimport jax.numpy as jnp\nfrom jax.numpy import sqrt\n"
+              "d = jnp.linalg.norm(x) + np.log(2.0)\ny = jax.grad(jnp.arccos)(sqrt(d))\nz = jnp.linalg.norm(d)\n")
+    assert singular_calls(source) == ["norm", "arccos", "sqrt"]
+    assert singular_calls("def broken(:\n") == []
 
 
 def test_reading_a_recorded_check():

@@ -178,3 +178,16 @@ def test_a_fix_kept_to_one_class_of_point_acts_there_alone(fix, point, fixed):
 def test_a_class_of_point_that_does_not_exist_is_refused():
     with pytest.raises(ValueError, match="no class of point"):
         safe_ops.make_safe("sqrt", "derivative@inside")
+
+
+def test_an_operation_narrowed_to_float32_in_a_float64_program_overflows_again_alone():
+    with jax.enable_x64(True):
+        undo = safe_ops.make_safe("exp", safe_ops.NARROW)
+        jax.clear_caches()
+        try:
+            softplus = jnp.log(1 + jnp.exp(jnp.array([1.0, 100.0])))
+            assert softplus.dtype == jnp.float64 and jnp.isinf(softplus[1]) and jnp.isclose(softplus[0], 1.3132616875)
+            assert jnp.isfinite(jnp.square(jnp.array(1e20)))  # another operation stays float64
+        finally:
+            undo()
+            jax.clear_caches()

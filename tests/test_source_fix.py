@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from reducer.faults.source_fix import as_diff, rewrites
+from reducer.faults.source_fix import as_diff, in_float64, rewrites
 
 MASKED_SQRT = ("import jax\nimport jax.numpy as jnp\n"
                "assert jnp.isfinite(jax.grad(lambda s: jnp.where(s > 0, jnp.sqrt(s), 0.0))(0.0))\n")
@@ -116,3 +116,31 @@ def test_the_report_shows_the_fix_as_a_diff_of_repro_py_on_its_first_screen():
     assert "```diff\n--- repro.py\n+++ repro.py\n@@ -" in first and "the inner `where`" in first
     header = len(bug_report.reproducer(MASKED_SQRT, sig, {}, summary).splitlines()) - 3  # the diff's lines are repro.py's
     assert f"@@ -{header + 2}," in first or f"@@ -{header + 1}," in first, first
+
+
+SOFTPLUS = ("import jax.numpy as jnp\nimport numpy as np\n\n"
+            "np.testing.assert_allclose(jnp.log(1 + jnp.exp(100.0)), np.logaddexp(0, 100.0))\n")
+
+
+def test_an_overflow_is_fixed_by_the_program_made_float64_after_its_imports_and_runs_through(tmp_path):
+    assert runs(SOFTPLUS, tmp_path).returncode == 1
+    fixed = in_float64(SOFTPLUS)
+    assert fixed.splitlines()[2:4] == ["import jax", 'jax.config.update("jax_enable_x64", True)']
+    done = runs(fixed, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert in_float64("import jax\nprint(1)\n").splitlines()[1] == 'jax.config.update("jax_enable_x64", True)'
+    assert in_float64("import numpy\nprint(1)\n") is None and in_float64("def broken(:\n") is None
+
+
+def test_the_report_of_an_overflow_says_float64_fixes_it_and_shows_the_diff():
+    from oracles.base import Signature
+    from reducer import bug_report
+
+    sig = Signature("nonfinite", (("type", "AssertionError"), ("check", "assert_allclose"), ("value", "+inf"),
+                                  ("in", "forward"), ("op", "exp"), ("fix", "float64"), ("from", "exp")),
+                    "A +Inf from `exp` fails the program's `assert_allclose`")
+    summary = bug_report.ReductionSummary("model.py", 600, 30, 30.0, 100, 10, 5, "yes (3/3 runs)")
+    text = bug_report.report(SOFTPLUS, sig, "AssertionError", {}, summary, fixed_code=in_float64(SOFTPLUS))
+    first = text.split("<details>")[0]
+    assert "computed in float64" in first and "+jax.config.update" in first, first
+    assert "`exp` overflows float32" in first and "inside its domain" not in first, first

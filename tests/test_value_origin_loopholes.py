@@ -6,7 +6,9 @@ gradient's NaN, an Inf in place of a NaN, a `sqrt` outside its domain for one at
 that fails without the bug, an input the call rules out (a matrix that is not square). Each must be
 told apart from its original by the guard the row names (the field that guard sets differs), and
 each row is run again with that guard switched off to show that the guard is what tells them apart.
-The faithful reductions at the end must be accepted. All runs are real: the candidates run in
+An overflow that float64 takes away is held to both sides: it passes
+made float64, and fails again with the origin's operation alone in float32. The faithful
+reductions at the end must be accepted. All runs are real: the candidates run in
 fresh interpreters with the fix patched into JAX."""
 from __future__ import annotations
 
@@ -31,13 +33,17 @@ ORIGINALS = {
     "norm": "assert jnp.isfinite(jax.grad(lambda x: jnp.linalg.norm(x) ** 2)(jnp.zeros(1))).all()\n",
     # the log of a softmax that underflowed: an Inf made forward by `log`, of an `exp` that gave 0
     "softmax-log": "assert jnp.isfinite(-jnp.log(jax.nn.softmax(jnp.array([0.0, 200.0]))[0]))\n",
+    # a hand-written softplus against a NumPy reference: `exp` overflows float32, not float64
+    "overflow": "import numpy as np\nx = [1.0, 100.0]\n"
+                "np.testing.assert_allclose(jnp.log(1 + jnp.exp(jnp.array(x))), np.logaddexp(0, x), rtol=1e-5)\n",
     # a Cholesky factor of a rank-deficient Gram matrix: NaN, with no fix of one operation known
     "cholesky": "assert jnp.isfinite(jnp.linalg.cholesky(jnp.ones((2, 2)))).all()\n",
 }
 #: a Cholesky factor of a (1, 2) matrix: JAX symmetrises it by broadcasting, a NaN like a singular one's
 NOT_SQUARE = "assert jnp.isfinite(jax.lax.linalg.cholesky(jnp.ones((1, 2)))).all()\n"
 #: the field each guard sets where a candidate's origin differs from the original's
-FIELD = {"fix": "op", "transformation": "in", "cause": "cause", "kind": "value", "contract": "op", "domain": "op"}
+FIELD = {"fix": "op", "transformation": "in", "cause": "cause", "kind": "value", "contract": "op", "domain": "op",
+         "precision": "op"}
 LOOPHOLES = [
     ("where-log", "constant-behind-a-lambda", "assert jnp.isfinite((lambda x: float('nan'))(0.0))\n", "fix"),
     ("where-log", "constant-behind-a-function", "def f(x):\n    return jnp.nan\nassert jnp.isfinite(f(1.0))\n", "fix"),
@@ -63,6 +69,12 @@ LOOPHOLES = [
     ("softmax-log", "literal-zero", "assert jnp.isfinite(-jnp.log(0.0))\n", "cause"),
     ("softmax-log", "numpy-alone", "import numpy\nassert numpy.isfinite(-numpy.log(numpy.float32(0)))\n", "fix"),
     ("cholesky", "a-matrix-that-is-not-square", NOT_SQUARE, "contract"),
+    # the issue's own: a random number against a constant behind a lambda, no JAX left
+    ("overflow", "random-number-against-a-constant-behind-a-lambda", "import numpy\nnumpy.testing.assert_allclose("
+     "numpy.random.default_rng().uniform(), (lambda x: 0.0)(1.0), 0.0001, 1e-05)\n", "fix"),
+    ("overflow", "an-overflow-of-float64-too", "assert jnp.isfinite(jnp.exp(jnp.array([19909.0]))).all()\n", "fix"),
+    ("overflow", "another-operations-overflow", "assert jnp.isfinite(jnp.square(jnp.array(1e20)))\n", "precision"),
+    ("overflow", "nan-for-an-inf", "assert jnp.isfinite(jnp.exp(100.0) - jnp.exp(100.0))\n", "kind"),
 ]
 FAITHFUL = [
     ("where-log", "def h(p):\n    return jnp.sum(jnp.where(p > 0, p * jnp.log(p), 0.0))\n"
@@ -72,6 +84,8 @@ FAITHFUL = [
     ("norm", "d = jnp.zeros((2, 3))\nassert jnp.isfinite(jax.grad(lambda d: jnp.sum(jnp.linalg.norm(d, axis=-1) ** 2))(d)).all()\n"),
     ("softmax-log", "p = jax.nn.softmax(jnp.array([[1.0, 150.0], [0.0, 1.0]]))\nassert jnp.isfinite(-jnp.log(p).sum())\n"),
     ("cholesky", "assert jnp.isfinite(jax.lax.linalg.cholesky(jnp.ones((3, 3)))).all()\n"),
+    ("overflow", "import numpy as np\nnp.testing.assert_allclose(jnp.log(1 + jnp.exp(100.0)), 100.0)\n"),
+    ("overflow", "assert jnp.isfinite(jnp.exp(100.0))\n"),
 ]
 
 
@@ -115,6 +129,9 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     assert (softmax.get("value"), softmax.get("in"), softmax.get("op"), softmax.get("cause")) == \
         ("+inf", "forward", "log", "exp-underflow")
     assert (origins["cholesky"].get("op"), origins["cholesky"].get("fix")) == ("cholesky", "none")
+    overflow = origins["overflow"]
+    assert (overflow.get("value"), overflow.get("in"), overflow.get("op"), overflow.get("fix")) == \
+        ("+inf", "forward", "exp", "float64")
 
 
 @pytest.mark.parametrize("original, name, candidate, guard", LOOPHOLES, ids=[f"{r[0]}:{r[1]}" for r in LOOPHOLES])

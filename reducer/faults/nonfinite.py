@@ -56,6 +56,25 @@ SINGULAR = {"log", "log2", "log10", "sqrt", "rsqrt", "cbrt", "norm", "power", "p
             "reciprocal", "arcsin", "arccos", "arctanh", "xlogy", "entr", "logit"}
 
 
+def singular_calls(source: str) -> list[str]:
+    """The functions whose derivative is infinite somewhere (`SINGULAR`) that `source` calls or hands
+    to a transformation, by their last name (`arccos` for `jnp.arccos(x)`), once each, in the order
+    they appear; NumPy's and `math`'s left out."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if name in SINGULAR and not (isinstance(root, ast.Name) and root.id in ("np", "numpy", "math", "onp")):
+            found.append((node.lineno, node.col_offset, name))
+    return list(dict.fromkeys(name for *_, name in sorted(found)))
+
+
 def with_checks(source: str, infs: bool) -> str:
     """`source` with JAX's NaN (and Inf) checks switched on before its first statement (after its
     docstring and `__future__` imports), its other lines where they were."""

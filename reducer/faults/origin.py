@@ -13,7 +13,10 @@ what a counterfactual says:
   value and derivative made finite), makes the program run through, or makes its check pass where it
   failed (`checked_value.got_past`: a training loop's next step may then fail on what another
   operation left in the parameters). The operations tried are those JAX's checks named, in the order
-  they met them;
+  they met them, then a few the program calls whose derivative is infinite somewhere (an `arccos`
+  at a clip's edge, when JAX's checks first meet a masked NaN elsewhere). Where none is found, an
+  overflow's: the program made float64 runs through, and fails again with the operation alone
+  evaluated in float32 (`fix=float64`, `reducer.faults.float64_fix`);
 - its transformation (`in`): `forward` when making the operation's forward value finite alone takes
   the checked value away (the program runs through, or its check then fails on a value of another
   kind: a training loop's NaN parameters after the loss's Inf is gone), `forward,grad` when it takes
@@ -37,8 +40,9 @@ is not the NaN of a rank-deficient one). A candidate whose check reads a constan
 NumPy alone or another operation's value does not run through with the fix; a forward `-inf` in
 place of a gradient's NaN runs through with the forward fix alone, and a forward NaN beside it
 loses its part to that fix; an `inf` in place of a NaN is another kind; a `sqrt` outside its
-domain in place of one at its edge does not run through with the fix kept to the edge. When no fix
-is found, the origin is held the way JAX's checks name it (`nonfinite.NonFiniteValues`) and the log
+domain in place of one at its edge does not run through with the fix kept to the edge; an overflow
+of float64 too does not run through made float64, and another operation's overflow does not come
+back with the origin's alone in float32. When no fix is found, the origin is held the way JAX's checks name it (`nonfinite.NonFiniteValues`) and the log
 says so.
 """
 from __future__ import annotations
@@ -48,15 +52,17 @@ from dataclasses import dataclass
 from typing import Callable
 
 from oracles.outcome import RunResult, Signature
-from reducer.faults import CutShort, Fault, checked_value, contracts, nonfinite, safe_ops
+from reducer.faults import CutShort, Fault, checked_value, contracts, float64_fix, nonfinite, safe_ops
+from reducer.faults.forward_share import ALL, SOME, made_in, share_of, taken_away
 
 #: the kind of the checked value when the run under JAX's NaN checks meets no NaN
 NAN, INF = "nan", "inf"
-#: how much of the checked value the forward fix takes away: all of it, some of it, none of it
-ALL, SOME, NONE = "all", "some", "none"
 NO_FIX = "unfixed"  # the `op` of a candidate that the original's fix does not make run through
 INVALID = "invalid-input"  # the `op` of a candidate that gives a call an input its documentation rules out
 FIX = "inner-where"  # the signature's `fix`: the origin was found by it ("none": as JAX's checks name it)
+#: the most operations tried that JAX's checks do not name, but the program calls (`_vias`)
+MORE_CALLED = 3
+WIDE = float64_fix.WIDE  # the signature's `fix` of an overflow: the program made float64 (`float64_fix`)
 BROKEN = "broken"  # the signature's `contract` where the original breaks one (`contracts`)
 #: the line, run before the program, that prints the kinds of value its failing check read
 WATCH = "from reducer.faults.checked_value import watch as _reducer_watch; _reducer_watch()"
@@ -73,22 +79,24 @@ class Origin:
     cause: str = ""  # the operation whose underflow made the 0 that `op` turned into an Inf
     point: str = ""  # the one class of point (`safe_ops.POINTS`) the fix need act at: `edge` for `sqrt(0)`
     breaks_contract: bool = False  # the original gives a public call an input its documentation rules out
+    fix: str = FIX  # what takes the value away: the inner `where`, or the program made float64 (WIDE)
 
     def fields(self) -> tuple[tuple[str, str], ...]:
         made_forward = NAN not in self.value.split(",") and self.where == "forward"
         cause = (("cause", f"{self.cause}-underflow" if self.cause else "none"),) if made_forward else ()
         point = (("point", self.point),) if self.point else ()
-        return (("value", self.value), ("in", self.where), ("op", self.op), *point, *cause, ("fix", FIX),
+        return (("value", self.value), ("in", self.where), ("op", self.op), *point, *cause, ("fix", self.fix),
                 ("from", self.via or self.op), *contract_field(self.breaks_contract))
 
     @classmethod
     def of(cls, sig: Signature) -> "Origin | None":
         """The origin a signature names; None when it was not established by a fix."""
-        if not sig.get("value") or not sig.get("op") or sig.get("fix") != FIX:
+        if not sig.get("value") or not sig.get("op") or sig.get("fix") not in (FIX, WIDE):
             return None
         cause = (sig.get("cause") or "").removesuffix("-underflow")
         return cls(sig.get("value"), sig.get("in"), sig.get("op"), sig.get("from") or "",
-                   "" if cause == "none" else cause, sig.get("point") or "", sig.get("contract") == BROKEN)
+                   "" if cause == "none" else cause, sig.get("point") or "", sig.get("contract") == BROKEN,
+                   sig.get("fix"))
 
 
 def contract_field(breaks: bool) -> tuple[tuple[str, str], ...]:
@@ -103,8 +111,9 @@ def fix_line(op: str, how: str) -> str:
 
 
 def fixed(program: str, op: str, how: str) -> str:
-    """`program` with `op` made safe before it runs (its lines where they were)."""
-    return nonfinite.first_of(program, fix_line(op, how))
+    """`program` with `op` made safe before it runs (its lines where they were); with `how` WIDE, the
+    program made float64, `op` (when named) still evaluated in float32."""
+    return float64_fix.widened(program, op) if how == WIDE else nonfinite.first_of(program, fix_line(op, how))
 
 
 def derivative_mode(program: str) -> str:
@@ -134,8 +143,9 @@ class ValueOrigin:
     #: tells the same transformation; it runs through when the underflow the original's Inf came from
     #: is fixed; it gives the public calls only inputs they document (`contracts`); it runs through
     #: with the fix kept to the class of point the original's needed (`Origin.point`: the edge of the
-    #: domain, `sqrt(0)`, is not its outside, `sqrt(-1)`)
-    GUARDS = ("fix", "kind", "transformation", "cause", "contract", "domain")
+    #: domain, `sqrt(0)`, is not its outside, `sqrt(-1)`); for an overflow that float64 fixes
+    #: (`float64_fix`), it fails again with the operation alone in float32 (`precision`)
+    GUARDS = ("fix", "kind", "transformation", "cause", "contract", "domain", "precision")
 
     def __init__(self, run: Callable[[str], RunResult], log: Callable[[str], None] = lambda line: None,
                  guards: tuple[str, ...] = GUARDS):
@@ -153,7 +163,7 @@ class ValueOrigin:
         self.breaks = sig.get("contract") == BROKEN
         self.contracts = "contract" in self.guards and not self.breaks
 
-    def _ran(self, program: str) -> RunResult:
+    def ran(self, program: str) -> RunResult:
         done = self.run(nonfinite.first_of(program, contracts.LINE) if self.contracts else program)
         if done.timed_out:
             raise CutShort("a run to find the non-finite value's origin timed out")
@@ -162,32 +172,36 @@ class ValueOrigin:
             raise _Invalid(broken)
         return done
 
-    def _passes(self, program: str, op: str, how: str, reached: tuple | None = None) -> bool:
+    def passes(self, program: str, op: str, how: str, reached: tuple | None = None) -> bool:
         """Whether `program` runs through with `op` made safe; with `reached` (where the program
         stopped without the fix, `checked_value.stopped_at`), also when its check passes where it
         failed and the program stops later (a training loop's next step: `later` is then set)."""
         if reached is None:
-            return self._ran(fixed(program, op, how)).returncode == 0
-        done = self._ran(nonfinite.first_of(fixed(program, op, how), WATCH))
+            return self.ran(fixed(program, op, how)).returncode == 0
+        done = self.ran(nonfinite.first_of(fixed(program, op, how), WATCH))
         self.later = done.returncode != 0 and checked_value.got_past(done.output, reached)
         return done.returncode == 0 or self.later
 
-    def _checked(self, program: str, infs: bool) -> str:
-        """What `program` prints under JAX's NaN checks (and its Inf checks too, with `infs`)."""
-        return self._ran(nonfinite.with_checks(program, infs=infs)).output
+    def watched(self, program: str) -> RunResult:
+        """A run of `program` that prints the kinds of value its failing check read (`checked_value`)."""
+        return self.ran(nonfinite.first_of(program, WATCH))
 
-    def _kind(self, program: str, output: str | None = None, made_by: str = "") -> tuple[str, int | None, tuple | None]:
+    def checked(self, program: str, infs: bool) -> str:
+        """What `program` prints under JAX's NaN checks (and its Inf checks too, with `infs`)."""
+        return self.ran(nonfinite.with_checks(program, infs=infs)).output
+
+    def kind_of(self, program: str, output: str | None = None, made_by: str = "") -> tuple[str, int | None, tuple | None]:
         """The kind of the value the failing check read (`checked_value`), how many of its elements
         are not finite, and where the program stopped (`checked_value.stopped_at`); where the check
         reads none the program's own process can see, whether JAX's NaN checks meet a NaN
         (`output`), and no count. With `made_by`, of the values that operation made forward alone:
         its derivative taken away (`log(0)`'s `-inf`, not its derivative's `+inf`)."""
         shown = fixed(program, made_by, safe_ops.VALUE_ONLY) if made_by else program
-        watched = self._ran(nonfinite.first_of(shown, WATCH)).output
+        watched = self.ran(nonfinite.first_of(shown, WATCH)).output
         seen, reached = checked_value.kind_in(watched), checked_value.stopped_at(watched)
         if seen:
             return seen, checked_value.count_in(watched), reached
-        return _nan_or_inf(output if output is not None else self._checked(program, False), program), None, reached
+        return _nan_or_inf(output if output is not None else self.checked(program, False), program), None, reached
 
     def locate(self, program: str, run: RunResult | None, signature: Signature | None) -> Fault | None:
         if self.origin is None and not self.unfixed:
@@ -205,8 +219,8 @@ class ValueOrigin:
         yet), the fixes of each operation JAX's checks name in turn. On the way, whether the original
         breaks a public call's contract (`breaks`)."""
         with ThreadPoolExecutor(max_workers=4) as pool:
-            checked = {infs: pool.submit(self._checked, program, infs) for infs in (False, True)}
-            watched = pool.submit(self._ran, nonfinite.first_of(program, WATCH))
+            checked = {infs: pool.submit(self.checked, program, infs) for infs in (False, True)}
+            watched = pool.submit(self.ran, nonfinite.first_of(program, WATCH))
             contracted = pool.submit(self.run, nonfinite.first_of(program, contracts.LINE))
             outputs = {infs: done.result() for infs, done in checked.items()}
             watched = watched.result().output
@@ -218,24 +232,38 @@ class ValueOrigin:
         nans, both = (nonfinite.read(outputs[infs], program) for infs in (False, True))
         guessed = nonfinite.located(outputs.__getitem__, program)
         mode = nans["in"] if nans and nans["in"] != "forward" else derivative_mode(program)
-        for op in candidates(guessed, both, nans):
+        named = candidates(guessed, both, nans)
+        vias = _vias(named, guessed, program)
+        for op, via in vias.items():
             with ThreadPoolExecutor(max_workers=2) as pool:
                 share = pool.submit(self._forward_share, program, op, kind, count, reached)
-                if not self._passes(program, op, safe_ops.DERIVATIVE, reached):
+                if not self.passes(program, op, safe_ops.DERIVATIVE, reached):
                     continue
                 share = share.result()
                 where = made_in(share, mode)
                 if where == "forward":
                     kind = self._forward_kind(program, op) or kind
-                via = (guessed or {}).get("from", op) if op in _named(guessed) else op
                 point = self._point(program, op, reached)
                 self.origin = Origin(kind, where, op, via, self._cause(program, kind, where, op), point, self.breaks)
                 found = {"op": op, "from": via, "in": where, "kind": kind,
                          "prim": (nans or both or {}).get("prim", "")}
                 return Fault(op, self.origin.fields(), _evidence(found, share))
+        return self._widened(program, named, kind, reached, vias) or self._as_unfixed(program, outputs)
+
+    def _widened(self, program: str, ops: list[str], kind: str, reached: tuple | None, vias: dict):
+        """The origin of a value float32 cannot hold (`float64_fix`), None when it is not one."""
+        op = float64_fix.origin_op(self, program, ops, kind, reached)
+        if not op:
+            return None
+        where = float64_fix.made_in(self, program)
+        kind = (self._forward_kind(program, op) if where == "forward" else None) or kind
+        self.origin = Origin(kind, where, op, vias.get(op, op), breaks_contract=self.breaks, fix=WIDE)
+        return Fault(op, self.origin.fields(), float64_fix.evidence(op, kind))
+
+    def _as_unfixed(self, program: str, outputs: dict) -> Fault | None:
         self.unfixed = True
-        self.log("no fix of a single operation makes the program run through: the non-finite value is held "
-                 "where JAX's checks first meet it, and to its kind")
+        self.log("no fix of a single operation makes the program run through, nor the program made float64: "
+                 "the non-finite value is held where JAX's checks first meet it, and to its kind")
         return self._as_checks_name_it(program, outputs)
 
     def _point(self, program: str, op: str, reached: tuple | None) -> str:
@@ -243,7 +271,7 @@ class ValueOrigin:
         get past its check), "" when none or more than one does (points of several classes)."""
         later = self.later
         with ThreadPoolExecutor(max_workers=len(safe_ops.POINTS)) as pool:
-            runs = {point: pool.submit(self._passes, program, op, f"{safe_ops.DERIVATIVE}@{point}", reached)
+            runs = {point: pool.submit(self.passes, program, op, f"{safe_ops.DERIVATIVE}@{point}", reached)
                     for point in safe_ops.POINTS}
             passing = [point for point, done in runs.items() if done.result()]
         self.later = later
@@ -253,7 +281,7 @@ class ValueOrigin:
         """The kind of the checked values `op` made forward, its derivative taken away; None when the
         check then reads no non-finite value."""
         shown = nonfinite.first_of(fixed(program, op, safe_ops.VALUE_ONLY), WATCH)
-        return checked_value.kind_in(self._ran(shown).output)
+        return checked_value.kind_in(self.ran(shown).output)
 
     def _breaks_one(self, run: RunResult) -> bool:
         """Whether the original itself gives a call an input its documentation rules out: then its
@@ -265,11 +293,11 @@ class ValueOrigin:
 
     def _as_checks_name_it(self, program: str, outputs: dict | None = None) -> Fault | None:
         """The value's kind, and where JAX's checks place it (`nonfinite.located`)."""
-        outputs = outputs or {infs: self._checked(program, infs) for infs in (False, True)}
+        outputs = outputs or {infs: self.checked(program, infs) for infs in (False, True)}
         found = nonfinite.located(outputs.__getitem__, program)
         if found is None:
             return None
-        fields = (("value", self._kind(program, outputs[False])[0]), ("in", found["in"]), ("op", found["op"]),
+        fields = (("value", self.kind_of(program, outputs[False])[0]), ("in", found["in"]), ("op", found["op"]),
                   ("fix", "none"), ("from", found["from"]), *contract_field(self.breaks))
         return Fault(found["op"], fields, nonfinite.evidence(found))
 
@@ -278,7 +306,7 @@ class ValueOrigin:
         whose `log` is `-inf`): the first whose underflow fix makes the program run through."""
         if NAN in kind.split(",") or where != "forward":
             return ""
-        return next((o for o in safe_ops.UNDERFLOWING if o != op and self._passes(program, o, safe_ops.UNDERFLOW)), "")
+        return next((o for o in safe_ops.UNDERFLOWING if o != op and self.passes(program, o, safe_ops.UNDERFLOW)), "")
 
     def _forward_share(self, program: str, op: str, kind: str, count: int | None, reached: tuple | None) -> str:
         """How much of the checked value making `op`'s forward value finite takes away: ALL when the
@@ -287,7 +315,7 @@ class ValueOrigin:
         loss's NaN is gone: made by the derivative the forward fix leaves); SOME when the check
         reads fewer non-finite elements than the `count` it read before (a forward NaN beside the
         gradient's); else NONE."""
-        done = self._ran(nonfinite.first_of(fixed(program, op, safe_ops.FORWARD), WATCH))
+        done = self.ran(nonfinite.first_of(fixed(program, op, safe_ops.FORWARD), WATCH))
         after = "" if done.returncode == 0 or checked_value.got_past(done.output, reached) \
             else checked_value.kind_in(done.output)
         return taken_away(after, checked_value.count_in(done.output), kind, count)
@@ -301,48 +329,44 @@ class ValueOrigin:
         read = {"kind", "transformation"} & set(self.guards)
         past = self.later and bool(read)  # getting past the check counts, as it did for the original
         point = origin.point if "domain" in self.guards else ""
-        with_fix = fixed(program, origin.op, f"{safe_ops.DERIVATIVE}@{point}" if point else safe_ops.DERIVATIVE)
-        fix_run = self._ran(nonfinite.first_of(with_fix, WATCH) if past else with_fix) if "fix" in self.guards else None
+        how = WIDE if origin.fix == WIDE else f"{safe_ops.DERIVATIVE}@{point}" if point else safe_ops.DERIVATIVE
+        with_fix = fixed(program, "" if how == WIDE else origin.op, how)
+        fix_run = self.ran(nonfinite.first_of(with_fix, WATCH) if past else with_fix) if "fix" in self.guards else None
         stuck = fix_run is not None and fix_run.returncode != 0
         if stuck and not past:
             return _fault(origin, op=NO_FIX)  # one run, where the original's fix ran through
-        kind, count, reached = self._kind(program, made_by=made_by) if read else (origin.value, None, None)
+        kind, count, reached = self.kind_of(program, made_by=made_by) if read else (origin.value, None, None)
         if stuck and not checked_value.got_past(fix_run.output, reached):
             return _fault(origin, op=NO_FIX)
         if "kind" in self.guards and not checked_value.covers(kind, origin.value):
             return _fault(origin, value=kind)
+        if origin.fix == WIDE:
+            return _fault(origin, **float64_fix.held(self, program, origin, reached))
         if "transformation" in self.guards:
             share = self._forward_share(program, origin.op, origin.value, count, reached)
             if share != share_of(origin.where):
                 return _fault(origin, where=made_in(share, derivative_mode(program)))
-        if "cause" in self.guards and origin.cause and not self._passes(program, origin.cause, safe_ops.UNDERFLOW):
+        if "cause" in self.guards and origin.cause and not self.passes(program, origin.cause, safe_ops.UNDERFLOW):
             return _fault(origin, cause="")
         return _fault(origin)
 
 
-def taken_away(after: str | None, left: int | None, kind: str, count: int | None) -> str:
-    """How much of a checked value of `kind` (`count` non-finite elements) the forward fix took away,
-    by what the check read after it: `after` the kinds ("" when the program ran through, None when
-    unknown) and `left` how many."""
-    if after == "" or after is not None and not checked_value.covers(after, kind):
-        return ALL
-    return SOME if count is not None and left is not None and left < count else NONE
-
-
-def made_in(share: str, mode: str) -> str:
-    """The transformation a value was made in, by how much of it the forward fix takes away (`share`)
-    and the derivative the program takes (`mode`): `forward`, `grad`, or `forward,grad` for a
-    forward value that the check reads beside a derivative's."""
-    return {ALL: "forward", SOME: f"forward,{mode}"}.get(share, mode)
-
-
-def share_of(where: str) -> str:
-    """The share of the value that the forward fix takes away, for a value made in `where`."""
-    return ALL if where == "forward" else SOME if where.startswith("forward,") else NONE
-
-
 class _Invalid(Exception):
     """A run of a candidate broke a public call's contract (`contracts`)."""
+
+
+def _vias(named: list[str], guessed: dict | None, program: str) -> dict[str, str]:
+    """The operations whose fixes are tried, each with the user's call it was reached through: those
+    JAX's checks `named`, in their order, then up to `MORE_CALLED` more that the program calls
+    itself and whose derivative is infinite somewhere (`nonfinite.singular_calls`: the `arccos`
+    whose infinite derivative a clip's zero turns into a NaN that JAX's checks meet later, in
+    another operation)."""
+    vias = {op: (guessed or {}).get("from", op) if op in _named(guessed) else op for op in named}
+    for name in nonfinite.singular_calls(program):
+        for op in candidates({"op": name}):
+            if len(vias) < len(named) + MORE_CALLED:
+                vias.setdefault(op, name)
+    return vias
 
 
 def _named(found: dict | None) -> tuple[str, ...]:

@@ -10,6 +10,8 @@ replaces an exact 0 made from inputs that are not 0 by a small number well above
 square root of the smallest normal one, 1e-19 in float32, so that the softmax's division after its
 `exp` does not round it to 0 again, as XLA flushes subnormal numbers): what made the 0 that `log`
 turned into `-inf`.
+`make_safe("exp", "float32")` evaluates the operation in float32 where the program is otherwise made
+float64, so that its overflow comes back alone (`reducer.faults.float64_fix`).
 `make_safe("sqrt", "derivative")` is the inner `where` users are told to write: where the
 operation's value or its derivative is not finite at finite inputs, the operation is evaluated at a
 safe point instead (`sqrt(where(x == 0, 1, x))`), its value there replaced by the original value
@@ -44,6 +46,8 @@ ALIASES = {"arccos": ("acos",), "arcsin": ("asin",), "arctanh": ("atanh",), "arc
 #: a point inside the operation's domain, with a finite derivative there (1.0 when not listed)
 SAFE_POINT = {"acos": 0.0, "asin": 0.0, "atanh": 0.0, "acosh": 2.0}
 FORWARD, DERIVATIVE, UNDERFLOW, VALUE_ONLY = "forward", "derivative", "underflow", "value-only"
+#: the operation evaluated in float32 in a program otherwise made float64 (`reducer.faults.float64_fix`)
+NARROW = "float32"
 #: the classes of point a DERIVATIVE fix may be kept to (`derivative@edge`): the operation's value
 #: finite there (its derivative not), infinite (a pole), or NaN (outside its domain)
 POINTS = ("edge", "pole", "outside")
@@ -72,8 +76,8 @@ def known(name: str) -> bool:
 
 
 def make_safe(name: str, how: str):
-    """Patch the primitives of `name` (see the module docstring); `how`: FORWARD, DERIVATIVE, UNDERFLOW or
-    VALUE_ONLY, or DERIVATIVE kept to one class of point of `POINTS` (`derivative@edge`).
+    """Patch the primitives of `name` (see the module docstring); `how`: FORWARD, DERIVATIVE, UNDERFLOW,
+    VALUE_ONLY or NARROW, or DERIVATIVE kept to one class of point of `POINTS` (`derivative@edge`).
     Returns what undoes it, for a process that goes on (a worker replaying calls)."""
     if how.partition("@")[2] not in ("", *POINTS):
         raise ValueError(f"no class of point named {how.partition('@')[2]!r}")
@@ -120,6 +124,9 @@ def _safe(bind, args, params, safe: float, how: str, no_outside: bool = False):
     inputs_finite = jnp.ones(shape, bool)
     for k in floats:
         inputs_finite = inputs_finite & lax.is_finite(args[k])
+    if how == NARROW:  # an overflow of float32 kept where the rest of the program is float64
+        narrow = [lax.convert_element_type(a, jnp.float32) if jnp.result_type(a) == jnp.float64 else a for a in args]
+        return lax.convert_element_type(bind(*narrow, **params), raw.dtype)
     bad = ~lax.is_finite(raw)
     how, _, point = how.partition("@")
     if how == FORWARD:

@@ -137,3 +137,23 @@ def as_diff(before: str, after: str, name: str = "repro.py") -> str:
     """A unified diff the user can apply with `patch -p0` or by hand."""
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                         f"{name}", f"{name}", n=1)).rstrip("\n")
+
+
+def in_float64(program: str) -> str | None:
+    """The fix of an overflow at the origin (`reducer.faults.float64_fix`): the program made float64
+    after its imports, as JAX's documentation spells it; None when it has no import of JAX to follow."""
+    try:
+        tree = ast.parse(program)
+    except SyntaxError:
+        return None
+    imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    if not any(alias.name.split(".")[0] == "jax" for node in imports if isinstance(node, ast.Import)
+               for alias in node.names) and not any(node.module and node.module.startswith("jax") for node in imports
+                                                    if isinstance(node, ast.ImportFrom)):
+        return None
+    binds_jax = any(alias.name == "jax" and alias.asname is None for node in imports if isinstance(node, ast.Import)
+                    for alias in node.names)
+    added = ([] if binds_jax else ["import jax"]) + ['jax.config.update("jax_enable_x64", True)']
+    lines = program.splitlines(keepends=True)
+    at = max(node.end_lineno for node in imports)
+    return "".join(lines[:at]) + "".join(f"{line}\n" for line in added) + "".join(lines[at:])

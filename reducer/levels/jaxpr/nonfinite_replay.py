@@ -117,7 +117,7 @@ def _with_origin(found: dict, text: str, outputs: dict) -> dict:
     non-finite values, the operation whose fix (the inner `where`) makes them all finite, and
     whether its forward fix alone takes one of them away (`in=forward`), and the one class of point
     that fix need act at (`point`), as the job's runs of a candidate are held to it."""
-    from reducer.faults import checked_value, origin, safe_ops
+    from reducer.faults import forward_share, origin, safe_ops
 
     nans, both = (nonfinite.read(outputs[infs], text) for infs in (False, True))
     kinds, count = _fixed_kinds(text, "", "") or ("", None)
@@ -127,7 +127,7 @@ def _with_origin(found: dict, text: str, outputs: dict) -> dict:
         if _fixed_kinds(text, op, safe_ops.DERIVATIVE) != ("", 0):
             continue
         after, left = _fixed_kinds(text, op, safe_ops.FORWARD) or (None, None)
-        where = origin.made_in(origin.taken_away(after, left, found["value"], count), mode)
+        where = forward_share.made_in(forward_share.taken_away(after, left, found["value"], count), mode)
         if where == "forward":  # the kinds of the values `op` made forward, its derivative taken away
             found["value"] = (_fixed_kinds(text, op, safe_ops.VALUE_ONLY) or ("",))[0] or found["value"]
         # the fix at one class's points alone removes them all only where no other class has any

@@ -5,12 +5,14 @@ callback equations as `jax.pure_callback(…)` / `io_callback(…)` with their h
 by name, or a stand-in returning zeros of the declared results), PRNG primitives as their `jax.random`
 functions and `platform_index` through `lax.platform_dependent`.
 
-Every spelling is an expression that evaluates, in a script importing `jax`, `jax.numpy as jnp`,
+Float32, JAX's default floating type, may be spelled so (`default_float`). Every spelling is an expression that evaluates, in a script importing `jax`, `jax.numpy as jnp`,
 `lax` and `numpy as np`, to the value the spec holds; `Spelling.imports` collects any other import
 a parameter needs.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import enum
 import math
@@ -21,7 +23,25 @@ from reducer.levels.jaxpr.model import REAL_FLOATING
 from reducer.levels.jaxpr.params import HostCallback, key_impl
 
 
+#: float32 spelled `float`, JAX's default floating type, which is float64 in a program made float64:
+#: a written-back script held to the float64 fix of an overflow (`reducer.faults.float64_fix`) keeps
+#: its values in the type the program's own values had (`default_float`)
+_DEFAULT_FLOAT = contextvars.ContextVar("default_float", default=False)
+
+
+@contextlib.contextmanager
+def default_float(on: bool = True):
+    """Within it (when `on`), float32 is spelled as JAX's default floating type (`float`)."""
+    token = _DEFAULT_FLOAT.set(on)
+    try:
+        yield
+    finally:
+        _DEFAULT_FLOAT.reset(token)
+
+
 def dtype_expr(name: str) -> str:
+    if name == "float32" and _DEFAULT_FLOAT.get():
+        return "float"
     return {"bool": "jnp.bool_"}.get(name, f"jnp.{name}")
 
 

@@ -11,12 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from oracles.base import Oracle, Signature
-from reducer.faults import nonfinite, origin
+from reducer.faults import float64_fix, nonfinite, origin
 from reducer.faults.attach import Attached
 from reducer.levels.jaxpr import crash_site
 from reducer.levels.jaxpr import as_script
 from reducer.levels.jaxpr import value_checks
 from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr import spelling
 from reducer.workers.sandbox import Limits, Sandbox
 
 
@@ -46,6 +47,9 @@ def nonfinite_sites(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Si
 
 FORMS = ((False, "public calls", "public jax.numpy / jax.lax calls"),
          (True, "bound primitives", "primitives bound directly"))
+#: the form tried first for an overflow that float64 fixes: its float32 values spelled as JAX's default
+#: floating type, so that the fix makes them float64 as it did the program's (`spelling.default_float`)
+DEFAULT_FLOAT = (False, "default floats", "public calls, float32 spelled as JAX's default floating type")
 
 
 def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature, runs: int,
@@ -57,8 +61,10 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
     alone = value_checks.gradient_alone(users, wanted)
     tried = [(alone, False, "the gradient alone", "the gradient alone, public jax.numpy / jax.lax calls")]
     tried = tried if alone else []
+    tried += [(users, *DEFAULT_FLOAT)] if wanted.get("fix") == float64_fix.WIDE else []
     for written, bind_all, short, long in tried + [(users, *form) for form in FORMS]:
-        text, arrays = as_script.emit(written, bind_all=bind_all)
+        with spelling.default_float(short == DEFAULT_FLOAT[1]):
+            text, arrays = as_script.emit(written, bind_all=bind_all)
         if value_checks.check_of(wanted):  # the script computes both values and stops as the program did
             text = value_checks.finish_script(text, written, wanted)
         try:

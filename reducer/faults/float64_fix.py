@@ -1,0 +1,85 @@
+"""The fix of a value that float32 cannot hold, where no inner `where` takes it away: an overflow.
+
+A hand-written softplus `jnp.log(1 + jnp.exp(x))` is `inf` at `x = 100` in float32 and 100 in
+float64; `exp` is not outside its domain there, so no inner `where` (`reducer.faults.safe_ops`)
+fixes it, and a program that checks it against a NumPy reference fails with `+inf`. Its fix is the
+program computed in float64 (`jax_enable_x64`), and the operation at its origin is the one that,
+evaluated in float32 still inside that float64 program (`safe_ops.NARROW`), brings the failure
+back: `exp`, not the `log` that passed its `inf` on.
+
+A candidate is then held to both sides, each a guard of `reducer.faults.origin.ValueOrigin`: it
+passes once made float64 (`fix`: an `exp(19909.0)`, `inf` in float64 too, does not; nor does a
+constant, a random draw or NumPy alone), and fails again with the origin's operation alone in float32
+(`precision`: another operation's overflow, `jnp.square(1e20)` for an `exp`, does not). The
+transformation (`in`) is where JAX's checks meet the first Inf, recorded; a candidate's is held by its
+kind of value, read of what the operation made forward with its derivative taken away (an `inf` that
+`jax.grad(jnp.exp)(100.0)` reads is its derivative's, not a forward value's).
+"""
+from __future__ import annotations
+
+from reducer.faults import checked_value, nonfinite, safe_ops
+
+#: the signature's `fix` for an origin found so
+WIDE = "float64"
+#: the operations tried after those JAX's checks name: those whose result overflows from finite inputs
+OVERFLOWING = ("exp", "mul", "integer_pow", "pow", "div", "add", "sub", "cosh", "sinh", "expm1")
+#: the line, run before the program, that makes it float64
+X64 = "import jax as _reducer_jax; _reducer_jax.config.update('jax_enable_x64', True)"
+#: the `op` of a candidate whose failure does not come back with the origin's operation in float32
+ELSEWHERE = "elsewhere"
+
+
+def line(op: str = "") -> str:
+    """The statement, run before the program's first, that makes it float64, with `op` (when named)
+    still evaluated in float32."""
+    narrowed = f"from reducer.faults.safe_ops import make_safe as _reducer_safe; _reducer_safe({op!r}, " \
+               f"{safe_ops.NARROW!r})"
+    return f"{X64}; {narrowed}" if op else X64
+
+
+def widened(program: str, op: str = "") -> str:
+    """`program` made float64 (`op`, when named, still float32) before it runs."""
+    return nonfinite.first_of(program, line(op))
+
+
+def origin_op(judge, program: str, named: list[str], kind: str, reached: tuple | None) -> str:
+    """The operation at the origin of the original's failing value of `kind`: the program passes
+    made float64 and fails again with the operation alone in float32; the operations JAX's checks
+    `named` first. "" when float64 does not fix it, or no one operation brings it back. `judge`: the
+    `ValueOrigin` whose runs these are."""
+    later = judge.later
+    if not judge.passes(program, "", WIDE, reached):
+        judge.later = later
+        return ""
+    ops = [op for op in dict.fromkeys([*named, *OVERFLOWING]) if safe_ops.known(op)]
+    return next((op for op in ops if brought_back(judge, program, op, kind, reached)), "")
+
+
+def brought_back(judge, program: str, op: str, kind: str, reached: tuple | None) -> bool:
+    """Whether `program`, made float64 with `op` alone in float32, fails its check where it did
+    (`reached`) on a value of `kind` (or on one the process cannot see)."""
+    done = judge.watched(widened(program, op))
+    seen = checked_value.kind_in(done.output)
+    return done.returncode != 0 and not checked_value.got_past(done.output, reached) and \
+        (seen is None or checked_value.covers(seen, kind))
+
+
+def made_in(judge, program: str) -> str:
+    """The transformation JAX's NaN and Inf checks place the first non-finite value in ("" when
+    they meet none)."""
+    return (nonfinite.read(judge.checked(program, True), program) or {}).get("in", "")
+
+
+def held(judge, program: str, origin, reached: tuple | None) -> dict:
+    """What a candidate that passes made float64 and shows the original's kind of value shows other
+    than the original's `origin` (the fields of `Origin` that differ; none when it is the same);
+    `reached`: where the candidate stopped."""
+    if "precision" in judge.guards and not brought_back(judge, program, origin.op, origin.value, reached):
+        return {"op": ELSEWHERE}
+    return {}
+
+
+def evidence(op: str, kind: str) -> str:
+    return (f"The program checks a value float32 cannot hold ({kind}): made float64 it runs through, and with "
+            f"`{op}` alone evaluated in float32 it fails again, so that is where the value comes from (an "
+            f"overflow, not a point outside `{op}`'s domain).")
