@@ -80,6 +80,7 @@ def held(judge, program: str, origin, reached: tuple | None) -> dict:
 
 
 def evidence(op: str, kind: str) -> str:
+    """Why the value comes from `op`, in the words of the log and the report's evidence."""
     return (f"The program checks a value float32 cannot hold ({kind}): made float64 it runs through, and with "
             f"`{op}` alone evaluated in float32 it fails again, so that is where the value comes from (an "
             f"overflow, not a point outside `{op}`'s domain).")

@@ -42,8 +42,8 @@ place of a gradient's NaN runs through with the forward fix alone, and a forward
 loses its part to that fix; an `inf` in place of a NaN is another kind; a `sqrt` outside its
 domain in place of one at its edge does not run through with the fix kept to the edge; an overflow
 of float64 too does not run through made float64, and another operation's overflow does not come
-back with the origin's alone in float32. When no fix is found, the origin is held the way JAX's checks name it (`nonfinite.NonFiniteValues`) and the log
-says so.
+back with the origin's alone in float32. When no fix is found, the origin is held the way JAX's
+checks name it (`nonfinite.NonFiniteValues`) and the log says so.
 """
 from __future__ import annotations
 

@@ -121,12 +121,12 @@ def _safe(bind, args, params, safe: float, how: str, no_outside: bool = False):
         return bind(*args, **params)  # not elementwise on floating values: left as it is
     # a scalar or a size-1 axis is broadcast by the operation itself (`z / norm[:, None]`)
     args = [jnp.broadcast_to(a, shape) if k in floats else a for k, a in enumerate(args)]
-    inputs_finite = jnp.ones(shape, bool)
-    for k in floats:
-        inputs_finite = inputs_finite & lax.is_finite(args[k])
     if how == NARROW:  # an overflow of float32 kept where the rest of the program is float64
         narrow = [lax.convert_element_type(a, jnp.float32) if jnp.result_type(a) == jnp.float64 else a for a in args]
         return lax.convert_element_type(bind(*narrow, **params), raw.dtype)
+    inputs_finite = jnp.ones(shape, bool)
+    for k in floats:
+        inputs_finite = inputs_finite & lax.is_finite(args[k])
     bad = ~lax.is_finite(raw)
     how, _, point = how.partition("@")
     if how == FORWARD:

@@ -147,9 +147,9 @@ def in_float64(program: str) -> str | None:
     except SyntaxError:
         return None
     imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
-    if not any(alias.name.split(".")[0] == "jax" for node in imports if isinstance(node, ast.Import)
-               for alias in node.names) and not any(node.module and node.module.startswith("jax") for node in imports
-                                                    if isinstance(node, ast.ImportFrom)):
+    modules = [alias.name for node in imports if isinstance(node, ast.Import) for alias in node.names] + \
+        [node.module or "" for node in imports if isinstance(node, ast.ImportFrom)]
+    if not any(name.split(".")[0] == "jax" for name in modules):
         return None
     binds_jax = any(alias.name == "jax" and alias.asname is None for node in imports if isinstance(node, ast.Import)
                     for alias in node.names)
