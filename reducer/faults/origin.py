@@ -190,7 +190,8 @@ class ValueOrigin:
         """What `program` prints under JAX's NaN checks (and its Inf checks too, with `infs`)."""
         return self.ran(nonfinite.with_checks(program, infs=infs)).output
 
-    def kind_of(self, program: str, output: str | None = None, made_by: str = "") -> tuple[str, int | None, tuple | None]:
+    def kind_of(self, program: str, output: str | None = None,
+                made_by: str = "") -> tuple[str, int | None, tuple | None]:
         """The kind of the value the failing check read (`checked_value`), how many of its elements
         are not finite, and where the program stopped (`checked_value.stopped_at`); where the check
         reads none the program's own process can see, whether JAX's NaN checks meet a NaN
