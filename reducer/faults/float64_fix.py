@@ -29,17 +29,9 @@ X64 = "import jax as _reducer_jax; _reducer_jax.config.update('jax_enable_x64', 
 ELSEWHERE = "elsewhere"
 
 
-def line(op: str = "") -> str:
-    """The statement, run before the program's first, that makes it float64, with `op` (when named)
-    still evaluated in float32."""
-    narrowed = f"from reducer.faults.safe_ops import make_safe as _reducer_safe; _reducer_safe({op!r}, " \
-               f"{safe_ops.NARROW!r})"
-    return f"{X64}; {narrowed}" if op else X64
-
-
 def widened(program: str, op: str = "") -> str:
     """`program` made float64 (`op`, when named, still float32) before it runs."""
-    return nonfinite.first_of(program, line(op))
+    return nonfinite.first_of(program, f"{X64}; {safe_ops.line(op, safe_ops.NARROW)}" if op else X64)
 
 
 def origin_op(judge, program: str, named: list[str], kind: str, reached: tuple | None) -> str:

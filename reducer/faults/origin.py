@@ -105,15 +105,10 @@ def contract_field(breaks: bool) -> tuple[tuple[str, str], ...]:
     return (("contract", BROKEN),) if breaks else ()
 
 
-def fix_line(op: str, how: str) -> str:
-    """The statement, run before the program's first, that makes `op` safe (`safe_ops.make_safe`)."""
-    return f"from reducer.faults.safe_ops import make_safe as _reducer_safe; _reducer_safe({op!r}, {how!r})"
-
-
 def fixed(program: str, op: str, how: str) -> str:
     """`program` with `op` made safe before it runs (its lines where they were); with `how` WIDE, the
     program made float64, `op` (when named) still evaluated in float32."""
-    return float64_fix.widened(program, op) if how == WIDE else nonfinite.first_of(program, fix_line(op, how))
+    return float64_fix.widened(program, op) if how == WIDE else nonfinite.first_of(program, safe_ops.line(op, how))
 
 
 def derivative_mode(program: str) -> str:
@@ -178,7 +173,7 @@ class ValueOrigin:
         failed and the program stops later (a training loop's next step: `later` is then set)."""
         if reached is None:
             return self.ran(fixed(program, op, how)).returncode == 0
-        done = self.ran(nonfinite.first_of(fixed(program, op, how), WATCH))
+        done = self.watched(fixed(program, op, how))
         self.later = done.returncode != 0 and checked_value.got_past(done.output, reached)
         return done.returncode == 0 or self.later
 
@@ -198,7 +193,7 @@ class ValueOrigin:
         (`output`), and no count. With `made_by`, of the values that operation made forward alone:
         its derivative taken away (`log(0)`'s `-inf`, not its derivative's `+inf`)."""
         shown = fixed(program, made_by, safe_ops.VALUE_ONLY) if made_by else program
-        watched = self.ran(nonfinite.first_of(shown, WATCH)).output
+        watched = self.watched(shown).output
         seen, reached = checked_value.kind_in(watched), checked_value.stopped_at(watched)
         if seen:
             return seen, checked_value.count_in(watched), reached
@@ -221,7 +216,7 @@ class ValueOrigin:
         breaks a public call's contract (`breaks`)."""
         with ThreadPoolExecutor(max_workers=4) as pool:
             checked = {infs: pool.submit(self.checked, program, infs) for infs in (False, True)}
-            watched = pool.submit(self.ran, nonfinite.first_of(program, WATCH))
+            watched = pool.submit(self.watched, program)
             contracted = pool.submit(self.run, nonfinite.first_of(program, contracts.LINE))
             outputs = {infs: done.result() for infs, done in checked.items()}
             watched = watched.result().output
@@ -281,8 +276,7 @@ class ValueOrigin:
     def _forward_kind(self, program: str, op: str) -> str | None:
         """The kind of the checked values `op` made forward, its derivative taken away; None when the
         check then reads no non-finite value."""
-        shown = nonfinite.first_of(fixed(program, op, safe_ops.VALUE_ONLY), WATCH)
-        return checked_value.kind_in(self.ran(shown).output)
+        return checked_value.kind_in(self.watched(fixed(program, op, safe_ops.VALUE_ONLY)).output)
 
     def _breaks_one(self, run: RunResult) -> bool:
         """Whether the original itself gives a call an input its documentation rules out: then its
@@ -316,7 +310,7 @@ class ValueOrigin:
         loss's NaN is gone: made by the derivative the forward fix leaves); SOME when the check
         reads fewer non-finite elements than the `count` it read before (a forward NaN beside the
         gradient's); else NONE."""
-        done = self.ran(nonfinite.first_of(fixed(program, op, safe_ops.FORWARD), WATCH))
+        done = self.watched(fixed(program, op, safe_ops.FORWARD))
         after = "" if done.returncode == 0 or checked_value.got_past(done.output, reached) \
             else checked_value.kind_in(done.output)
         return taken_away(after, checked_value.count_in(done.output), kind, count)
@@ -332,7 +326,7 @@ class ValueOrigin:
         point = origin.point if "domain" in self.guards else ""
         how = WIDE if origin.fix == WIDE else f"{safe_ops.DERIVATIVE}@{point}" if point else safe_ops.DERIVATIVE
         with_fix = fixed(program, "" if how == WIDE else origin.op, how)
-        fix_run = self.ran(nonfinite.first_of(with_fix, WATCH) if past else with_fix) if "fix" in self.guards else None
+        fix_run = (self.watched(with_fix) if past else self.ran(with_fix)) if "fix" in self.guards else None
         stuck = fix_run is not None and fix_run.returncode != 0
         if stuck and not past:
             return _fault(origin, op=NO_FIX)  # one run, where the original's fix ran through

@@ -109,11 +109,28 @@ def _patched(prim, bind, safe: float, how: str):
     return patched
 
 
+def line(name: str, how: str) -> str:
+    """The statement, run before a program's first, that makes `name` safe (`make_safe`) in its process."""
+    return f"from reducer.faults.safe_ops import make_safe as _reducer_safe; _reducer_safe({name!r}, {how!r})"
+
+
+def _narrowed(bind, args, params):
+    """The operation evaluated in float32 on float64 inputs, its result made float64 again (NARROW)."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    wide = [jnp.result_type(a) == jnp.float64 for a in args]
+    out = bind(*[lax.convert_element_type(a, jnp.float32) if w else a for a, w in zip(args, wide)], **params)
+    return lax.convert_element_type(out, jnp.float64) if any(wide) and out.dtype == jnp.float32 else out
+
+
 def _safe(bind, args, params, safe: float, how: str, no_outside: bool = False):
     import jax
     import jax.numpy as jnp
     from jax import lax
 
+    if how == NARROW:  # an overflow of float32 kept where the rest of the program is float64
+        return _narrowed(bind, args, params)
     raw = bind(*[lax.stop_gradient(a) for a in args], **params)
     shape = jnp.shape(raw)
     floats = [k for k, a in enumerate(args) if jnp.issubdtype(jnp.result_type(a), jnp.inexact)]
@@ -121,9 +138,6 @@ def _safe(bind, args, params, safe: float, how: str, no_outside: bool = False):
         return bind(*args, **params)  # not elementwise on floating values: left as it is
     # a scalar or a size-1 axis is broadcast by the operation itself (`z / norm[:, None]`)
     args = [jnp.broadcast_to(a, shape) if k in floats else a for k, a in enumerate(args)]
-    if how == NARROW:  # an overflow of float32 kept where the rest of the program is float64
-        narrow = [lax.convert_element_type(a, jnp.float32) if jnp.result_type(a) == jnp.float64 else a for a in args]
-        return lax.convert_element_type(bind(*narrow, **params), raw.dtype)
     inputs_finite = jnp.ones(shape, bool)
     for k in floats:
         inputs_finite = inputs_finite & lax.is_finite(args[k])

@@ -206,8 +206,7 @@ def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | N
             if time.monotonic() > deadline:
                 return None
             seen = judged(candidate)
-            if seen and all(seen.get(k) == found.get(k) for k in ("in", "op")) \
-                    and (seen.get("point") == found.get("point") or not (seen.get("point") and found.get("point"))) \
+            if seen and all(seen.get(k) == found.get(k) for k in ("in", "op")) and same_point(seen, found) \
                     and checked_value.covers(seen.get("value", ""), found.get("value", "")):
                 return candidate.to_json()
     except Exception:  # a program the forward run or a replay cannot build: the level starts from the call
@@ -244,6 +243,14 @@ def likeliest_first(specs: list[str], wanted: Signature) -> list[str]:
 
 
 # -- judging a replay -----------------------------------------------------------------------------
+def same_point(seen, wanted) -> bool:
+    """Whether a replay's class of point (`seen`, a mapping with `get`) is the wanted one's. A replay
+    that names another class is another failure; one whose outputs (more than the program's check
+    reads: a value_and_grad's gradients too) no one class's fix clears names none, and the job's own
+    origin holds its written-back script to the class (`faults.origin`)."""
+    return seen.get("point") == wanted.get("point") or not (seen.get("point") and wanted.get("point"))
+
+
 def same(wanted: Signature, run) -> tuple[bool, Signature | None]:
     """Whether a replay shows the wanted non-finite value: made in the same place (`in`, `op`)."""
     found = run.harness.get("nonfinite") if not run.timed_out else None
@@ -252,10 +259,7 @@ def same(wanted: Signature, run) -> tuple[bool, Signature | None]:
     from reducer.faults.checked_value import covers
 
     held = ("value", "in", "op") if wanted.get("value") else ("in", "op")
-    # a replay that names another class of point is another failure; one whose outputs (more than the
-    # program's check reads: a value_and_grad's gradients too) no one class's fix clears names none,
-    # and the job's own origin holds its written-back script to the class (`faults.origin`)
-    held += ("point",) if wanted.get("point") and found.get("point") else ()
+    held += ("point",) if not same_point(found, wanted) else ()
     value = found.get("value", "")
     if wanted.get("value") and covers(value, wanted.get("value")):
         value = wanted.get("value")  # it shows the kinds the program's check did (and maybe more)

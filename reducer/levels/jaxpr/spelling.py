@@ -5,9 +5,9 @@ callback equations as `jax.pure_callback(…)` / `io_callback(…)` with their h
 by name, or a stand-in returning zeros of the declared results), PRNG primitives as their `jax.random`
 functions and `platform_index` through `lax.platform_dependent`.
 
-Float32, JAX's default floating type, may be spelled so (`default_float`). Every spelling is an expression that evaluates, in a script importing `jax`, `jax.numpy as jnp`,
+Every spelling is an expression that evaluates, in a script importing `jax`, `jax.numpy as jnp`,
 `lax` and `numpy as np`, to the value the spec holds; `Spelling.imports` collects any other import
-a parameter needs.
+a parameter needs. Float32, JAX's default floating type, may be spelled so (`default_float`).
 """
 from __future__ import annotations
 

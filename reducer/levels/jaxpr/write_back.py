@@ -47,9 +47,6 @@ def nonfinite_sites(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Si
 
 FORMS = ((False, "public calls", "public jax.numpy / jax.lax calls"),
          (True, "bound primitives", "primitives bound directly"))
-#: the form tried first for an overflow that float64 fixes: its float32 values spelled as JAX's default
-#: floating type, so that the fix makes them float64 as it did the program's (`spelling.default_float`)
-DEFAULT_FLOAT = (False, "default floats", "public calls, float32 spelled as JAX's default floating type")
 
 
 def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature, runs: int,
@@ -61,9 +58,11 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
     alone = value_checks.gradient_alone(users, wanted)
     tried = [(alone, False, "the gradient alone", "the gradient alone, public jax.numpy / jax.lax calls")]
     tried = tried if alone else []
-    tried += [(users, *DEFAULT_FLOAT)] if wanted.get("fix") == float64_fix.WIDE else []
+    # an overflow that float64 fixes: float32 spelled as JAX's default float, which the fix makes float64
+    # as it made the program's values (a `jnp.float32` literal would stay float32)
+    widened = wanted.get("fix") == float64_fix.WIDE
     for written, bind_all, short, long in tried + [(users, *form) for form in FORMS]:
-        with spelling.default_float(short == DEFAULT_FLOAT[1]):
+        with spelling.default_float(widened):
             text, arrays = as_script.emit(written, bind_all=bind_all)
         if value_checks.check_of(wanted):  # the script computes both values and stops as the program did
             text = value_checks.finish_script(text, written, wanted)
