@@ -15,6 +15,7 @@ from reducer import env as envmod, filing
 from reducer.files import scrub
 from reducer.faults import source_fix
 from reducer.faults.float64_fix import WIDE
+from reducer.faults.stable_fix import FORMULAS
 from reducer.faults.nonfinite import evidence as nonfinite_evidence
 
 #: what JAX function lowers to a LAPACK custom call, by the routine in its target name
@@ -155,7 +156,7 @@ def _what_happens(sig: Signature, excerpt: str = "") -> str:
                                    + f": {as_printed(sig, excerpt)}"),
         "regex": lambda: f"The program fails with a diagnostic matching `{sig.get('pattern')}` (shown below).",
         "nonfinite": lambda: (f"The program's own check (`{sig.get('check')}`) fails on a non-finite value. "
-                              + (_overflow(sig) if sig.get("fix") == WIDE else
+                              + (_overflow(sig) if sig.get("fix") in (WIDE, *FORMULAS) else
                                  nonfinite_evidence({k: sig.get(k) for k in ("op", "from", "in")})
                                  + " This is most often the program's own code (JAX documents the derivative of "
                                    "`where` this way), not a bug of JAX: file it with JAX only if the operation's "
@@ -256,8 +257,14 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
 
 
 def _overflow(sig: Signature) -> str:
-    """Why, for a value float32 cannot hold (`reducer.faults.float64_fix`)."""
+    """Why, for a value float32 cannot hold (`reducer.faults.float64_fix`), or float64 neither
+    (`reducer.faults.stable_fix`)."""
     via = sig.get("from") or sig.get("op")
+    if sig.get("fix") in FORMULAS:
+        call = FORMULAS[sig.get("fix")].partition("(")[0]
+        return (f"`{sig.get('op')}` overflows in a formula written by hand, in float64 as in float32; computed by "
+                f"`{call}`, which cannot overflow there, the program runs through. This is the program's own "
+                f"arithmetic, not a bug of JAX or XLA.")
     return (f"`{via}` overflows float32 here: its value is finite in float64, and the program fails again with "
             f"`{sig.get('op')}` alone in float32. The usual remedy is a formula that cannot overflow "
             f"(`jax.nn.softplus` for `log(1 + exp(x))`, `jax.scipy.special.logsumexp`, the maximum subtracted "
@@ -267,7 +274,10 @@ def _overflow(sig: Signature) -> str:
 def _origin_fix(sig: Signature) -> str:
     """What made a non-finite value's reproducer run through, in words (`reducer.faults.origin`)."""
     if sig.family == "nonfinite" and sig.get("fix") == WIDE:
-        return f"the program computed in float64 (`jax.config.update(\"jax_enable_x64\", True)`)"
+        return (f"`{sig.get('op')}` computed in float64 (the program made float64 by "
+                f"`jax.config.update(\"jax_enable_x64\", True)`)")
+    if sig.family == "nonfinite" and sig.get("fix") in FORMULAS:
+        return f"the formula written by hand computed by `{FORMULAS[sig.get('fix')].partition('(')[0]}`"
     if sig.family != "nonfinite" or sig.get("fix") != "inner-where":
         return ""
     return (f"`{sig.get('op')}` evaluated at a safe point where its value or derivative is not finite (the "

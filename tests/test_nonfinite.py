@@ -41,6 +41,10 @@ def test_the_operation_at_fault_is_located(name, where, tmp_path):
     ("unit_rows_loop", {"value": "nan", "in": "forward", "op": "div", "from": "div", "fix": "inner-where"}),
     # JAX's checks meet a masked forward `0 / 0` first; the checked NaN is `arccos`'s, a call of the program's
     ("arccos_clip_grad_assert", {"value": "nan", "in": "grad", "op": "acos", "from": "arccos", "point": "edge"}),
+    # a Flax layer's float32 parameters stay float32 in a float64 program: `exp` alone in float64 is the fix
+    ("linen_float32_params_exp_overflow", {"value": "+inf", "in": "forward", "op": "exp", "fix": "float64"}),
+    # `exp` overflows float64 too: JAX's softplus in place of the hand-written one is the fix
+    ("log1p_exp_loss_assert", {"value": "+inf", "in": "forward", "op": "exp", "fix": "softplus"}),
 ])
 def test_the_origin_is_where_the_fix_takes_the_value_away(name, origin, tmp_path):
     fault = ValueOrigin(lambda text: run_text(text, Path(tempfile.mkdtemp(dir=tmp_path)))).locate((OWN / f"{name}.py").read_text(), None, None)

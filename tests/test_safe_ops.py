@@ -191,3 +191,21 @@ def test_an_operation_narrowed_to_float32_in_a_float64_program_overflows_again_a
         finally:
             undo()
             jax.clear_caches()
+
+
+def test_an_operation_widened_to_float64_holds_its_value_where_its_inputs_stay_float32():
+    """A Flax layer's float32 parameters stay float32 in a float64 program: the operation evaluated in
+    float64 on them keeps its result float64, so that what the program computes from it does too."""
+    with jax.enable_x64(True):
+        undo = safe_ops.make_safe("exp", safe_ops.WIDEN)
+        jax.clear_caches()
+        try:
+            z = jnp.array([1.0, 100.0], jnp.float32)
+            softplus = jax.jit(lambda z: jnp.log(1 + jnp.exp(z)))(z)
+            assert softplus.dtype == jnp.float64 and jnp.allclose(softplus, jnp.array([1.3132616875, 100.0]))
+            assert jnp.isinf(jnp.square(jnp.array(1e20, jnp.float32)))  # another operation stays float32
+            grad = jax.grad(lambda z: jnp.sum(jnp.exp(z)))(z)
+            assert grad.dtype == jnp.float32 and jnp.isinf(grad[1])  # the cotangent is the input's type
+        finally:
+            undo()
+            jax.clear_caches()

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from reducer.faults.source_fix import as_diff, in_float64, rewrites
+
+OWN_CHECKS = Path(__file__).parent / "programs" / "own_checks"
 
 MASKED_SQRT = ("import jax\nimport jax.numpy as jnp\n"
                "assert jnp.isfinite(jax.grad(lambda s: jnp.where(s > 0, jnp.sqrt(s), 0.0))(0.0))\n")
@@ -144,3 +147,31 @@ def test_the_report_of_an_overflow_says_float64_fixes_it_and_shows_the_diff():
     first = text.split("<details>")[0]
     assert "computed in float64" in first and "+jax.config.update" in first, first
     assert "`exp` overflows float32" in first and "inside its domain" not in first, first
+
+
+def test_the_report_of_an_overflow_of_float64_too_names_jaxs_function_and_shows_its_diff():
+    from oracles.base import Signature
+    from reducer import bug_report
+    from reducer.faults import stable_fix
+
+    program = SOFTPLUS.replace("100.0", "1000.0")
+    sig = Signature("nonfinite", (("type", "AssertionError"), ("check", "assert_allclose"), ("value", "+inf"),
+                                  ("in", "forward"), ("op", "exp"), ("fix", "softplus"), ("from", "exp")),
+                    "A +Inf from `exp` fails the program's `assert_allclose`")
+    summary = bug_report.ReductionSummary("model.py", 600, 30, 30.0, 100, 10, 5, "yes (3/3 runs)")
+    fixed = stable_fix.rewritten(program, "softplus")
+    text = bug_report.report(program, sig, "AssertionError", {}, summary, fixed_code=fixed)
+    first = text.split("<details>")[0]
+    assert "+np.testing.assert_allclose(jax.nn.softplus(1000.0)" in first and "computed by `jax.nn.softplus`" in first
+    assert "in float64 as in float32" in first and "jax_enable_x64" not in first, first
+
+
+def test_an_overflow_in_a_float32_layer_is_fixed_by_its_operation_given_float64_too(tmp_path):
+    """A Flax layer's output stays float32 in a float64 program: the fix gives `exp` its argument in float64."""
+    program = OWN_CHECKS.joinpath("linen_float32_params_exp_overflow.py").read_text()
+    assert runs(in_float64(program), tmp_path).returncode == 1
+    fixed = in_float64(program, "exp")
+    assert "jnp.exp(jnp.asarray(r, jnp.float64))" in fixed and 'jax.config.update("jax_enable_x64", True)' in fixed
+    done = runs(fixed, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert in_float64("import jax\nprint(1)\n", "exp") is None

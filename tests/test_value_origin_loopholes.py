@@ -7,7 +7,8 @@ that fails without the bug, an input the call rules out (a matrix that is not sq
 told apart from its original by the guard the row names (the field that guard sets differs), and
 each row is run again with that guard switched off to show that the guard is what tells them apart.
 An overflow that float64 takes away is held to both sides: it passes
-made float64, and fails again with the origin's operation alone in float32. The faithful
+made float64, and fails again with the origin's operation alone in float32; one that float64 does not
+take away, to the formula written by hand whose stable form does. The faithful
 reductions at the end must be accepted. All runs are real: the candidates run in
 fresh interpreters with the fix patched into JAX."""
 from __future__ import annotations
@@ -36,6 +37,9 @@ ORIGINALS = {
     # a hand-written softplus against a NumPy reference: `exp` overflows float32, not float64
     "overflow": "import numpy as np\nx = [1.0, 100.0]\n"
                 "np.testing.assert_allclose(jnp.log(1 + jnp.exp(jnp.array(x))), np.logaddexp(0, x), rtol=1e-5)\n",
+    # a hand-written log-sum-exp against SciPy's: `exp` overflows float64 too; JAX's function is the fix
+    "logsumexp": "import numpy as np\nfrom scipy.special import logsumexp\nz = [1000.0, 2.0]\n"
+                 "np.testing.assert_allclose(jnp.log(jnp.sum(jnp.exp(jnp.array(z)))), logsumexp(z), rtol=1e-5)\n",
     # a Cholesky factor of a rank-deficient Gram matrix: NaN, with no fix of one operation known
     "cholesky": "assert jnp.isfinite(jnp.linalg.cholesky(jnp.ones((2, 2)))).all()\n",
 }
@@ -75,6 +79,15 @@ LOOPHOLES = [
     ("overflow", "an-overflow-of-float64-too", "assert jnp.isfinite(jnp.exp(jnp.array([19909.0]))).all()\n", "fix"),
     ("overflow", "another-operations-overflow", "assert jnp.isfinite(jnp.square(jnp.array(1e20)))\n", "precision"),
     ("overflow", "nan-for-an-inf", "assert jnp.isfinite(jnp.exp(100.0) - jnp.exp(100.0))\n", "kind"),
+    ("logsumexp", "its-exp-alone", "assert jnp.isfinite(jnp.exp(jnp.array([1000.0]))).all()\n", "fix"),
+    ("logsumexp", "another-formula", "assert jnp.isfinite(jnp.log(1 + jnp.exp(1000.0)))\n", "fix"),
+    ("logsumexp", "beside-another-overflow",
+     "assert jnp.isfinite(jnp.log(jnp.sum(jnp.exp(jnp.array([1000.0])))) + jnp.exp(1000.0))\n", "fix"),
+    ("logsumexp", "numpy-alone", "import numpy\nassert numpy.isfinite(numpy.log(numpy.sum(numpy.exp([1000.0]))))\n",
+     "fix"),
+    # JAX's function takes away an underflow's `-inf` as well
+    ("logsumexp", "an-underflow-for-an-overflow",
+     "assert jnp.isfinite(jnp.log(jnp.sum(jnp.exp(jnp.array([-1000.0])))))\n", "kind"),
 ]
 FAITHFUL = [
     ("where-log", "def h(p):\n    return jnp.sum(jnp.where(p > 0, p * jnp.log(p), 0.0))\n"
@@ -86,6 +99,9 @@ FAITHFUL = [
     ("cholesky", "assert jnp.isfinite(jax.lax.linalg.cholesky(jnp.ones((3, 3)))).all()\n"),
     ("overflow", "import numpy as np\nnp.testing.assert_allclose(jnp.log(1 + jnp.exp(100.0)), 100.0)\n"),
     ("overflow", "assert jnp.isfinite(jnp.exp(100.0))\n"),
+    ("logsumexp", "x = jnp.array([1000.0])\nassert jnp.isfinite(jnp.log(jnp.sum(jnp.exp(x))))\n"),
+    ("logsumexp", "def f(a):\n    b = jnp.exp(a)\n    c = jnp.sum(b)\n    return jnp.log(c)\n"
+                  "assert jnp.isfinite(f(jnp.array([800.0, 1.0])))\n"),
 ]
 
 
@@ -132,6 +148,9 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     overflow = origins["overflow"]
     assert (overflow.get("value"), overflow.get("in"), overflow.get("op"), overflow.get("fix")) == \
         ("+inf", "forward", "exp", "float64")
+    by_hand = origins["logsumexp"]
+    assert (by_hand.get("value"), by_hand.get("in"), by_hand.get("op"), by_hand.get("fix")) == \
+        ("+inf", "forward", "exp", "logsumexp")
 
 
 @pytest.mark.parametrize("original, name, candidate, guard", LOOPHOLES, ids=[f"{r[0]}:{r[1]}" for r in LOOPHOLES])

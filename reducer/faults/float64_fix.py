@@ -3,17 +3,19 @@
 A hand-written softplus `jnp.log(1 + jnp.exp(x))` is `inf` at `x = 100` in float32 and 100 in
 float64; `exp` is not outside its domain there, so no inner `where` (`reducer.faults.safe_ops`)
 fixes it, and a program that checks it against a NumPy reference fails with `+inf`. Its fix is the
-program computed in float64 (`jax_enable_x64`), and the operation at its origin is the one that,
-evaluated in float32 still inside that float64 program (`safe_ops.NARROW`), brings the failure
-back: `exp`, not the `log` that passed its `inf` on.
+operation at its origin computed in float64: in the program made float64 (`jax_enable_x64`), that
+operation evaluated in float64 (`safe_ops.WIDEN`, its result kept float64, even where its inputs stay
+float32, as a Flax layer's parameters do) runs through, and evaluated in float32 (`safe_ops.NARROW`)
+fails again: `exp`, not the `log` that passed its `inf` on.
 
 A candidate is then held to both sides, each a guard of `reducer.faults.origin.ValueOrigin`: it
-passes once made float64 (`fix`: an `exp(19909.0)`, `inf` in float64 too, does not; nor does a
-constant, a random draw or NumPy alone), and fails again with the origin's operation alone in float32
-(`precision`: another operation's overflow, `jnp.square(1e20)` for an `exp`, does not). The
-transformation (`in`) is where JAX's checks meet the first Inf, recorded; a candidate's is held by its
-kind of value, read of what the operation made forward with its derivative taken away (an `inf` that
-`jax.grad(jnp.exp)(100.0)` reads is its derivative's, not a forward value's).
+passes with the origin's operation in float64 (`fix`: an `exp(19909.0)`, `inf` in float64 too, does
+not; nor does a constant, a random draw or NumPy alone), and fails again with it in float32
+(`precision`: another operation's overflow, `jnp.square(1e20)` for an `exp`, made finite by float64
+literals alone, does not). The transformation (`in`) is where JAX's checks meet the first Inf,
+recorded; a candidate's is held by its kind of value, read of what the operation made forward with
+its derivative taken away (an `inf` that `jax.grad(jnp.exp)(100.0)` reads is its derivative's, not a
+forward value's).
 """
 from __future__ import annotations
 
@@ -29,28 +31,32 @@ X64 = "import jax as _reducer_jax; _reducer_jax.config.update('jax_enable_x64', 
 ELSEWHERE = "elsewhere"
 
 
-def widened(program: str, op: str = "") -> str:
-    """`program` made float64 (`op`, when named, still float32) before it runs."""
-    return nonfinite.first_of(program, f"{X64}; {safe_ops.line(op, safe_ops.NARROW)}" if op else X64)
+def widened(program: str, op: str = "", how: str = safe_ops.WIDEN) -> str:
+    """`program` made float64 before it runs, `op` (when named) evaluated in float64 (`how` WIDEN) or
+    in float32 (NARROW)."""
+    return nonfinite.first_of(program, f"{X64}; {safe_ops.line(op, how)}" if op else X64)
 
 
 def origin_op(judge, program: str, named: list[str], kind: str, reached: tuple | None) -> str:
-    """The operation at the origin of the original's failing value of `kind`: the program passes
-    made float64 and fails again with the operation alone in float32; the operations JAX's checks
-    `named` first. "" when float64 does not fix it, or no one operation brings it back. `judge`: the
-    `ValueOrigin` whose runs these are."""
+    """The operation at the origin of the original's failing value of `kind`: made float64, the
+    program runs through with it in float64 and fails again with it in float32; the operations JAX's
+    checks `named` first. Where the program made float64 runs through as it is, only the second is
+    asked of each. "" when no one operation does both. `judge`: the `ValueOrigin` whose runs these are."""
     later = judge.later
-    if not judge.passes(program, "", WIDE, reached):
-        judge.later = later
-        return ""
     ops = [op for op in dict.fromkeys([*named, *OVERFLOWING]) if safe_ops.known(op)]
-    return next((op for op in ops if brought_back(judge, program, op, kind, reached)), "")
+    if judge.passes(program, "", WIDE, reached):
+        return next((op for op in ops if brought_back(judge, program, op, kind, reached)), "")
+    judge.later = later
+    found = next((op for op in ops if judge.passes(program, op, WIDE, reached)
+                  and brought_back(judge, program, op, kind, reached)), "")
+    judge.later = judge.later if found else later
+    return found
 
 
 def brought_back(judge, program: str, op: str, kind: str, reached: tuple | None) -> bool:
     """Whether `program`, made float64 with `op` alone in float32, fails its check where it did
     (`reached`) on a value of `kind` (or on one the process cannot see)."""
-    done = judge.watched(widened(program, op))
+    done = judge.watched(widened(program, op, safe_ops.NARROW))
     seen = checked_value.kind_in(done.output)
     return done.returncode != 0 and not checked_value.got_past(done.output, reached) and \
         (seen is None or checked_value.covers(seen, kind))
@@ -73,6 +79,6 @@ def held(judge, program: str, origin, reached: tuple | None) -> dict:
 
 def evidence(op: str, kind: str) -> str:
     """Why the value comes from `op`, in the words of the log and the report's evidence."""
-    return (f"The program checks a value float32 cannot hold ({kind}): made float64 it runs through, and with "
-            f"`{op}` alone evaluated in float32 it fails again, so that is where the value comes from (an "
-            f"overflow, not a point outside `{op}`'s domain).")
+    return (f"The program checks a value float32 cannot hold ({kind}): made float64, it runs through with `{op}` "
+            f"evaluated in float64 and fails again with `{op}` alone in float32, so that is where the value comes "
+            f"from (an overflow, not a point outside `{op}`'s domain).")

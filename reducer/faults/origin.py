@@ -14,9 +14,11 @@ what a counterfactual says:
   failed (`checked_value.got_past`: a training loop's next step may then fail on what another
   operation left in the parameters). The operations tried are those JAX's checks named, in the order
   they met them, then a few the program calls whose derivative is infinite somewhere (an `arccos`
-  at a clip's edge, when JAX's checks first meet a masked NaN elsewhere). Where none is found, an
-  overflow's: the program made float64 runs through, and fails again with the operation alone
-  evaluated in float32 (`fix=float64`, `reducer.faults.float64_fix`);
+  at a clip's edge, when JAX's checks first meet a masked NaN elsewhere: `reducer.faults.suspects`).
+  Where none is found, an overflow's: made float64, the program runs through with the operation in
+  float64 and fails again with it in float32 (`fix=float64`, `reducer.faults.float64_fix`); where
+  float64 overflows too, a formula written by hand computed by JAX's function (`fix=logsumexp`,
+  `reducer.faults.stable_fix`);
 - its transformation (`in`): `forward` when making the operation's forward value finite alone takes
   the checked value away (the program runs through, or its check then fails on a value of another
   kind: a training loop's NaN parameters after the loss's Inf is gone), `forward,grad` when it takes
@@ -52,7 +54,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from oracles.outcome import RunResult, Signature
-from reducer.faults import CutShort, Fault, checked_value, contracts, float64_fix, nonfinite, safe_ops
+from reducer.faults import (CutShort, Fault, checked_value, contracts, float64_fix, nonfinite, safe_ops, stable_fix,
+                            suspects)
 from reducer.faults.forward_share import ALL, SOME, made_in, share_of, taken_away
 
 #: the kind of the checked value when the run under JAX's NaN checks meets no NaN
@@ -60,9 +63,7 @@ NAN, INF = "nan", "inf"
 NO_FIX = "unfixed"  # the `op` of a candidate that the original's fix does not make run through
 INVALID = "invalid-input"  # the `op` of a candidate that gives a call an input its documentation rules out
 FIX = "inner-where"  # the signature's `fix`: the origin was found by it ("none": as JAX's checks name it)
-#: the most operations tried that JAX's checks do not name, but the program calls (`_vias`)
-MORE_CALLED = 3
-WIDE = float64_fix.WIDE  # the signature's `fix` of an overflow: the program made float64 (`float64_fix`)
+WIDE = float64_fix.WIDE  # the signature's `fix` of an overflow: the origin in float64 (`float64_fix`)
 BROKEN = "broken"  # the signature's `contract` where the original breaks one (`contracts`)
 #: the line, run before the program, that prints the kinds of value its failing check read
 WATCH = "from reducer.faults.checked_value import watch as _reducer_watch; _reducer_watch()"
@@ -79,7 +80,7 @@ class Origin:
     cause: str = ""  # the operation whose underflow made the 0 that `op` turned into an Inf
     point: str = ""  # the one class of point (`safe_ops.POINTS`) the fix need act at: `edge` for `sqrt(0)`
     breaks_contract: bool = False  # the original gives a public call an input its documentation rules out
-    fix: str = FIX  # what takes the value away: the inner `where`, or the program made float64 (WIDE)
+    fix: str = FIX  # what takes the value away: the inner `where`, float64 (WIDE) or a stable formula
 
     def fields(self) -> tuple[tuple[str, str], ...]:
         made_forward = NAN not in self.value.split(",") and self.where == "forward"
@@ -91,7 +92,7 @@ class Origin:
     @classmethod
     def of(cls, sig: Signature) -> "Origin | None":
         """The origin a signature names; None when it was not established by a fix."""
-        if not sig.get("value") or not sig.get("op") or sig.get("fix") not in (FIX, WIDE):
+        if not sig.get("value") or not sig.get("op") or sig.get("fix") not in (FIX, WIDE, *stable_fix.FORMULAS):
             return None
         cause = (sig.get("cause") or "").removesuffix("-underflow")
         return cls(sig.get("value"), sig.get("in"), sig.get("op"), sig.get("from") or "",
@@ -107,7 +108,10 @@ def contract_field(breaks: bool) -> tuple[tuple[str, str], ...]:
 
 def fixed(program: str, op: str, how: str) -> str:
     """`program` with `op` made safe before it runs (its lines where they were); with `how` WIDE, the
-    program made float64, `op` (when named) still evaluated in float32."""
+    program made float64, `op` (when named) evaluated in float64 (`float64_fix`); with `how` one of
+    `stable_fix.FORMULAS`, that formula computed by JAX's function (`program` itself where it has none)."""
+    if how in stable_fix.FORMULAS:
+        return stable_fix.rewritten(program, how) or program
     return float64_fix.widened(program, op) if how == WIDE else nonfinite.first_of(program, safe_ops.line(op, how))
 
 
@@ -116,14 +120,6 @@ def derivative_mode(program: str) -> str:
     it names none (a library's training step)."""
     m = nonfinite.TRANSFORMS.search(program)
     return nonfinite.MODES.get(m.group(1), "grad") if m else "grad"
-
-
-def candidates(*found: dict | None) -> list[str]:
-    """The operations worth fixing, once each, in the order JAX's checks met them."""
-    names = [n for f in found if f for n in (f.get("op"), f.get("prim")) if n]
-    # an operation by its primitive's name where it stands for one (`norm` is `sqrt`, `arctanh` `atanh`)
-    names = [safe_ops.primitives(n)[0] if len(safe_ops.primitives(n)) == 1 else n for n in names]
-    return [n for n in dict.fromkeys(names) if n not in nonfinite.SPREADING and safe_ops.known(n)]
 
 
 class ValueOrigin:
@@ -228,8 +224,8 @@ class ValueOrigin:
         nans, both = (nonfinite.read(outputs[infs], program) for infs in (False, True))
         guessed = nonfinite.located(outputs.__getitem__, program)
         mode = nans["in"] if nans and nans["in"] != "forward" else derivative_mode(program)
-        named = candidates(guessed, both, nans)
-        vias = _vias(named, guessed, program)
+        named = suspects.candidates(guessed, both, nans)
+        vias = suspects.vias(named, guessed, program)
         for op, via in vias.items():
             with ThreadPoolExecutor(max_workers=2) as pool:
                 share = pool.submit(self._forward_share, program, op, kind, count, reached)
@@ -247,18 +243,23 @@ class ValueOrigin:
         return self._widened(program, named, kind, reached, vias) or self._as_unfixed(program, outputs)
 
     def _widened(self, program: str, ops: list[str], kind: str, reached: tuple | None, vias: dict):
-        """The origin of a value float32 cannot hold (`float64_fix`), None when it is not one."""
+        """The origin of a value float32 cannot hold (`float64_fix`), or float64 neither, that a formula
+        written by hand makes (`stable_fix`); None when it is neither."""
         op = float64_fix.origin_op(self, program, ops, kind, reached)
-        if not op:
+        formula = "" if op else next((f for f in stable_fix.formulas(program)
+                                      if self.passes(program, "", f, reached)), "")
+        if not op and not formula:
             return None
+        op = op or stable_fix.OP
         where = float64_fix.made_in(self, program)
         kind = (self._forward_kind(program, op) if where == "forward" else None) or kind
-        self.origin = Origin(kind, where, op, vias.get(op, op), breaks_contract=self.breaks, fix=WIDE)
-        return Fault(op, self.origin.fields(), float64_fix.evidence(op, kind))
+        self.origin = Origin(kind, where, op, vias.get(op, op), breaks_contract=self.breaks, fix=formula or WIDE)
+        said = stable_fix.evidence(formula, kind) if formula else float64_fix.evidence(op, kind)
+        return Fault(op, self.origin.fields(), said)
 
     def _as_unfixed(self, program: str, outputs: dict) -> Fault | None:
         self.unfixed = True
-        self.log("no fix of a single operation makes the program run through, nor the program made float64: "
+        self.log("no fix of a single operation, nor float64, nor a stable formula makes the program run through: "
                  "the non-finite value is held where JAX's checks first meet it, and to its kind")
         return self._as_checks_name_it(program, outputs)
 
@@ -324,8 +325,10 @@ class ValueOrigin:
         read = {"kind", "transformation"} & set(self.guards)
         past = self.later and bool(read)  # getting past the check counts, as it did for the original
         point = origin.point if "domain" in self.guards else ""
-        how = WIDE if origin.fix == WIDE else f"{safe_ops.DERIVATIVE}@{point}" if point else safe_ops.DERIVATIVE
-        with_fix = fixed(program, "" if how == WIDE else origin.op, how)
+        how = origin.fix if origin.fix != FIX else f"{safe_ops.DERIVATIVE}@{point}" if point else safe_ops.DERIVATIVE
+        with_fix = fixed(program, origin.op, how)
+        if "fix" in self.guards and with_fix == program:
+            return _fault(origin, op=NO_FIX)  # the formula the original's fix rewrites is not written here
         fix_run = (self.watched(with_fix) if past else self.ran(with_fix)) if "fix" in self.guards else None
         stuck = fix_run is not None and fix_run.returncode != 0
         if stuck and not past:
@@ -335,8 +338,8 @@ class ValueOrigin:
             return _fault(origin, op=NO_FIX)
         if "kind" in self.guards and not checked_value.covers(kind, origin.value):
             return _fault(origin, value=kind)
-        if origin.fix == WIDE:
-            return _fault(origin, **float64_fix.held(self, program, origin, reached))
+        if origin.fix != FIX:
+            return _fault(origin, **(float64_fix.held(self, program, origin, reached) if origin.fix == WIDE else {}))
         if "transformation" in self.guards:
             share = self._forward_share(program, origin.op, origin.value, count, reached)
             if share != share_of(origin.where):
@@ -348,26 +351,6 @@ class ValueOrigin:
 
 class _Invalid(Exception):
     """A run of a candidate broke a public call's contract (`contracts`)."""
-
-
-def _vias(named: list[str], guessed: dict | None, program: str) -> dict[str, str]:
-    """The operations whose fixes are tried, each with the user's call it was reached through: those
-    JAX's checks `named`, in their order, then up to `MORE_CALLED` more that the program calls
-    itself and whose derivative is infinite somewhere (`nonfinite.singular_calls`: the `arccos`
-    whose infinite derivative a clip's zero turns into a NaN that JAX's checks meet later, in
-    another operation)."""
-    vias = {op: (guessed or {}).get("from", op) if op in _named(guessed) else op for op in named}
-    for name in nonfinite.singular_calls(program):
-        for op in candidates({"op": name}):
-            if len(vias) < len(named) + MORE_CALLED:
-                vias.setdefault(op, name)
-    return vias
-
-
-def _named(found: dict | None) -> tuple[str, ...]:
-    """The primitives of the operation JAX's checks named in `found` (`norm`: `sqrt`), not of the
-    derivative rule's step they stopped at (`norm`'s `div`)."""
-    return safe_ops.primitives((found or {}).get("op") or "")
 
 
 def _nan_or_inf(nan_checked: str, program: str) -> str:

@@ -11,7 +11,9 @@ square root of the smallest normal one, 1e-19 in float32, so that the softmax's 
 `exp` does not round it to 0 again, as XLA flushes subnormal numbers): what made the 0 that `log`
 turned into `-inf`.
 `make_safe("exp", "float32")` evaluates the operation in float32 where the program is otherwise made
-float64, so that its overflow comes back alone (`reducer.faults.float64_fix`).
+float64, so that its overflow comes back alone, and `make_safe("exp", "float64")` evaluates it in
+float64 where its inputs are narrower (a Flax layer's float32 parameters), its result kept float64, so
+that its overflow goes away alone (`reducer.faults.float64_fix`).
 `make_safe("sqrt", "derivative")` is the inner `where` users are told to write: where the
 operation's value or its derivative is not finite at finite inputs, the operation is evaluated at a
 safe point instead (`sqrt(where(x == 0, 1, x))`), its value there replaced by the original value
@@ -46,13 +48,16 @@ ALIASES = {"arccos": ("acos",), "arcsin": ("asin",), "arctanh": ("atanh",), "arc
 #: a point inside the operation's domain, with a finite derivative there (1.0 when not listed)
 SAFE_POINT = {"acos": 0.0, "asin": 0.0, "atanh": 0.0, "acosh": 2.0}
 FORWARD, DERIVATIVE, UNDERFLOW, VALUE_ONLY = "forward", "derivative", "underflow", "value-only"
-#: the operation evaluated in float32 in a program otherwise made float64 (`reducer.faults.float64_fix`)
-NARROW = "float32"
+#: the operation evaluated in float32, or in float64, in a program made float64 (`reducer.faults.float64_fix`)
+NARROW, WIDEN = "float32", "float64"
 #: the classes of point a DERIVATIVE fix may be kept to (`derivative@edge`): the operation's value
 #: finite there (its derivative not), infinite (a pole), or NaN (outside its domain)
 POINTS = ("edge", "pole", "outside")
 #: operations whose NaN from finite inputs is at a pole, as they have no outside (`0 / 0`)
 NO_OUTSIDE = ("div",)
+#: operations whose non-finite value from finite inputs is an overflow, never a point at the edge of
+#: their domain or outside it: no inner `where` is their fix (`reducer.faults.float64_fix` is)
+OVERFLOW_ONLY = ("exp", "exp2", "expm1", "cosh", "sinh")
 #: operations that round a value too small for its type to exactly 0 (`exp(-200.0)` in float32)
 UNDERFLOWING = ("exp", "mul", "div", "integer_pow", "pow")
 
@@ -77,7 +82,7 @@ def known(name: str) -> bool:
 
 def make_safe(name: str, how: str):
     """Patch the primitives of `name` (see the module docstring); `how`: FORWARD, DERIVATIVE, UNDERFLOW,
-    VALUE_ONLY or NARROW, or DERIVATIVE kept to one class of point of `POINTS` (`derivative@edge`).
+    VALUE_ONLY, NARROW or WIDEN, or DERIVATIVE kept to one class of point of `POINTS` (`derivative@edge`).
     Returns what undoes it, for a process that goes on (a worker replaying calls)."""
     if how.partition("@")[2] not in ("", *POINTS):
         raise ValueError(f"no class of point named {how.partition('@')[2]!r}")
@@ -114,14 +119,19 @@ def line(name: str, how: str) -> str:
     return f"from reducer.faults.safe_ops import make_safe as _reducer_safe; _reducer_safe({name!r}, {how!r})"
 
 
-def _narrowed(bind, args, params):
-    """The operation evaluated in float32 on float64 inputs, its result made float64 again (NARROW)."""
+def _evaluated_in(bind, args, params, how: str):
+    """The operation evaluated in float32 on float64 inputs, its result made float64 again (NARROW); or
+    in float64 on narrower floating inputs, its result kept float64 (WIDEN)."""
     import jax.numpy as jnp
     from jax import lax
 
-    wide = [jnp.result_type(a) == jnp.float64 for a in args]
-    out = bind(*[lax.convert_element_type(a, jnp.float32) if w else a for a, w in zip(args, wide)], **params)
-    return lax.convert_element_type(out, jnp.float64) if any(wide) and out.dtype == jnp.float32 else out
+    if how == NARROW:
+        moved = [jnp.result_type(a) == jnp.float64 for a in args]
+        out = bind(*[lax.convert_element_type(a, jnp.float32) if m else a for a, m in zip(args, moved)], **params)
+        return lax.convert_element_type(out, jnp.float64) if any(moved) and out.dtype == jnp.float32 else out
+    narrow = (jnp.float32, jnp.float16, jnp.bfloat16)
+    return bind(*[lax.convert_element_type(a, jnp.float64) if jnp.result_type(a) in narrow else a for a in args],
+                **params)
 
 
 def _safe(bind, args, params, safe: float, how: str, no_outside: bool = False):
@@ -129,8 +139,8 @@ def _safe(bind, args, params, safe: float, how: str, no_outside: bool = False):
     import jax.numpy as jnp
     from jax import lax
 
-    if how == NARROW:  # an overflow of float32 kept where the rest of the program is float64
-        return _narrowed(bind, args, params)
+    if how in (NARROW, WIDEN):  # an overflow of float32 brought back, or taken away, alone
+        return _evaluated_in(bind, args, params, how)
     raw = bind(*[lax.stop_gradient(a) for a in args], **params)
     shape = jnp.shape(raw)
     floats = [k for k, a in enumerate(args) if jnp.issubdtype(jnp.result_type(a), jnp.inexact)]

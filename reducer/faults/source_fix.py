@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import difflib
 
-from reducer.faults.safe_ops import primitives
+from reducer.faults.safe_ops import ALIASES, primitives
 
 #: where the operation's value and derivative are finite, for its argument `{x}` (`{y}`, `{x}`: `arctan2(y, x)`,
 #: `y / x`)
@@ -35,11 +35,11 @@ SAFE = {"acos": ("0.0",), "asin": ("0.0",), "atanh": ("0.0",), "acosh": ("2.0",)
 EDGE = {"sqrt": "0.0", "norm": "0.0", "atan2": "0.0", "div": "0.0"}
 
 
-def _dotted(node: ast.AST) -> str | None:
+def dotted(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
+        inner = dotted(node.value)
         return f"{inner}.{node.attr}" if inner else None
     return None
 
@@ -67,7 +67,7 @@ def rewritten(program: str, call: ast.Call | ast.BinOp, kind: str, masked: bool 
     its domain (see the module's docstring); `masked` when a `where` of the program already chooses
     its value outside the domain."""
     operands = [call.left, call.right] if isinstance(call, ast.BinOp) else call.args
-    func = "" if isinstance(call, ast.BinOp) else _dotted(call.func) or ""
+    func = "" if isinstance(call, ast.BinOp) else dotted(call.func) or ""
     np_ = _numpy(func, program)
     raw = [ast.get_source_segment(program, arg) for arg in operands]
     bare = (ast.Name, ast.Subscript, ast.Attribute, ast.Call, ast.Constant)  # no parentheses needed before `>`
@@ -79,7 +79,7 @@ def rewritten(program: str, call: ast.Call | ast.BinOp, kind: str, masked: bool 
     inner = " / ".join(moved) if isinstance(call, ast.BinOp) else \
         f"{ast.get_source_segment(program, call.func)}({', '.join(moved)})"
     text = f"{np_}.where({ok}, {inner}, {EDGE[kind]})" if kind in EDGE and not masked else inner
-    return _replaced(program, call, text)
+    return replaced(program, call, text)
 
 
 def passed(program: str, node: ast.expr, kind: str) -> str:
@@ -88,10 +88,10 @@ def passed(program: str, node: ast.expr, kind: str) -> str:
     params = "y, x" if ARITY.get(kind, 1) == 2 else "x"
     call = f"{ast.get_source_segment(program, node)}({params})"
     inner = rewritten(call, ast.parse(call, mode="eval").body, kind)
-    return _replaced(program, node, f"(lambda {params}: {inner})")
+    return replaced(program, node, f"(lambda {params}: {inner})")
 
 
-def _replaced(program: str, node: ast.AST, text: str) -> str:
+def replaced(program: str, node: ast.AST, text: str) -> str:
     """`program` with the source of `node` replaced by `text`."""
     lines = program.splitlines(keepends=True)
     start = sum(len(line) for line in lines[:node.lineno - 1]) + _byte_col(lines[node.lineno - 1], node.col_offset)
@@ -114,7 +114,7 @@ def rewrites(program: str, op: str, via: str = "") -> list[str]:
         return []
     found, masked, called = [], set(), set()
     for node in ast.walk(tree):
-        name = _dotted(node.func) if isinstance(node, ast.Call) else None
+        name = dotted(node.func) if isinstance(node, ast.Call) else None
         if name and name.rsplit(".", 1)[-1] == "where" and len(node.args) == 3:  # its chosen branch is masked
             masked.update(id(n) for n in ast.walk(node.args[1]))
         if isinstance(node, (ast.Call, ast.Attribute)):  # what is called, or an attribute taken of: not passed
@@ -126,7 +126,7 @@ def rewrites(program: str, op: str, via: str = "") -> list[str]:
             found.append((via not in ("div", "divide", "true_divide"), node.lineno, node.col_offset, node, "div",
                           rewritten))
     for node in ast.walk(tree):
-        name = _dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in called else None
+        name = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in called else None
         if name and "." in name and _kind(name, op, via):
             found.append((name.rsplit(".", 1)[-1] != via, node.lineno, node.col_offset, node, _kind(name, op, via), passed))
     return [how(program, node, kind, id(node) in masked) if how is rewritten else how(program, node, kind)
@@ -139,9 +139,30 @@ def as_diff(before: str, after: str, name: str = "repro.py") -> str:
                                         f"{name}", f"{name}", n=1)).rstrip("\n")
 
 
-def in_float64(program: str) -> str | None:
+def in_float64(program: str, op: str = "") -> str | None:
     """The fix of an overflow at the origin (`reducer.faults.float64_fix`): the program made float64
-    after its imports, as JAX's documentation spells it; None when it has no import of JAX to follow."""
+    after its imports, as JAX's documentation spells it, and with `op`, each call the program spells of
+    it given its argument in float64 (a Flax layer's output stays float32); None when it has no import
+    of JAX to follow, or no call of `op` to widen."""
+    if op:
+        try:
+            tree = ast.parse(program)
+        except SyntaxError:
+            return None
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and len(node.args) == 1
+                 and (dotted(node.func) or "").rsplit(".", 1)[-1] in (op, *[k for k, v in ALIASES.items() if op in v])]
+        for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset), reverse=True):
+            arg = ast.get_source_segment(program, call.args[0])
+            program = replaced(program, call.args[0], f"{_numpy(dotted(call.func) or '', program)}.asarray({arg}, "
+                                                      f"{_numpy(dotted(call.func) or '', program)}.float64)")
+        if not calls:
+            return None
+    return after_imports(program, ['jax.config.update("jax_enable_x64", True)'])
+
+
+def after_imports(program: str, added: list[str]) -> str | None:
+    """`program` with `jax` imported where it is not, and the lines `added` after, both after its
+    last import; None when it does not parse or imports nothing of JAX."""
     try:
         tree = ast.parse(program)
     except SyntaxError:
@@ -153,7 +174,7 @@ def in_float64(program: str) -> str | None:
         return None
     binds_jax = any(alias.name == "jax" and alias.asname is None for node in imports if isinstance(node, ast.Import)
                     for alias in node.names)
-    added = ([] if binds_jax else ["import jax"]) + ['jax.config.update("jax_enable_x64", True)']
+    added = ([] if binds_jax else ["import jax"]) + added
     lines = program.splitlines(keepends=True)
     at = max(node.end_lineno for node in imports)
     return "".join(lines[:at]) + "".join(f"{line}\n" for line in added) + "".join(lines[at:])

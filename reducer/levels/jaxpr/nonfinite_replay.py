@@ -34,7 +34,7 @@ import time
 import traceback
 
 from oracles.outcome import Signature
-from reducer.faults import nonfinite
+from reducer.faults import nonfinite, stable_fix
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.model import Spec
 from reducer.watches.gradients import FORWARD
@@ -116,14 +116,15 @@ def _with_origin(found: dict, text: str, outputs: dict) -> dict:
     """`found` with the origin the fixes say (`reducer.faults.origin`): the kinds of the call's
     non-finite values, the operation whose fix (the inner `where`) makes them all finite, and
     whether its forward fix alone takes one of them away (`in=forward`), and the one class of point
-    that fix need act at (`point`), as the job's runs of a candidate are held to it."""
-    from reducer.faults import forward_share, origin, safe_ops
+    that fix need act at (`point`), as the job's runs of a candidate are held to it; where none does,
+    the formula written by hand whose stable form does (`fix`, `reducer.faults.stable_fix`)."""
+    from reducer.faults import forward_share, origin, safe_ops, stable_fix, suspects
 
     nans, both = (nonfinite.read(outputs[infs], text) for infs in (False, True))
     kinds, count = _fixed_kinds(text, "", "") or ("", None)
     found = {**found, "value": kinds or (origin.NAN if nans and nans["kind"] == origin.NAN else origin.INF)}
     mode = nans["in"] if nans and nans["in"] != "forward" else origin.derivative_mode(text)
-    for op in origin.candidates(found, both, nans):
+    for op in suspects.candidates(found, both, nans):
         if _fixed_kinds(text, op, safe_ops.DERIVATIVE) != ("", 0):
             continue
         after, left = _fixed_kinds(text, op, safe_ops.FORWARD) or (None, None)
@@ -134,7 +135,9 @@ def _with_origin(found: dict, text: str, outputs: dict) -> dict:
         point = next((c for c in safe_ops.POINTS
                       if _fixed_kinds(text, op, f"{safe_ops.DERIVATIVE}@{c}") == ("", 0)), "")
         return {**found, "op": op, "in": where, **({"point": point} if point else {})}
-    return found
+    formula = next((f for f in stable_fix.formulas(text)
+                    if _fixed_kinds(stable_fix.rewritten(text, f), "", "") == ("", 0)), "")
+    return {**found, "op": stable_fix.OP, "fix": formula} if formula else found
 
 
 def _fixed_kinds(text: str, op: str, how: str) -> tuple[str, int] | None:
@@ -260,10 +263,11 @@ def same(wanted: Signature, run) -> tuple[bool, Signature | None]:
 
     held = ("value", "in", "op") if wanted.get("value") else ("in", "op")
     held += ("point",) if not same_point(found, wanted) else ()
+    held += ("fix",) if wanted.get("fix") in stable_fix.FORMULAS else ()  # the formula whose stable form fixes it
     value = found.get("value", "")
     if wanted.get("value") and covers(value, wanted.get("value")):
         value = wanted.get("value")  # it shows the kinds the program's check did (and maybe more)
-    found = {**found, "value": value}
+    found = {**found, "value": value, "fix": found.get("fix") or "none"}
     fields = tuple((k, found.get(k) if k in held else wanted.get(k)) for k, _ in wanted.fields)
     seen = Signature("nonfinite", fields, wanted.title)
     return all(found.get(k) == wanted.get(k) for k in held), seen
