@@ -211,6 +211,8 @@ def test_drop_arguments_keywords_positionals_and_unused_parameters():
     assert norm("def f(a, b):\n    return a\nf(1, 2)") in got
     assert norm("def f(a, b):\n    return a\nf(1, k=3)") in got
     assert norm("def f(a):\n    return a\nf(1, k=3)") in got
+    # a lambda called where it is written (the traced level's written-back call)
+    assert norm("print((lambda a: a)(1))") in proposals(DropArguments(), "print((lambda a, b: a)(1, 0))\n")
 
 
 def test_drop_elements_of_displays():

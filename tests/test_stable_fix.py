@@ -12,6 +12,7 @@ HEAD = "import jax.numpy as jnp\n"
 WRITTEN = [
     ("log(1 + exp)", "print(jnp.log(1 + jnp.exp(3.0)))\n", "softplus", "jax.nn.softplus(3.0)"),
     ("log(exp + 1.0)", "print(jnp.log(jnp.exp(3.0) + 1.0))\n", "softplus", "jax.nn.softplus(3.0)"),
+    ("log(float32(1) + exp)", "print(jnp.log(jnp.float32(1.0) + jnp.exp(3.0)))\n", "softplus", "jax.nn.softplus(3.0)"),
     ("log1p(exp)", "def f(z):\n    return jnp.log1p(jnp.exp(z))\n", "softplus", "jax.nn.softplus(z)"),
     ("log(exp + exp)", "print(jnp.log(jnp.exp(a) + jnp.exp(b - 1)))\n", "logaddexp",
      "jax.numpy.logaddexp(a, (b - 1))"),
@@ -38,6 +39,8 @@ NOT_WRITTEN = [
     ("a parameter, not the module's name", HEAD + "e = jnp.exp(2.0)\ndef f(e):\n    return jnp.log(1 + e)\n"),
     ("bound twice", HEAD + "e = jnp.exp(2.0)\ne = 3.0\nprint(jnp.log(1 + e))\n"),
     ("log(2 + exp)", HEAD + "print(jnp.log(2 + jnp.exp(3.0)))\n"),
+    ("log(f(1) + exp)", HEAD + "print(jnp.log(jnp.square(1.0) * 2 + jnp.exp(3.0)))\n"),
+    ("log(g(1) + exp)", HEAD + "def g(a):\n    return a + 1\nprint(jnp.log(g(1.0) + jnp.exp(3.0)))\n"),
     ("a softmax whose sum does not broadcast back", HEAD + "e = jnp.exp(s)\nprint(e / jnp.sum(e, axis=1))\n"),
     ("a softmax of another exp", HEAD + "print(jnp.exp(s) / jnp.sum(jnp.exp(t), keepdims=True))\n"),
     ("not Python", "print(jnp.log(1 + jnp.exp(3.0))\n"),

@@ -23,8 +23,9 @@ from reducer.faults import checked_value, nonfinite, safe_ops
 
 #: the signature's `fix` for an origin found so
 WIDE = "float64"
-#: the operations tried after those JAX's checks name: those whose result overflows from finite inputs
-OVERFLOWING = ("exp", "mul", "integer_pow", "pow", "div", "add", "sub", "cosh", "sinh", "expm1")
+#: the operations tried after those JAX's checks name: those whose result overflows from finite inputs,
+#: those that can only overflow first (an `add` evaluated in float64 passes float64 on to an `exp`)
+OVERFLOWING = ("exp", "cosh", "sinh", "expm1", "integer_pow", "pow", "mul", "div", "add", "sub")
 #: the line, run before the program, that makes it float64
 X64 = "import jax as _reducer_jax; _reducer_jax.config.update('jax_enable_x64', True)"
 #: the `op` of a candidate whose failure does not come back with the origin's operation in float32

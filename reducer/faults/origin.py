@@ -240,7 +240,8 @@ class ValueOrigin:
                 found = {"op": op, "from": via, "in": where, "kind": kind,
                          "prim": (nans or both or {}).get("prim", "")}
                 return Fault(op, self.origin.fields(), _evidence(found, share))
-        return self._widened(program, named, kind, reached, vias) or self._as_unfixed(program, outputs)
+        overflowing = suspects.candidates(guessed, both, nans, overflows=True)
+        return self._widened(program, overflowing, kind, reached, vias) or self._as_unfixed(program, outputs)
 
     def _widened(self, program: str, ops: list[str], kind: str, reached: tuple | None, vias: dict):
         """The origin of a value float32 cannot hold (`float64_fix`), or float64 neither, that a formula

@@ -229,7 +229,8 @@ def _new_axis(node: ast.expr) -> bool:
 
 def _one(node: ast.expr) -> bool:
     """Whether `node` is the constant 1 (`1`, `1.0`, `jnp.float32(1.0)`, `jnp.asarray(1.0)`)."""
-    while isinstance(node, ast.Call) and len(node.args) >= 1:
+    while isinstance(node, ast.Call) and node.args and \
+            (source_fix.dotted(node.func) or "").rpartition(".")[2] in ("asarray", "array", "float32", "float64"):
         node = node.args[0]
     return isinstance(node, ast.Constant) and not isinstance(node.value, bool) and node.value == 1
 

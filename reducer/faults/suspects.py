@@ -11,13 +11,14 @@ from reducer.faults import nonfinite, safe_ops
 MORE_CALLED = 3
 
 
-def candidates(*found: dict | None) -> list[str]:
-    """The operations worth fixing, once each, in the order JAX's checks met them."""
+def candidates(*found: dict | None, overflows: bool = False) -> list[str]:
+    """The operations worth fixing, once each, in the order JAX's checks met them; with `overflows`,
+    those that can only overflow too (for `reducer.faults.float64_fix`)."""
     names = [n for f in found if f for n in (f.get("op"), f.get("prim")) if n]
     # an operation by its primitive's name where it stands for one (`norm` is `sqrt`, `arctanh` `atanh`)
     names = [safe_ops.primitives(n)[0] if len(safe_ops.primitives(n)) == 1 else n for n in names]
     return [n for n in dict.fromkeys(names)
-            if n not in nonfinite.SPREADING and n not in safe_ops.OVERFLOW_ONLY and safe_ops.known(n)]
+            if n not in nonfinite.SPREADING and (overflows or n not in safe_ops.OVERFLOW_ONLY) and safe_ops.known(n)]
 
 
 def vias(named: list[str], guessed: dict | None, program: str) -> dict[str, str]:

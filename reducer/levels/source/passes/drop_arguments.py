@@ -18,8 +18,11 @@ def _unused_params(fn) -> list[int]:
 
 
 def _callers(tree: ast.AST, fn) -> list[ast.Call]:
-    """Calls that pass arguments to `fn`: by its name, or `transform(fn)(…)` as in `jax.grad(f)(x, y)`."""
+    """Calls that pass arguments to `fn`: by its name, `(lambda …: …)(x, y)`, or `transform(fn)(…)` as
+    in `jax.grad(f)(x, y)`."""
     def wraps_fn(node: ast.expr) -> bool:  # jax.jit(jax.grad(enzyme_jax_ir()(lambda ...)))
+        if node is fn:
+            return True
         while isinstance(node, ast.Call) and node.args:
             node = node.args[0]
             if node is fn:
