@@ -193,7 +193,7 @@ def test_an_operation_narrowed_to_float32_in_a_float64_program_overflows_again_a
             jax.clear_caches()
 
 
-def test_an_operation_widened_to_float64_holds_its_value_where_its_inputs_stay_float32():
+def test_an_operation_widened_to_float64_holds_its_value_where_its_inputs_stay_float32(capfd):
     """A Flax layer's float32 parameters stay float32 in a float64 program: the operation evaluated in
     float64 on them keeps its result float64, so that what the program computes from it does too."""
     with jax.enable_x64(True):
@@ -206,6 +206,11 @@ def test_an_operation_widened_to_float64_holds_its_value_where_its_inputs_stay_f
             assert jnp.isinf(jnp.square(jnp.array(1e20, jnp.float32)))  # another operation stays float32
             grad = jax.grad(lambda z: jnp.sum(jnp.exp(z)))(z)
             assert grad.dtype == jnp.float32 and jnp.isinf(grad[1])  # the cotangent is the input's type
+            jax.effects_barrier()
+            assert safe_ops.BEYOND_FLOAT32 in capfd.readouterr().err  # exp(100.0) is beyond float32's range
+            jnp.exp(jnp.array([50.0], jnp.float32)).block_until_ready()
+            jax.effects_barrier()
+            assert safe_ops.BEYOND_FLOAT32 not in capfd.readouterr().err
         finally:
             undo()
             jax.clear_caches()

@@ -37,6 +37,8 @@ ORIGINALS = {
     # a hand-written softplus against a NumPy reference: `exp` overflows float32, not float64
     "overflow": "import numpy as np\nx = [1.0, 100.0]\n"
                 "np.testing.assert_allclose(jnp.log(1 + jnp.exp(jnp.array(x))), np.logaddexp(0, x), rtol=1e-5)\n",
+    # an overflow in values a float64 program keeps float32 (a Flax layer's): `exp` alone in float64 fixes it
+    "float32-overflow": "x = jnp.array([1.0, 146.0], jnp.float32)\nassert jnp.isfinite(jnp.exp(x)).all()\n",
     # a hand-written log-sum-exp against SciPy's: `exp` overflows float64 too; JAX's function is the fix
     "logsumexp": "import numpy as np\nfrom scipy.special import logsumexp\nz = [1000.0, 2.0]\n"
                  "np.testing.assert_allclose(jnp.log(jnp.sum(jnp.exp(jnp.array(z)))), logsumexp(z), rtol=1e-5)\n",
@@ -79,6 +81,9 @@ LOOPHOLES = [
     ("overflow", "an-overflow-of-float64-too", "assert jnp.isfinite(jnp.exp(jnp.array([19909.0]))).all()\n", "fix"),
     ("overflow", "another-operations-overflow", "assert jnp.isfinite(jnp.square(jnp.array(1e20)))\n", "precision"),
     ("overflow", "nan-for-an-inf", "assert jnp.isfinite(jnp.exp(100.0) - jnp.exp(100.0))\n", "kind"),
+    # the float64 values of the `exp` reach a `square` that overflows float32 after it: not `exp`'s own overflow
+    ("float32-overflow", "an-overflow-after-it",
+     "x = jnp.array([50.0], jnp.float32)\nassert jnp.isfinite(jnp.square(jnp.exp(x))).all()\n", "precision"),
     ("logsumexp", "its-exp-alone", "assert jnp.isfinite(jnp.exp(jnp.array([1000.0]))).all()\n", "fix"),
     ("logsumexp", "another-formula", "assert jnp.isfinite(jnp.log(1 + jnp.exp(1000.0)))\n", "fix"),
     ("logsumexp", "beside-another-overflow",
@@ -99,6 +104,7 @@ FAITHFUL = [
     ("cholesky", "assert jnp.isfinite(jax.lax.linalg.cholesky(jnp.ones((3, 3)))).all()\n"),
     ("overflow", "import numpy as np\nnp.testing.assert_allclose(jnp.log(1 + jnp.exp(100.0)), 100.0)\n"),
     ("overflow", "assert jnp.isfinite(jnp.exp(100.0))\n"),
+    ("float32-overflow", "assert jnp.isfinite(jnp.exp(jnp.float32(100.0)))\n"),
     ("logsumexp", "x = jnp.array([1000.0])\nassert jnp.isfinite(jnp.log(jnp.sum(jnp.exp(x))))\n"),
     ("logsumexp", "def f(a):\n    b = jnp.exp(a)\n    c = jnp.sum(b)\n    return jnp.log(c)\n"
                   "assert jnp.isfinite(f(jnp.array([800.0, 1.0])))\n"),
@@ -148,6 +154,8 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     overflow = origins["overflow"]
     assert (overflow.get("value"), overflow.get("in"), overflow.get("op"), overflow.get("fix")) == \
         ("+inf", "forward", "exp", "float64")
+    narrow = origins["float32-overflow"]
+    assert (narrow.get("value"), narrow.get("op"), narrow.get("fix")) == ("+inf", "exp", "float64")
     by_hand = origins["logsumexp"]
     assert (by_hand.get("value"), by_hand.get("in"), by_hand.get("op"), by_hand.get("fix")) == \
         ("+inf", "forward", "exp", "logsumexp")

@@ -40,18 +40,29 @@ def widened(program: str, op: str = "", how: str = safe_ops.WIDEN) -> str:
 
 def origin_op(judge, program: str, named: list[str], kind: str, reached: tuple | None) -> str:
     """The operation at the origin of the original's failing value of `kind`: made float64, the
-    program runs through with it in float64 and fails again with it in float32; the operations JAX's
-    checks `named` first. Where the program made float64 runs through as it is, only the second is
-    asked of each. "" when no one operation does both. `judge`: the `ValueOrigin` whose runs these are."""
+    program runs through with it in float64, where it makes a value beyond float32's range (`beyond`),
+    and fails again with it in float32; the operations JAX's checks `named` first. Where the program
+    made float64 runs through as it is, the first operation that brings the failure back is asked the
+    rest. "" when no one operation does both. `judge`: the `ValueOrigin` whose runs these are."""
     later = judge.later
     ops = [op for op in dict.fromkeys([*named, *OVERFLOWING]) if safe_ops.known(op)]
     if judge.passes(program, "", WIDE, reached):
-        return next((op for op in ops if brought_back(judge, program, op, kind, reached)), "")
-    judge.later = later
-    found = next((op for op in ops if judge.passes(program, op, WIDE, reached)
-                  and brought_back(judge, program, op, kind, reached)), "")
+        first = next((op for op in ops if brought_back(judge, program, op, kind, reached)), "")
+        found = first if first and beyond(judge, program, first, reached) else ""
+    else:
+        found = next((op for op in ops if beyond(judge, program, op, reached)
+                      and brought_back(judge, program, op, kind, reached)), "")
     judge.later = judge.later if found else later
     return found
+
+
+def beyond(judge, program: str, op: str, reached: tuple | None, done=None) -> bool:
+    """Whether `program`, made float64 with `op` evaluated in float64, runs through (or gets past its
+    check where it stopped, `reached`) with `op` making a value beyond float32's range: its own
+    overflow. `done`: that run, where it was run already."""
+    done = done or judge.watched(widened(program, op))
+    judge.later = done.returncode != 0 and checked_value.got_past(done.output, reached)
+    return (done.returncode == 0 or judge.later) and safe_ops.BEYOND_FLOAT32 in done.output
 
 
 def brought_back(judge, program: str, op: str, kind: str, reached: tuple | None) -> bool:
@@ -69,11 +80,14 @@ def made_in(judge, program: str) -> str:
     return (nonfinite.read(judge.checked(program, True), program) or {}).get("in", "")
 
 
-def held(judge, program: str, origin, reached: tuple | None) -> dict:
-    """What a candidate that passes made float64 and shows the original's kind of value shows other
-    than the original's `origin` (the fields of `Origin` that differ; none when it is the same);
-    `reached`: where the candidate stopped."""
-    if "precision" in judge.guards and not brought_back(judge, program, origin.op, origin.value, reached):
+def held(judge, program: str, origin, reached: tuple | None, fix_output: str | None) -> dict:
+    """What a candidate that passes with the origin's operation in float64 (`fix_output`: that run's
+    output, None where it was not run) and shows the original's kind of value shows other than the original's `origin` (the
+    fields of `Origin` that differ; none when it is the same): the operation made a value beyond
+    float32 there, and fails again alone in float32; `reached`: where the candidate stopped."""
+    fix_output = judge.watched(widened(program, origin.op)).output if fix_output is None else fix_output
+    if "precision" in judge.guards and not (safe_ops.BEYOND_FLOAT32 in fix_output and
+                                            brought_back(judge, program, origin.op, origin.value, reached)):
         return {"op": ELSEWHERE}
     return {}
 

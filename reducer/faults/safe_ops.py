@@ -13,7 +13,9 @@ turned into `-inf`.
 `make_safe("exp", "float32")` evaluates the operation in float32 where the program is otherwise made
 float64, so that its overflow comes back alone, and `make_safe("exp", "float64")` evaluates it in
 float64 where its inputs are narrower (a Flax layer's float32 parameters), its result kept float64, so
-that its overflow goes away alone (`reducer.faults.float64_fix`).
+that its overflow goes away alone; it prints `BEYOND_FLOAT32` when a value it makes so from finite
+inputs is finite and beyond float32's range, so that the overflow is its own, not one of an operation
+after it that float64 values reach (`reducer.faults.float64_fix`).
 `make_safe("sqrt", "derivative")` is the inner `where` users are told to write: where the
 operation's value or its derivative is not finite at finite inputs, the operation is evaluated at a
 safe point instead (`sqrt(where(x == 0, 1, x))`), its value there replaced by the original value
@@ -50,6 +52,8 @@ SAFE_POINT = {"acos": 0.0, "asin": 0.0, "atanh": 0.0, "acosh": 2.0}
 FORWARD, DERIVATIVE, UNDERFLOW, VALUE_ONLY = "forward", "derivative", "underflow", "value-only"
 #: the operation evaluated in float32, or in float64, in a program made float64 (`reducer.faults.float64_fix`)
 NARROW, WIDEN = "float32", "float64"
+#: printed by an operation evaluated in float64 (WIDEN) that makes a finite value beyond float32's range
+BEYOND_FLOAT32 = "[reducer] a value beyond float32"
 #: the classes of point a DERIVATIVE fix may be kept to (`derivative@edge`): the operation's value
 #: finite there (its derivative not), infinite (a pole), or NaN (outside its domain)
 POINTS = ("edge", "pole", "outside")
@@ -130,8 +134,19 @@ def _evaluated_in(bind, args, params, how: str):
         out = bind(*[lax.convert_element_type(a, jnp.float32) if m else a for a, m in zip(args, moved)], **params)
         return lax.convert_element_type(out, jnp.float64) if any(moved) and out.dtype == jnp.float32 else out
     narrow = (jnp.float32, jnp.float16, jnp.bfloat16)
-    return bind(*[lax.convert_element_type(a, jnp.float64) if jnp.result_type(a) in narrow else a for a in args],
-                **params)
+    out = bind(*[lax.convert_element_type(a, jnp.float64) if jnp.result_type(a) in narrow else a for a in args],
+               **params)
+    if jnp.issubdtype(out.dtype, jnp.floating):
+        import jax
+
+        beyond = jnp.any(lax.is_finite(out) & (lax.abs(out) > float(jnp.finfo(jnp.float32).max)))
+        jax.debug.callback(_say_beyond, lax.stop_gradient(beyond))
+    return out
+
+
+def _say_beyond(beyond) -> None:
+    if beyond:
+        print(BEYOND_FLOAT32, file=sys.stderr, flush=True)
 
 
 def _safe(bind, args, params, safe: float, how: str, no_outside: bool = False):
