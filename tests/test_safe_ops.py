@@ -180,7 +180,9 @@ def test_a_class_of_point_that_does_not_exist_is_refused():
         safe_ops.make_safe("sqrt", "derivative@inside")
 
 
-def test_an_operation_narrowed_to_float32_in_a_float64_program_overflows_again_alone():
+def test_an_operations_own_overflow_of_float32_comes_back_alone_in_a_float64_program():
+    """Its values beyond float32's range are infinite, the rest float64: an operation after it is not
+    made to overflow by it (`square(exp(50.0))` is finite), even where its inputs stay float32."""
     with jax.enable_x64(True):
         undo = safe_ops.make_safe("exp", safe_ops.NARROW)
         jax.clear_caches()
@@ -188,12 +190,14 @@ def test_an_operation_narrowed_to_float32_in_a_float64_program_overflows_again_a
             softplus = jnp.log(1 + jnp.exp(jnp.array([1.0, 100.0])))
             assert softplus.dtype == jnp.float64 and jnp.isinf(softplus[1]) and jnp.isclose(softplus[0], 1.3132616875)
             assert jnp.isfinite(jnp.square(jnp.array(1e20)))  # another operation stays float64
+            after = jax.jit(lambda z: jnp.square(jnp.exp(z)))(jnp.array([50.0, 146.0], jnp.float32))
+            assert after.dtype == jnp.float64 and jnp.isfinite(after[0]) and jnp.isinf(after[1])
         finally:
             undo()
             jax.clear_caches()
 
 
-def test_an_operation_widened_to_float64_holds_its_value_where_its_inputs_stay_float32(capfd):
+def test_an_operation_widened_to_float64_holds_its_value_where_its_inputs_stay_float32():
     """A Flax layer's float32 parameters stay float32 in a float64 program: the operation evaluated in
     float64 on them keeps its result float64, so that what the program computes from it does too."""
     with jax.enable_x64(True):
@@ -206,11 +210,7 @@ def test_an_operation_widened_to_float64_holds_its_value_where_its_inputs_stay_f
             assert jnp.isinf(jnp.square(jnp.array(1e20, jnp.float32)))  # another operation stays float32
             grad = jax.grad(lambda z: jnp.sum(jnp.exp(z)))(z)
             assert grad.dtype == jnp.float32 and jnp.isinf(grad[1])  # the cotangent is the input's type
-            jax.effects_barrier()
-            assert safe_ops.BEYOND_FLOAT32 in capfd.readouterr().err  # exp(100.0) is beyond float32's range
-            jnp.exp(jnp.array([50.0], jnp.float32)).block_until_ready()
-            jax.effects_barrier()
-            assert safe_ops.BEYOND_FLOAT32 not in capfd.readouterr().err
+
         finally:
             undo()
             jax.clear_caches()

@@ -5,17 +5,19 @@ float64; `exp` is not outside its domain there, so no inner `where` (`reducer.fa
 fixes it, and a program that checks it against a NumPy reference fails with `+inf`. Its fix is the
 operation at its origin computed in float64: in the program made float64 (`jax_enable_x64`), that
 operation evaluated in float64 (`safe_ops.WIDEN`, its result kept float64, even where its inputs stay
-float32, as a Flax layer's parameters do) runs through, and evaluated in float32 (`safe_ops.NARROW`)
-fails again: `exp`, not the `log` that passed its `inf` on.
+float32, as a Flax layer's parameters do) runs through, and with its own values beyond float32's
+range made infinite (`safe_ops.NARROW`, the rest of it still float64) fails again: `exp`, not the
+`log` that passed its `inf` on.
 
 A candidate is then held to both sides, each a guard of `reducer.faults.origin.ValueOrigin`: it
 passes with the origin's operation in float64 (`fix`: an `exp(19909.0)`, `inf` in float64 too, does
-not; nor does a constant, a random draw or NumPy alone), and fails again with it in float32
-(`precision`: another operation's overflow, `jnp.square(1e20)` for an `exp`, made finite by float64
-literals alone, does not). The transformation (`in`) is where JAX's checks meet the first Inf,
-recorded; a candidate's is held by its kind of value, read of what the operation made forward with
-its derivative taken away (an `inf` that `jax.grad(jnp.exp)(100.0)` reads is its derivative's, not a
-forward value's).
+not; nor does a constant, a random draw or NumPy alone), and fails again with the operation's own
+overflow alone (`precision`: another operation's overflow, `jnp.square(1e20)` for an `exp`, made
+finite by float64 literals alone, or one after it that the operation's float64 values reach,
+`jnp.square(jnp.exp(50.0))`, does not). The transformation (`in`) is where JAX's checks meet the
+first Inf, recorded; a candidate's is held by its kind of value, read of what the operation made
+forward with its derivative taken away (an `inf` that `jax.grad(jnp.exp)(100.0)` reads is its
+derivative's, not a forward value's).
 """
 from __future__ import annotations
 
@@ -40,34 +42,24 @@ def widened(program: str, op: str = "", how: str = safe_ops.WIDEN) -> str:
 
 def origin_op(judge, program: str, named: list[str], kind: str, reached: tuple | None) -> str:
     """The operation at the origin of the original's failing value of `kind`: made float64, the
-    program runs through with it in float64, where it makes a value beyond float32's range (`beyond`),
-    and fails again with it in float32; the operations JAX's checks `named` first. Where the program
-    made float64 runs through as it is, the first operation that brings the failure back is asked the
-    rest. "" when no one operation does both. `judge`: the `ValueOrigin` whose runs these are."""
+    program runs through with it in float64, and fails again with its own overflow of float32 alone;
+    the operations JAX's checks `named` first. Where the program made float64 runs through as it is,
+    only the second is asked of each. "" when no one operation does both. `judge`: the `ValueOrigin`
+    whose runs these are."""
     later = judge.later
     ops = [op for op in dict.fromkeys([*named, *OVERFLOWING]) if safe_ops.known(op)]
     if judge.passes(program, "", WIDE, reached):
-        first = next((op for op in ops if brought_back(judge, program, op, kind, reached)), "")
-        found = first if first and beyond(judge, program, first, reached) else ""
+        found = next((op for op in ops if brought_back(judge, program, op, kind, reached)), "")
     else:
-        found = next((op for op in ops if beyond(judge, program, op, reached)
+        found = next((op for op in ops if judge.passes(program, op, WIDE, reached)
                       and brought_back(judge, program, op, kind, reached)), "")
     judge.later = judge.later if found else later
     return found
 
 
-def beyond(judge, program: str, op: str, reached: tuple | None, done=None) -> bool:
-    """Whether `program`, made float64 with `op` evaluated in float64, runs through (or gets past its
-    check where it stopped, `reached`) with `op` making a value beyond float32's range: its own
-    overflow. `done`: that run, where it was run already."""
-    done = done or judge.watched(widened(program, op))
-    judge.later = done.returncode != 0 and checked_value.got_past(done.output, reached)
-    return (done.returncode == 0 or judge.later) and safe_ops.BEYOND_FLOAT32 in done.output
-
-
 def brought_back(judge, program: str, op: str, kind: str, reached: tuple | None) -> bool:
-    """Whether `program`, made float64 with `op` alone in float32, fails its check where it did
-    (`reached`) on a value of `kind` (or on one the process cannot see)."""
+    """Whether `program`, made float64 with `op`'s own overflow of float32 alone (`safe_ops.NARROW`),
+    fails its check where it did (`reached`) on a value of `kind` (or on one the process cannot see)."""
     done = judge.watched(widened(program, op, safe_ops.NARROW))
     seen = checked_value.kind_in(done.output)
     return done.returncode != 0 and not checked_value.got_past(done.output, reached) and \
@@ -80,14 +72,12 @@ def made_in(judge, program: str) -> str:
     return (nonfinite.read(judge.checked(program, True), program) or {}).get("in", "")
 
 
-def held(judge, program: str, origin, reached: tuple | None, fix_output: str | None) -> dict:
-    """What a candidate that passes with the origin's operation in float64 (`fix_output`: that run's
-    output, None where it was not run) and shows the original's kind of value shows other than the original's `origin` (the
-    fields of `Origin` that differ; none when it is the same): the operation made a value beyond
-    float32 there, and fails again alone in float32; `reached`: where the candidate stopped."""
-    fix_output = judge.watched(widened(program, origin.op)).output if fix_output is None else fix_output
-    if "precision" in judge.guards and not (safe_ops.BEYOND_FLOAT32 in fix_output and
-                                            brought_back(judge, program, origin.op, origin.value, reached)):
+def held(judge, program: str, origin, reached: tuple | None) -> dict:
+    """What a candidate that passes with the origin's operation in float64 and shows the original's
+    kind of value shows other than the original's `origin` (the fields of `Origin` that differ; none
+    when it is the same): it fails again with the operation's own overflow of float32 alone;
+    `reached`: where the candidate stopped."""
+    if "precision" in judge.guards and not brought_back(judge, program, origin.op, origin.value, reached):
         return {"op": ELSEWHERE}
     return {}
 

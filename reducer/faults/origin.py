@@ -340,9 +340,7 @@ class ValueOrigin:
         if "kind" in self.guards and not checked_value.covers(kind, origin.value):
             return _fault(origin, value=kind)
         if origin.fix != FIX:
-            said = fix_run.output if fix_run is not None else None
-            wide = float64_fix.held(self, program, origin, reached, said) if origin.fix == WIDE else {}
-            return _fault(origin, **wide)
+            return _fault(origin, **(float64_fix.held(self, program, origin, reached) if origin.fix == WIDE else {}))
         if "transformation" in self.guards:
             share = self._forward_share(program, origin.op, origin.value, count, reached)
             if share != share_of(origin.where):

@@ -10,12 +10,12 @@ replaces an exact 0 made from inputs that are not 0 by a small number well above
 square root of the smallest normal one, 1e-19 in float32, so that the softmax's division after its
 `exp` does not round it to 0 again, as XLA flushes subnormal numbers): what made the 0 that `log`
 turned into `-inf`.
-`make_safe("exp", "float32")` evaluates the operation in float32 where the program is otherwise made
-float64, so that its overflow comes back alone, and `make_safe("exp", "float64")` evaluates it in
-float64 where its inputs are narrower (a Flax layer's float32 parameters), its result kept float64, so
-that its overflow goes away alone; it prints `BEYOND_FLOAT32` when a value it makes so from finite
-inputs is finite and beyond float32's range, so that the overflow is its own, not one of an operation
-after it that float64 values reach (`reducer.faults.float64_fix`).
+`make_safe("exp", "float64")` evaluates the operation in float64 where its inputs are narrower (a
+Flax layer's float32 parameters stay float32 in a program made float64), its result kept float64, so
+that its overflow goes away alone; `make_safe("exp", "float32")` does so too, and then makes each of
+its values beyond float32's range infinite, as float32 would, so that its own overflow comes back
+alone: not one of an operation after it, which its float64 values reach either way
+(`reducer.faults.float64_fix`).
 `make_safe("sqrt", "derivative")` is the inner `where` users are told to write: where the
 operation's value or its derivative is not finite at finite inputs, the operation is evaluated at a
 safe point instead (`sqrt(where(x == 0, 1, x))`), its value there replaced by the original value
@@ -50,10 +50,9 @@ ALIASES = {"arccos": ("acos",), "arcsin": ("asin",), "arctanh": ("atanh",), "arc
 #: a point inside the operation's domain, with a finite derivative there (1.0 when not listed)
 SAFE_POINT = {"acos": 0.0, "asin": 0.0, "atanh": 0.0, "acosh": 2.0}
 FORWARD, DERIVATIVE, UNDERFLOW, VALUE_ONLY = "forward", "derivative", "underflow", "value-only"
-#: the operation evaluated in float32, or in float64, in a program made float64 (`reducer.faults.float64_fix`)
+#: the operation's own overflow of float32, or the operation in float64, in a program made float64
+#: (`reducer.faults.float64_fix`)
 NARROW, WIDEN = "float32", "float64"
-#: printed by an operation evaluated in float64 (WIDEN) that makes a finite value beyond float32's range
-BEYOND_FLOAT32 = "[reducer] a value beyond float32"
 #: the classes of point a DERIVATIVE fix may be kept to (`derivative@edge`): the operation's value
 #: finite there (its derivative not), infinite (a pole), or NaN (outside its domain)
 POINTS = ("edge", "pole", "outside")
@@ -124,29 +123,18 @@ def line(name: str, how: str) -> str:
 
 
 def _evaluated_in(bind, args, params, how: str):
-    """The operation evaluated in float32 on float64 inputs, its result made float64 again (NARROW); or
-    in float64 on narrower floating inputs, its result kept float64 (WIDEN)."""
+    """The operation evaluated in float64 on its floating inputs, its result kept float64 (WIDEN), its
+    values beyond float32's range made infinite as float32 would make them (NARROW)."""
     import jax.numpy as jnp
     from jax import lax
 
-    if how == NARROW:
-        moved = [jnp.result_type(a) == jnp.float64 for a in args]
-        out = bind(*[lax.convert_element_type(a, jnp.float32) if m else a for a, m in zip(args, moved)], **params)
-        return lax.convert_element_type(out, jnp.float64) if any(moved) and out.dtype == jnp.float32 else out
     narrow = (jnp.float32, jnp.float16, jnp.bfloat16)
     out = bind(*[lax.convert_element_type(a, jnp.float64) if jnp.result_type(a) in narrow else a for a in args],
                **params)
-    if jnp.issubdtype(out.dtype, jnp.floating):
-        import jax
-
-        beyond = jnp.any(lax.is_finite(out) & (lax.abs(out) > float(jnp.finfo(jnp.float32).max)))
-        jax.debug.callback(_say_beyond, lax.stop_gradient(beyond))
-    return out
-
-
-def _say_beyond(beyond) -> None:
-    if beyond:
-        print(BEYOND_FLOAT32, file=sys.stderr, flush=True)
+    if how == WIDEN or not jnp.issubdtype(out.dtype, jnp.floating):
+        return out
+    beyond = lax.is_finite(out) & (lax.abs(out) > float(jnp.finfo(jnp.float32).max))
+    return lax.select(beyond, lax.stop_gradient(jnp.sign(out) * jnp.inf), out)
 
 
 def _safe(bind, args, params, safe: float, how: str, no_outside: bool = False):
