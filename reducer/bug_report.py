@@ -15,7 +15,7 @@ from reducer import env as envmod, filing
 from reducer.files import scrub
 from reducer.faults import source_fix
 from reducer.faults.float64_fix import WIDE
-from reducer.faults.stable_fix import FORMULAS
+from reducer.faults.stable_fix import FORMULAS, function
 from reducer.faults.nonfinite import evidence as nonfinite_evidence
 
 #: what JAX function lowers to a LAPACK custom call, by the routine in its target name
@@ -261,9 +261,8 @@ def _overflow(sig: Signature) -> str:
     (`reducer.faults.stable_fix`)."""
     via = sig.get("from") or sig.get("op")
     if sig.get("fix") in FORMULAS:
-        call = FORMULAS[sig.get("fix")].partition("(")[0]
         return (f"`{sig.get('op')}` overflows in a formula written by hand, in float64 as in float32; computed by "
-                f"`{call}`, which cannot overflow there, the program runs through. This is the program's own "
+                f"`{function(sig.get('fix'))}`, which cannot overflow there, the program runs through. This is the program's own "
                 f"arithmetic, not a bug of JAX or XLA.")
     return (f"`{via}` overflows float32 here: its value is finite in float64, and the program fails again with "
             f"`{sig.get('op')}` alone in float32. The usual remedy is a formula that cannot overflow "
@@ -277,7 +276,7 @@ def _origin_fix(sig: Signature) -> str:
         return (f"`{sig.get('op')}` computed in float64 (the program made float64 by "
                 f"`jax.config.update(\"jax_enable_x64\", True)`)")
     if sig.family == "nonfinite" and sig.get("fix") in FORMULAS:
-        return f"the formula written by hand computed by `{FORMULAS[sig.get('fix')].partition('(')[0]}`"
+        return f"the formula written by hand computed by `{function(sig.get('fix'))}`"
     if sig.family != "nonfinite" or sig.get("fix") != "inner-where":
         return ""
     return (f"`{sig.get('op')}` evaluated at a safe point where its value or derivative is not finite (the "

@@ -164,12 +164,11 @@ class _Reader:
             if x is not None and kept and ast.dump(self.value(total[0])) == ast.dump(self.value(x)):
                 return "softmax", FORMULAS["softmax"].format(x=self.text(x), axis=f", axis={total[1]}")
             return None
-        log, log1p = self.called(node, "log") if isinstance(node, ast.Call) else None, \
-            self.called(node, "log1p") if isinstance(node, ast.Call) else None
-        if (log or log1p) is None or len((log or log1p).args) != 1:
+        log = self.called(node, "log", "log1p") if isinstance(node, ast.Call) else None
+        if log is None or len(log.args) != 1:
             return None
-        inner = (log or log1p).args[0]
-        if log1p is not None:
+        inner = log.args[0]
+        if self.called(log, "log1p") is not None:
             x = self.exp_of(inner)
             return ("softplus", FORMULAS["softplus"].format(x=self.text(x))) if x is not None else None
         total = self.summed(inner)
@@ -235,8 +234,13 @@ def _one(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and not isinstance(node.value, bool) and node.value == 1
 
 
+def function(formula: str) -> str:
+    """The JAX function that computes `formula` (`jax.nn.logsumexp`)."""
+    return FORMULAS[formula].partition("(")[0]
+
+
 def evidence(formula: str, kind: str) -> str:
     """Why the value comes from the formula, in the words of the log and the report's evidence."""
     return (f"The program checks a value float64 cannot hold either ({kind}): `{OP}` overflows in a formula written "
-            f"by hand; it runs through with the formula computed by `{FORMULAS[formula].partition('(')[0]}`, so "
-            f"that is where the value comes from.")
+            f"by hand; it runs through with the formula computed by `{function(formula)}`, so that is where the "
+            f"value comes from.")
