@@ -15,7 +15,7 @@ from reducer import env as envmod, filing
 from reducer.files import scrub
 from reducer.faults import source_fix
 from reducer.faults.float64_fix import WIDE
-from reducer.faults.stable_fix import FORMULAS, function
+from reducer.faults.stable_fix import FORMULAS, function, in_words
 from reducer.faults.nonfinite import evidence as nonfinite_evidence
 
 #: what JAX function lowers to a LAPACK custom call, by the routine in its target name
@@ -257,9 +257,14 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
 
 
 def _overflow(sig: Signature) -> str:
-    """Why, for a value float32 cannot hold (`reducer.faults.float64_fix`), or float64 neither
-    (`reducer.faults.stable_fix`)."""
+    """Why, for a value float32 cannot hold (`reducer.faults.float64_fix`), float64 neither, or a formula
+    whose terms all underflowed (`reducer.faults.stable_fix`)."""
     via = sig.get("from") or sig.get("op")
+    if sig.get("fix") in FORMULAS and sig.get("cause", "none") != "none":
+        return (f"`{sig.get('cause').removesuffix('-underflow')}` underflows to 0 in every term of a formula written "
+                f"by hand, and `{sig.get('op')}` of that 0 is not finite; computed by `{function(sig.get('fix'))}`, "
+                f"which subtracts the largest term first, the program runs through. This is the program's own "
+                f"arithmetic, not a bug of JAX or XLA.")
     if sig.get("fix") in FORMULAS:
         return (f"`{sig.get('op')}` overflows in a formula written by hand, in float64 as in float32; computed by "
                 f"`{function(sig.get('fix'))}`, which cannot overflow there, the program runs through. This is the program's own "
@@ -276,7 +281,7 @@ def _origin_fix(sig: Signature) -> str:
         return (f"`{sig.get('op')}` computed in float64 (the program made float64 by "
                 f"`jax.config.update(\"jax_enable_x64\", True)`)")
     if sig.family == "nonfinite" and sig.get("fix") in FORMULAS:
-        return f"the formula written by hand computed by `{function(sig.get('fix'))}`"
+        return in_words(sig.get("fix"))
     if sig.family != "nonfinite" or sig.get("fix") != "inner-where":
         return ""
     return (f"`{sig.get('op')}` evaluated at a safe point where its value or derivative is not finite (the "

@@ -25,8 +25,9 @@ def for_report(job, program: str, established, fix: str | None, searched: bool) 
 
 def written_fix(job, program: str, sig: Signature) -> str:
     """The reproducer with the inner `where` written around the call at its non-finite value's origin
-    (for an overflow, the program made float64, its operation too, or its formula computed by JAX's
-    function), when a fresh run of it runs through; "" when no rewrite does (or the origin is not known)."""
+    (for an overflow, the program made float64, its operation too; for an overflow of float64 too or an
+    underflow of a formula's every term, the formula computed by JAX's function), when a fresh run of it
+    runs through; "" when no rewrite does (or the origin is not known)."""
     origin = Origin.of(sig)
     if origin is None:
         return ""

@@ -170,6 +170,25 @@ def test_a_log_of_zero_in_the_forward_computation(tmp_path, monkeypatch):
     assert (report["nonfinite"]["in"], report["nonfinite"]["op"]) == ("forward", "log"), report
 
 
+def test_a_log_of_a_sum_of_exps_that_all_underflowed_names_the_formula_that_fixes_it(tmp_path, monkeypatch):
+    """`log` makes the Inf (its inner `where` takes it away), and `jax.nn.logsumexp` in place of the
+    formula written back one operation a line does too: a job whose origin is `fix=logsumexp` holds
+    the replay to both."""
+    spec = spec_of(lambda z: -jnp.log(jnp.sum(jnp.exp(z))), np.array([-2000.0, -2100.0], np.float32),
+                   transforms=[{"t": "jit"}])
+    raised, report = replay(spec, tmp_path, monkeypatch)
+    assert raised is not None
+    found = report["nonfinite"]
+    assert (found["in"], found["op"], found.get("fix")) == ("forward", "log", "logsumexp"), found
+    run = RunResult(1, "", "", 1.0, harness=report)
+    wanted = Signature("nonfinite", (("value", "+inf"), ("in", "forward"), ("op", "log"), ("fix", "logsumexp")))
+    assert nr.same(wanted, run)[0]
+    assert not nr.same(Signature("nonfinite", (("value", "+inf"), ("in", "forward"), ("op", "log"),
+                                                ("fix", "softplus"))), run)[0]
+    alone = spec_of(lambda z: -jnp.log(jnp.exp(z)), np.float32(-2000.0), transforms=[{"t": "jit"}])
+    assert not nr.same(wanted, RunResult(1, "", "", 1.0, harness=replay(alone, tmp_path, monkeypatch)[1]))[0]
+
+
 def test_a_finite_call_passes(tmp_path, monkeypatch):
     spec = spec_of(lambda a: lax.sqrt(a + 1.0), np.float32(1.0), transforms=[{"t": "grad", "argnums": [0]}])
     raised, report = replay(spec, tmp_path, monkeypatch)

@@ -56,6 +56,7 @@ APPLIES = {
     "peel-transformations": ("y = jax.vmap(lambda x: f(w, x))(xs)\n", False, ()),
     "hoist-statements": ("def f(a):\n    c = jax.custom_jvp(g)\n    return c(a)\njax.grad(f)(1.0)\n", False, ()),
     "eta-reduce": ("g = jax.grad(lambda p, x: loss(p, x))\n", False, ()),
+    "collapse-comprehensions": ("assert all(jnp.isfinite(g).all() for g in leaves(grads))\n", False, ()),
     "drop-assert-messages": ("assert ok, f'step {i}: {g}'\n", False, ()),
     "positional-arguments": ("y = jax.image.resize(h, (1, 2), method='linear')\n", False, ()),
 }
@@ -316,6 +317,15 @@ def test_eta_reduce():
     assert got == [norm("g = jax.grad(loss)\nh = lambda p: p(p)")]
 
 
+def test_collapse_comprehensions_reads_the_whole_sequence_or_its_first_element():
+    from reducer.levels.source.passes.collapse_comprehensions import CollapseComprehensions
+    rest = "ys = [y * y for y in xs if y]\nzs = {1 for z in xs}\nws = [w + v for w in a for v in b]\n"
+    got = proposals(CollapseComprehensions(), "assert all((jnp.isfinite(x) for x in jax.grad(f, (1,))(1.0, 0.0)))\n" + rest)
+    assert got == [norm("assert all(jnp.isfinite(jax.grad(f, (1,))(1.0, 0.0)))\n" + rest),
+                   norm("assert jnp.isfinite(jax.grad(f, (1,))(1.0, 0.0)[0])\n" + rest)]
+    assert proposals(CollapseComprehensions(), "s = [g(x, lambda x: x) for x in xs]\n")[0] == norm("s = g(xs, lambda x: x)")
+
+
 def test_drop_arguments_of_a_named_function_through_transformations():
     src = "f = lambda a, b: g(a)\njax.jit(jax.grad(f))(1.0, 2.0)\njax.grad(f)(1.0, 2.0)\n"
     got = proposals(DropArguments(), src)
@@ -438,3 +448,14 @@ def test_original_calls_offers_them_in_place_of_each_lambda():
            for p in OriginalCalls().points(Script(text, (), ("jax.numpy.median",)))]
     assert got == [norm("import jax\nfrom jax import lax\nf = e(jax.numpy.median)\n")]
     assert OriginalCalls().points(Script(text)) == []
+
+
+def test_original_calls_offers_them_in_place_of_each_undecorated_function_written_back():
+    from reducer.levels.source.passes.original_calls import OriginalCalls
+    from reducer.levels.source.representation import Script
+
+    text = norm("import jax\ndef f(a):\n    b = a * a\n    return jnp.sin(b) / b\n@jax.jit\ndef g(a):\n"
+                "    return a\nprint(jax.grad(f)(0.0))\n")
+    script = Script(text, (), ("jax.numpy.sinc",))
+    got = [OriginalCalls().apply(script, p) for p in OriginalCalls().points(script)]
+    assert got == [norm("import jax\nf = jax.numpy.sinc\n@jax.jit\ndef g(a):\n    return a\nprint(jax.grad(f)(0.0))\n")]

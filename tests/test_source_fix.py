@@ -175,3 +175,36 @@ def test_an_overflow_in_a_float32_layer_is_fixed_by_its_operation_given_float64_
     done = runs(fixed, tmp_path)
     assert done.returncode == 0, done.stderr
     assert in_float64("import jax\nprint(1)\n", "exp") is None
+
+
+UNDERFLOWED = ("import jax.numpy as jnp\n\n"
+               "z = jnp.array([-2000.0, -2100.0])\n"
+               "loss = -jnp.log(jnp.sum(jnp.exp(z)))\n"
+               "assert jnp.isfinite(loss), loss\n")
+
+
+def test_a_log_of_an_underflowed_exp_in_a_formula_is_fixed_by_jaxs_function_and_the_report_says_so(tmp_path):
+    """`log(sum(exp(z)))` whose every term underflowed (`fix=logsumexp`, `cause=exp-underflow`):
+    `jax.nn.logsumexp` is written into the reproducer, and the report says why in the words of an
+    underflow, not an overflow."""
+    from oracles.base import Signature
+    from reducer import bug_report, fixes
+    from reducer.reduce import Options, Reduction
+
+    script = tmp_path / "mdn.py"
+    script.write_text(UNDERFLOWED)
+    sig = Signature("nonfinite", (("type", "AssertionError"), ("check", "assert"), ("value", "+inf"),
+                                  ("in", "forward"), ("op", "log"), ("point", "pole"), ("cause", "exp-underflow"),
+                                  ("fix", "logsumexp"), ("from", "log")),
+                    "A +Inf from `log` fails the program's `assert`")
+    job = Reduction(script, tmp_path / "out", Options(jobs=1))
+    try:
+        fixed = fixes.written_fix(job, UNDERFLOWED, sig)
+    finally:
+        job.close()
+    assert "\nloss = -jax.nn.logsumexp(z)\n" in fixed and runs(fixed, tmp_path).returncode == 0
+    summary = bug_report.ReductionSummary("mdn.py", 400, 30, 30.0, 100, 10, 5, "yes (3/3 runs)")
+    first = bug_report.report(UNDERFLOWED, sig, "AssertionError", {}, summary, fixed_code=fixed).split("<details>")[0]
+    assert "With the formula written by hand computed by `jax.nn.logsumexp`, it runs through" in first, first
+    assert "`exp` underflows to 0 in every term" in first and "overflows" not in first, first
+    assert "+loss = -jax.nn.logsumexp(z)" in first, first

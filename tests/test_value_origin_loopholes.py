@@ -42,6 +42,8 @@ ORIGINALS = {
     # a hand-written log-sum-exp against SciPy's: `exp` overflows float64 too; JAX's function is the fix
     "logsumexp": "import numpy as np\nfrom scipy.special import logsumexp\nz = [1000.0, 2.0]\n"
                  "np.testing.assert_allclose(jnp.log(jnp.sum(jnp.exp(jnp.array(z)))), logsumexp(z), rtol=1e-5)\n",
+    # a hand-written mixture log-likelihood whose every term underflowed: `log(0)`; JAX's function is the fix
+    "mixture-underflow": "z = jnp.array([-2000.0, -2100.0])\nassert jnp.isfinite(-jnp.log(jnp.sum(jnp.exp(z))))\n",
     # a Cholesky factor of a rank-deficient Gram matrix: NaN, with no fix of one operation known
     "cholesky": "assert jnp.isfinite(jnp.linalg.cholesky(jnp.ones((2, 2)))).all()\n",
 }
@@ -93,6 +95,14 @@ LOOPHOLES = [
     # JAX's function takes away an underflow's `-inf` as well
     ("logsumexp", "an-underflow-for-an-overflow",
      "assert jnp.isfinite(jnp.log(jnp.sum(jnp.exp(jnp.array([-1000.0])))))\n", "kind"),
+    # the `log` of an underflowed `exp` alone: no formula left for JAX's function to compute
+    ("mixture-underflow", "its-log-of-exp-alone", "assert jnp.isfinite(-jnp.log(jnp.exp(-2000.0)))\n", "fix"),
+    # `log(0)` of an input that is already `-inf`: JAX's function gives `-inf` too
+    ("mixture-underflow", "an-input-of-minus-inf",
+     "assert jnp.isfinite(-jnp.log(jnp.sum(jnp.exp(jnp.array([-jnp.inf])))))\n", "fix"),
+    # JAX's function takes away an overflow's `+inf` as well, but no underflow made it
+    ("mixture-underflow", "an-overflow-for-an-underflow",
+     "assert jnp.isfinite(jnp.log(jnp.sum(jnp.exp(jnp.array([1000.0])))))\n", "cause"),
 ]
 FAITHFUL = [
     ("where-log", "def h(p):\n    return jnp.sum(jnp.where(p > 0, p * jnp.log(p), 0.0))\n"
@@ -108,6 +118,9 @@ FAITHFUL = [
     ("logsumexp", "x = jnp.array([1000.0])\nassert jnp.isfinite(jnp.log(jnp.sum(jnp.exp(x))))\n"),
     ("logsumexp", "def f(a):\n    b = jnp.exp(a)\n    c = jnp.sum(b)\n    return jnp.log(c)\n"
                   "assert jnp.isfinite(f(jnp.array([800.0, 1.0])))\n"),
+    ("mixture-underflow", "assert jnp.isfinite(-jnp.log(jnp.sum(jnp.exp(jnp.array([-2000.0])))))\n"),
+    ("mixture-underflow", "def f(a):\n    b = jnp.exp(a)\n    c = b.sum()\n    return -jnp.log(c)\n"
+                          "assert jnp.isfinite(f(jnp.array([-900.0, -1000.0])))\n"),
 ]
 
 
@@ -159,6 +172,9 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     by_hand = origins["logsumexp"]
     assert (by_hand.get("value"), by_hand.get("in"), by_hand.get("op"), by_hand.get("fix")) == \
         ("+inf", "forward", "exp", "logsumexp")
+    mixture = origins["mixture-underflow"]
+    assert (mixture.get("value"), mixture.get("in"), mixture.get("op"), mixture.get("cause"), mixture.get("fix")) == \
+        ("+inf", "forward", "log", "exp-underflow", "logsumexp")
 
 
 @pytest.mark.parametrize("original, name, candidate, guard", LOOPHOLES, ids=[f"{r[0]}:{r[1]}" for r in LOOPHOLES])

@@ -1,4 +1,4 @@
 import jax
-g = jax.grad(jax.numpy.sqrt)(0.0)
+g = jax.grad(lambda a: jax.numpy.where(False, jax.numpy.sqrt(a), 0.0))(0.0)
 if not jax.numpy.isfinite(g):
     raise FloatingPointError(f"NaN in gradients {g}")

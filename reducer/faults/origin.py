@@ -236,10 +236,13 @@ class ValueOrigin:
                 if where == "forward":
                     kind = self._forward_kind(program, op) or kind
                 point = self._point(program, op, reached)
-                self.origin = Origin(kind, where, op, via, self._cause(program, kind, where, op), point, self.breaks)
+                cause = self._cause(program, kind, where, op)
+                formula = self._formula(program, reached) if cause == stable_fix.OP else ""
+                self.origin = Origin(kind, where, op, via, cause, point, self.breaks, fix=formula or FIX)
                 found = {"op": op, "from": via, "in": where, "kind": kind,
                          "prim": (nans or both or {}).get("prim", "")}
-                return Fault(op, self.origin.fields(), _evidence(found, share))
+                said = stable_fix.evidence(formula, kind, underflow=True) if formula else _evidence(found, share)
+                return Fault(op, self.origin.fields(), said)
         overflowing = suspects.candidates(guessed, both, nans, overflows=True)
         return self._widened(program, overflowing, kind, reached, vias) or self._as_unfixed(program, outputs)
 
@@ -247,8 +250,7 @@ class ValueOrigin:
         """The origin of a value float32 cannot hold (`float64_fix`), or float64 neither, that a formula
         written by hand makes (`stable_fix`); None when it is neither."""
         op = float64_fix.origin_op(self, program, ops, kind, reached)
-        formula = "" if op else next((f for f in stable_fix.formulas(program)
-                                      if self.passes(program, "", f, reached)), "")
+        formula = "" if op else self._formula(program, reached)
         if not op and not formula:
             return None
         op = op or stable_fix.OP
@@ -257,6 +259,10 @@ class ValueOrigin:
         self.origin = Origin(kind, where, op, vias.get(op, op), breaks_contract=self.breaks, fix=formula or WIDE)
         said = stable_fix.evidence(formula, kind) if formula else float64_fix.evidence(op, kind)
         return Fault(op, self.origin.fields(), said)
+
+    def _formula(self, program: str, reached: tuple | None) -> str:
+        """The first formula `program` writes by hand whose stable form makes it run through, or ""."""
+        return next((f for f in stable_fix.formulas(program) if self.passes(program, "", f, reached)), "")
 
     def _as_unfixed(self, program: str, outputs: dict) -> Fault | None:
         self.unfixed = True
@@ -319,8 +325,8 @@ class ValueOrigin:
 
     def _hold(self, program: str) -> Fault:
         """The candidate's origin as far as the original's fix tells it: the first difference found
-        ends the look (each costs a run). The fix is the inner `where` (it makes the forward value
-        finite too)."""
+        ends the look (each costs a run). The fix is the original's: the inner `where` (it makes the
+        forward value finite too), float64, or the stable form of a formula written by hand."""
         origin = self.origin
         made_by = origin.op if origin.where == "forward" else ""
         read = {"kind", "transformation"} & set(self.guards)
@@ -339,9 +345,9 @@ class ValueOrigin:
             return _fault(origin, op=NO_FIX)
         if "kind" in self.guards and not checked_value.covers(kind, origin.value):
             return _fault(origin, value=kind)
-        if origin.fix != FIX:
-            return _fault(origin, **(float64_fix.held(self, program, origin, reached) if origin.fix == WIDE else {}))
-        if "transformation" in self.guards:
+        if origin.fix == WIDE:
+            return _fault(origin, **float64_fix.held(self, program, origin, reached))
+        if origin.fix == FIX and "transformation" in self.guards:
             share = self._forward_share(program, origin.op, origin.value, count, reached)
             if share != share_of(origin.where):
                 return _fault(origin, where=made_in(share, derivative_mode(program)))

@@ -1,12 +1,14 @@
-"""The fix of an overflow that float64 cannot hold either: the hand-written formula at the origin
-computed the way JAX's own function computes it.
+"""The fix of an overflow that float64 cannot hold either, or of an underflow of every term a formula
+adds: the hand-written formula at the origin computed the way JAX's own function computes it.
 
 A hand-written log-sum-exp `jnp.log(jnp.sum(jnp.exp(z)))` over logits in the thousands is `inf` in
 float32 and in float64 alike (`exp` overflows float64 beyond 709), so neither the inner `where`
 (`reducer.faults.safe_ops`) nor float64 (`reducer.faults.float64_fix`) takes the value away, while the
 reference the program checks it against (`scipy.special.logsumexp`) is finite: it subtracts the
-maximum first, as `jax.nn.logsumexp` does. The fix is that function in place of the formula
-(`FORMULAS`), written where the program writes the formula:
+maximum first, as `jax.nn.logsumexp` does. The same formula over log-densities in the thousands below
+zero is `log(0) = -inf`: every `exp` underflowed (the origin `op=log cause=exp-underflow`), and the
+inner `where` would make it finite only with a wrong value. The fix is that function in place of
+the formula (`FORMULAS`), written where the program writes the formula:
 
 - `log(1 + exp(x))`, `log(exp(x) + 1)`, `log1p(exp(x))`: `jax.nn.softplus(x)`;
 - `log(exp(a) + exp(b))`: `jax.numpy.logaddexp(a, b)`;
@@ -174,7 +176,8 @@ class _Reader:
         total = self.summed(inner)
         if total:
             return "logsumexp", FORMULAS["logsumexp"].format(
-                x=self.text(total[0]), axis=f", axis={total[1]}" + (", keepdims=True" if total[2] else ""))
+                x=self.text(total[0]), axis=("" if total[1] == "None" else f", axis={total[1]}")  # its default
+                + (", keepdims=True" if total[2] else ""))
         terms = self._added(inner)
         if terms is None:
             return None
@@ -239,8 +242,15 @@ def function(formula: str) -> str:
     return FORMULAS[formula].partition("(")[0]
 
 
-def evidence(formula: str, kind: str) -> str:
-    """Why the value comes from the formula, in the words of the log and the report's evidence."""
-    return (f"The program checks a value float64 cannot hold either ({kind}): `{OP}` overflows in a formula written "
-            f"by hand; it runs through with the formula computed by `{function(formula)}`, so that is where the "
-            f"value comes from.")
+def in_words(formula: str) -> str:
+    """The fix of `formula`, in the report's words."""
+    return f"the formula written by hand computed by `{function(formula)}`"
+
+
+def evidence(formula: str, kind: str, underflow: bool = False) -> str:
+    """Why the value comes from the formula, in the words of the log and the report's evidence: `exp`
+    overflows in it, in float64 too, or (`underflow`) every term it adds underflows to 0."""
+    why = (f"`{OP}` underflows to 0 in a formula written by hand" if underflow else
+           f"float64 cannot hold it either: `{OP}` overflows in a formula written by hand")
+    return (f"The program checks a non-finite value ({kind}); {why}; it runs through with the formula computed "
+            f"by `{function(formula)}`, so that is where the value comes from.")

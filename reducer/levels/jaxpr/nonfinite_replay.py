@@ -117,7 +117,8 @@ def _with_origin(found: dict, text: str, outputs: dict) -> dict:
     non-finite values, the operation whose fix (the inner `where`) makes them all finite, and
     whether its forward fix alone takes one of them away (`in=forward`), and the one class of point
     that fix need act at (`point`), as the job's runs of a candidate are held to it; where none does,
-    the formula written by hand whose stable form does (`fix`, `reducer.faults.stable_fix`)."""
+    the formula written by hand whose stable form does (`fix`, `reducer.faults.stable_fix`; beside the
+    operation, where the formula's terms underflowed: `log` of a `sum(exp(x))` that is 0)."""
     from reducer.faults import forward_share, origin, safe_ops, stable_fix, suspects
 
     nans, both = (nonfinite.read(outputs[infs], text) for infs in (False, True))
@@ -134,10 +135,17 @@ def _with_origin(found: dict, text: str, outputs: dict) -> dict:
         # the fix at one class's points alone removes them all only where no other class has any
         point = next((c for c in safe_ops.POINTS
                       if _fixed_kinds(text, op, f"{safe_ops.DERIVATIVE}@{c}") == ("", 0)), "")
-        return {**found, "op": op, "in": where, **({"point": point} if point else {})}
-    formula = next((f for f in stable_fix.formulas(text)
-                    if _fixed_kinds(stable_fix.rewritten(text, f), "", "") == ("", 0)), "")
+        formula = _stable(text) if where == "forward" else ""
+        return {**found, "op": op, "in": where, **({"point": point} if point else {}),
+                **({"fix": formula} if formula else {})}
+    formula = _stable(text)
     return {**found, "op": stable_fix.OP, "fix": formula} if formula else found
+
+
+def _stable(text: str) -> str:
+    """The first formula the script `text` writes by hand whose stable form leaves no non-finite value."""
+    return next((f for f in stable_fix.formulas(text)
+                 if _fixed_kinds(stable_fix.rewritten(text, f), "", "") == ("", 0)), "")
 
 
 def _fixed_kinds(text: str, op: str, how: str) -> tuple[str, int] | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from reducer.levels.source.passes.bare_conversion import BareConversion
 from reducer.levels.source.passes.call_failing_function import CallFailingFunction
+from reducer.levels.source.passes.collapse_comprehensions import CollapseComprehensions
 from reducer.levels.source.passes.config_defaults import ConfigDefaults
 from reducer.levels.source.passes.cut_after_failure import CutAfterFailure
 from reducer.levels.source.passes.def_to_lambda import DefToLambda
@@ -53,6 +54,7 @@ SOURCE_PASSES = [
     InlineVariables,
     BareConversion,
     HoistSubexpressions,
+    CollapseComprehensions,
     ReplaceWithConstants,
     DropDecorators,
     DropAssertMessages,

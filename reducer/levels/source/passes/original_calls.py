@@ -2,9 +2,10 @@
 
 When the traced level has run, the source level starts from its write-back, which spells the failing
 computation in primitives: `enzyme_jax_ir()(lambda a: jax.lax.sort(a)[0])` where the user wrote
-`jnp.median(r)`. This pass offers, for each lambda of the script, each public JAX function the
-original program calls (`jax.numpy.median`, `jax.scipy.special.digamma`, ...), spelled in full;
-when one keeps the failure the reproducer is shorter and speaks the API the user called.
+`jnp.median(r)`. This pass offers, for each lambda and each undecorated function the script defines
+(`def f(a): ...` becomes `f = jax.numpy.sinc`), each public JAX function the original program calls
+(`jax.numpy.median`, `jax.scipy.special.digamma`, ...), spelled in full; when one keeps the failure
+the reproducer is shorter and speaks the API the user called.
 `Script.original_calls` lists those functions (set by the job from the program it was given).
 """
 from __future__ import annotations
@@ -61,20 +62,28 @@ def _expr(path: str) -> ast.expr:
     return ast.parse(path, mode="eval").body
 
 
+def _functions(tree: ast.AST) -> list[ast.Lambda | ast.FunctionDef]:
+    """The lambdas, then the undecorated function definitions, in the order they are written."""
+    defined = [n for n in t.nodes(tree, ast.FunctionDef) if not n.decorator_list]
+    return t.nodes(tree, ast.Lambda) + defined
+
+
 class OriginalCalls(t.SourcePass):
     name = "original-calls"
 
     def points(self, script):
         if not script.original_calls:
             return []
-        lambdas = len(t.nodes(script.tree, ast.Lambda))
-        return [(i, path) for i in range(lambdas) for path in script.original_calls]
+        return [(i, path) for i in range(len(_functions(script.tree))) for path in script.original_calls]
 
     def apply(self, script, point):
         i, path = point
         fresh = script.fresh()
-        lam = t.nodes(fresh, ast.Lambda)[i]
-        if not t.replace_node(fresh, lam, _expr(path)):
+        fun = _functions(fresh)[i]
+        call = _expr(path)
+        if isinstance(fun, ast.FunctionDef):
+            call = ast.Assign([ast.Name(fun.name, ast.Store())], call, lineno=fun.lineno)
+        if not t.replace_node(fresh, fun, call):
             return None
         if not t.imports_module(fresh, "jax"):
             fresh.body.insert(0, ast.Import([ast.alias("jax")]))

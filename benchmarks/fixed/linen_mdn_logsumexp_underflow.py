@@ -1,0 +1,3 @@
+import jax
+import jax.numpy as jnp
+assert jnp.isfinite(jax.nn.logsumexp(jnp.array([-1e3])))
