@@ -142,6 +142,20 @@ def test_cumulative_products_are_written_as_their_jax_numpy_call(tmp_path):
     np.testing.assert_allclose(np.asarray(scope["result"]), 9.0)  # ones: cumprod 1s, cumsum [1,1,1],[2,2,2]
 
 
+def test_a_where_that_vmap_broadcasts_along_the_batch_is_not_written_as_numpys_broadcasting():
+    """`jnp.where(m, h, 0.0)` of a mask per example under `vmap` broadcasts the batched mask along the
+    first axis; `jnp.where` of the batched operands would align it with the last (and fail): the
+    written-back script spells the broadcast out."""
+    from reducer.levels.jaxpr.as_script import emit
+
+    batched = spec_of(jax.vmap(lambda m, h: jnp.where(m, h, 0.0)), jnp.array([True, False, True]), jnp.ones((3, 2)),
+                      values=True)
+    text, _ = emit(jp.parse(batched))
+    scope = {}
+    exec(compile(text.replace("print(", "result = ("), "repro", "exec"), scope)
+    np.testing.assert_allclose(np.asarray(scope["result"]), [[1.0, 1.0], [0.0, 0.0], [1.0, 1.0]])
+
+
 def test_isolate_equation_keeps_one_distinctive_equation_alone():
     from reducer.levels.jaxpr.passes.isolate_equation import IsolateEquation
 

@@ -223,7 +223,8 @@ def public_jit(e, ins: list[str]) -> str:
     body = e.subs[0]
     name = e.params.get("name")
     if name == "_where" and len(ins) == 3 and [q.primitive for q in body.eqns if q.primitive not in WHERE_PREP] == \
-            ["select_n"] and body.eqns[-1].primitive == "select_n" and body.outputs == [body.eqns[-1].outputs[0].name]:
+            ["select_n"] and body.eqns[-1].primitive == "select_n" and body.outputs == [body.eqns[-1].outputs[0].name] \
+            and _trailing(body):
         return f"jnp.where({', '.join(ins)})"  # the operands it converts and broadcasts itself
     if name not in CUMULATIVE or len(ins) != 1 or len(body.eqns) != 1:
         return ""
@@ -233,6 +234,19 @@ def public_jit(e, ins: list[str]) -> str:
             body.outputs != [inner.outputs[0].name] or body.inputs[0].dtype != inner.outputs[0].dtype:
         return ""
     return f"jnp.{name}({ins[0]}, axis={params['axis']})"
+
+
+def _trailing(body) -> bool:
+    """Whether every broadcast in `body` lines its operand up with the result's last axes, as NumPy's
+    broadcasting does (under `vmap`, `jnp.where` of a mask per example broadcasts it along the first
+    axis, which `jnp.where` of the batched operands would not)."""
+    shapes = {v.name: v.shape for v in body.variables().values()}
+    for q in body.eqns:
+        if q.primitive == "broadcast_in_dim" and isinstance(q.inputs[0], str):
+            rank, out = len(shapes.get(q.inputs[0], ())), len(q.params["shape"])
+            if tuple(q.params["broadcast_dimensions"]) != tuple(range(out - rank, out)):
+                return False
+    return True
 
 
 RANDOM = {  # primitive: (public function, its arguments from the equation's inputs and parameters)
