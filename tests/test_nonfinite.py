@@ -93,6 +93,24 @@ def test_the_checks_go_after_the_docstring_and_future_imports_and_keep_the_lines
     assert checked.splitlines()[:2] == source.splitlines()[:2] and len(checked.splitlines()) == 4
     assert "jax_debug_infs" in checked.splitlines()[2] and checked.splitlines()[2].endswith("x = 1")
     assert "jax_debug_infs" not in with_checks(source, infs=False)
+    assert "jax_disable_jit" in with_checks(source, infs=True, eager=True) and "jax_disable_jit" not in checked
+
+
+def test_checks_that_meet_nothing_run_once_more_op_by_op_and_checks_that_meet_it_do_not(tmp_path):
+    """Where JAX's checks read no non-finite value (here a NumPy one; a Flax NNX test's `nnx.jit` result
+    escaped them), the run is made again with `jit` off, where each operation's result is checked as it
+    is made; a run whose checks meet the value is not made again."""
+    seen = []
+
+    def run(text):
+        seen.append(text)
+        return run_text(text, tmp_path)
+
+    ValueOrigin(run).checked("import numpy as np\nassert np.isfinite(np.log(np.float32(0)))\n", True)
+    assert len(seen) == 2 and "jax_disable_jit" in seen[1] and "jax_disable_jit" not in seen[0]
+    seen.clear()
+    output = ValueOrigin(run).checked("import jax.numpy as jnp\nassert jnp.isfinite(jnp.log(0.0))\n", True)
+    assert len(seen) == 1 and "FloatingPointError" in output
 
 
 def test_the_program_names_the_calls_whose_derivative_is_infinite_somewhere_in_its_order():

@@ -75,10 +75,11 @@ def singular_calls(source: str) -> list[str]:
     return list(dict.fromkeys(name for *_, name in sorted(found)))
 
 
-def with_checks(source: str, infs: bool) -> str:
+def with_checks(source: str, infs: bool, eager: bool = False) -> str:
     """`source` with JAX's NaN (and Inf) checks switched on before its first statement (after its
-    docstring and `__future__` imports), its other lines where they were."""
-    flags = CHECKS if infs else CHECKS[:1]
+    docstring and `__future__` imports), its other lines where they were; with `eager`, `jit` off too,
+    so that every operation's result is checked as it is made."""
+    flags = (CHECKS if infs else CHECKS[:1]) + (("jax_disable_jit",) if eager else ())
     return first_of(source, "import jax as _jax_checks; " + "; ".join(f"_jax_checks.config.update({f!r}, True)" for f in flags))
 
 
