@@ -113,6 +113,16 @@ def test_checks_that_meet_nothing_run_once_more_op_by_op_and_checks_that_meet_it
     assert len(seen) == 1 and "FloatingPointError" in output
 
 
+def test_an_op_by_op_run_past_its_timeout_leaves_what_the_checks_met_under_jit(tmp_path):
+    """Op by op is slower by nature (a test that trains first): when that run times out, the output of
+    the checks under `jit` stands, and the origin is not cut short by it."""
+    def run(text):
+        return run_text(text, tmp_path, timeout=0.05 if "jax_disable_jit" in text else 120)
+
+    output = ValueOrigin(run).checked("import numpy as np\nassert np.isfinite(np.log(np.float32(0)))\n", True)
+    assert "AssertionError" in output and "jax_disable_jit" not in output
+
+
 def test_the_program_names_the_calls_whose_derivative_is_infinite_somewhere_in_its_order():
     source = ("import numpy as np\nimport jax.numpy as jnp\nfrom jax.numpy import sqrt\n"
               "d = jnp.linalg.norm(x) + np.log(2.0)\ny = jax.grad(jnp.arccos)(sqrt(d))\nz = jnp.linalg.norm(d)\n")

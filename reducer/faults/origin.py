@@ -49,6 +49,7 @@ checks name it (`nonfinite.NonFiniteValues`) and the log says so.
 """
 from __future__ import annotations
 
+import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
@@ -180,10 +181,12 @@ class ValueOrigin:
     def checked(self, program: str, infs: bool) -> str:
         """What `program` prints under JAX's NaN checks (and its Inf checks too, with `infs`); where they
         meet nothing there, once more op by op (a compiled call's result can escape them: a Flax NNX
-        test's `nnx.jit` loss made NaN by an overflow ran through them unchecked)."""
+        test's `nnx.jit` loss made NaN by an overflow ran through them unchecked), unless that run,
+        slower by nature, runs past its timeout."""
         output = self.ran(nonfinite.with_checks(program, infs=infs)).output
         if nonfinite.read(output, program) is None:
-            output = self.ran(nonfinite.with_checks(program, infs=infs, eager=True)).output
+            with contextlib.suppress(CutShort):
+                output = self.ran(nonfinite.with_checks(program, infs=infs, eager=True)).output
         return output
 
     def kind_of(self, program: str, output: str | None = None,
