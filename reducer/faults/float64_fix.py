@@ -69,7 +69,7 @@ def brought_back(judge, program: str, op: str, kind: str, reached: tuple | None)
 def made_in(judge, program: str) -> str:
     """The transformation JAX's NaN and Inf checks place the first non-finite value in ("" when
     they meet none)."""
-    return (nonfinite.read(judge.checked(program, True), program) or {}).get("in", "")
+    return (nonfinite.read(judge.checked(program, True, again=True), program) or {}).get("in", "")
 
 
 def held(judge, program: str, origin, reached: tuple | None) -> dict:

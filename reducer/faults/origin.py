@@ -178,13 +178,14 @@ class ValueOrigin:
         """A run of `program` that prints the kinds of value its failing check read (`checked_value`)."""
         return self.ran(nonfinite.first_of(program, WATCH))
 
-    def checked(self, program: str, infs: bool) -> str:
-        """What `program` prints under JAX's NaN checks (and its Inf checks too, with `infs`); where they
-        meet nothing there, once more op by op (a compiled call's result can escape them: a Flax NNX
-        test's `nnx.jit` loss made NaN by an overflow ran through them unchecked), unless that run,
-        slower by nature, runs past its timeout."""
+    def checked(self, program: str, infs: bool, again: bool = False) -> str:
+        """What `program` prints under JAX's NaN checks (and its Inf checks too, with `infs`); with
+        `again` (the original's origin being established, not a candidate held to it), where they meet
+        nothing, once more op by op (a compiled call's result can escape them: a Flax NNX test's
+        `nnx.jit` loss made NaN by an overflow ran through them unchecked), unless that run, slower by
+        nature, runs past its timeout."""
         output = self.ran(nonfinite.with_checks(program, infs=infs)).output
-        if nonfinite.read(output, program) is None:
+        if again and nonfinite.read(output, program) is None:
             with contextlib.suppress(CutShort):
                 output = self.ran(nonfinite.with_checks(program, infs=infs, eager=True)).output
         return output
@@ -219,7 +220,7 @@ class ValueOrigin:
         yet), the fixes of each operation JAX's checks name in turn. On the way, whether the original
         breaks a public call's contract (`breaks`)."""
         with ThreadPoolExecutor(max_workers=4) as pool:
-            checked = {infs: pool.submit(self.checked, program, infs) for infs in (False, True)}
+            checked = {infs: pool.submit(self.checked, program, infs, True) for infs in (False, True)}
             watched = pool.submit(self.watched, program)
             contracted = pool.submit(self.run, nonfinite.first_of(program, contracts.LINE))
             outputs = {infs: done.result() for infs, done in checked.items()}
