@@ -31,6 +31,7 @@ import time
 import traceback
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Protocol, Sequence
 
@@ -215,8 +216,24 @@ class Engine:
         now = time.monotonic()
         if self.stall is not None and now - self._last_progress > self.stall:
             self.stalled = True
+        return self.stalled or self._out_of_time(now)
+
+    def _out_of_time(self, now: float) -> bool:
         deadline = self.deadline() if callable(self.deadline) else self.deadline  # one that moves as runs get faster
-        return self.stop.is_set() or self.stalled or (deadline is not None and now > deadline)
+        return self.stop.is_set() or (deadline is not None and now > deadline)
+
+    def _verdict(self, fut: Future, cancel: threading.Event) -> bool | None:
+        """A candidate's verdict; None when the deadline passed (or the job stopped) while it ran: it
+        is cancelled then, not waited for (on a loaded machine a run in flight took the final checks' time)."""
+        while True:
+            try:
+                return fut.result(timeout=0.25)
+            except FutureTimeout:
+                if fut.done():  # the test itself raised it
+                    raise
+                if self._out_of_time(time.monotonic()):
+                    cancel.set()
+                    return None
 
     def _event(self, kind: str, pass_name: str) -> None:
         self.problem.on_event(Event(kind, pass_name, self._best_key[0], self.stats, self.problem.level))
@@ -340,9 +357,11 @@ class Engine:
                     return None
                 index, cand, fut, cancel = window.popleft()
                 try:
-                    ok = fut.result()
+                    ok = self._verdict(fut, cancel)
                 except Exception:
                     raise self._bug(p, "test") from None
+                if ok is None:
+                    return None
                 if cancel.is_set():  # stopped: the verdict means nothing
                     continue
                 self.problem.cache[self.problem.digest(cand)] = ok

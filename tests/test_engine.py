@@ -351,3 +351,20 @@ def test_an_ir_pass_that_meets_a_module_it_cannot_handle_stops_and_says_so_once(
     assert len(guarded.errors) == 2 and len(lines) == 1
     assert lines[0].startswith("pass odd stopped on this module: ValueError: Unable to cast")
     assert "test_engine.py:" in lines[0]
+
+
+def test_a_candidate_still_running_at_the_deadline_is_cancelled_not_waited_for():
+    rep = PythonSource()
+    cancelled = []
+
+    def test(cand, cancel):  # a slow run, as on a loaded machine: it ends early only when cancelled
+        if cancel.wait(timeout=30):
+            cancelled.append(cand)
+        return True
+
+    deadline = time.monotonic() + 0.5
+    engine = Engine(Problem(rep, test), [DeleteStatements()], jobs=2, deadline=deadline)
+    start = time.monotonic()
+    src = rep.normalize(PROGRAM)
+    assert engine.reduce(src) == src  # a verdict cut short is no verdict: nothing accepted
+    assert time.monotonic() - start < 10 and len(cancelled) == 2 and engine.stats.tested == 0

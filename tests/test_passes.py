@@ -459,3 +459,10 @@ def test_original_calls_offers_them_in_place_of_each_undecorated_function_writte
     script = Script(text, (), ("jax.numpy.sinc",))
     got = [OriginalCalls().apply(script, p) for p in OriginalCalls().points(script)]
     assert got == [norm("import jax\nf = jax.numpy.sinc\n@jax.jit\ndef g(a):\n    return a\nprint(jax.grad(f)(0.0))\n")]
+
+
+def test_inline_variables_inlines_every_value_used_once_in_one_candidate_first():
+    src = "def f(a):\n    b = jnp.ones(())\n    c = a == 0.0\n    d = jnp.where(c, b, a)\n    return d / d\n"
+    got = proposals(InlineVariables(), src)
+    assert got[0] == norm("def f(a):\n    d = jnp.where(a == 0.0, jnp.ones(()), a)\n    return d / d")
+    assert norm("def f(a):\n    c = a == 0.0\n    d = jnp.where(c, jnp.ones(()), a)\n    return d / d") in got

@@ -17,7 +17,7 @@ from reducer.levels.jaxpr import crash_site
 from reducer.levels.jaxpr import as_script
 from reducer.levels.jaxpr import value_checks
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr import spelling
+from reducer.levels.jaxpr import spelling, tidy
 from reducer.workers.sandbox import Limits, Sandbox
 
 
@@ -61,11 +61,16 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
     # an overflow that float64 fixes: float32 spelled as JAX's default float, which the fix makes float64
     # as it made the program's values (a `jnp.float32` literal would stay float32)
     widened = wanted.get("fix") == float64_fix.WIDE
-    for written, bind_all, short, long in tried + [(users, *form) for form in FORMS]:
+    for written, bind_all, short, long in _tidy_first(tried + [(users, *form) for form in FORMS]):
         with spelling.default_float(widened):
             text, arrays = as_script.emit(written, bind_all=bind_all)
         if value_checks.check_of(wanted):  # the script computes both values and stops as the program did
             text = value_checks.finish_script(text, written, wanted)
+        if short.startswith("tidy"):
+            tidier = tidy.tidy(text, literals=not widened)
+            if tidier == text:
+                continue
+            text = tidier
         try:
             compile(text, "repro.py", "exec")
         except SyntaxError as exc:
@@ -78,6 +83,14 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
         log(f"jaxpr level: the written-back script ({short}) showed the failure in {good}/{runs} runs; {why}")
     log("jaxpr level: write-back failed: no written-back form reproduces the reduced traced program")
     return None
+
+
+def _tidy_first(forms: list[tuple]) -> list[tuple]:
+    """Each form tidied (`reducer.levels.jaxpr.tidy`: values used once inlined) before the same
+    form as emitted, which is tried when the tidy one loses the failure."""
+    return [tidied for written, bind_all, short, long in forms
+            for tidied in ((written, bind_all, f"tidy, {short}", f"{long}, values used once inlined"),
+                           (written, bind_all, short, long))]
 
 
 def _verify(text: str, arrays: dict, bind_all: bool, sandbox: Sandbox, limits: Limits, oracle: Oracle,

@@ -1,7 +1,9 @@
 """Inline a variable by its value: `y = f(x)` followed by uses of `y` becomes those uses of `f(x)`;
 tuple targets are paired with tuple values element by element (or indexed). When that leaves a
 function whose body is a single `return`, the function becomes a lambda in the same step, since a
-value used twice often only pays for itself once the `def` is gone."""
+value used twice often only pays for itself once the `def` is gone. Where a block has several
+variables used once, all of them are inlined first in one candidate (a written-back script names
+every value, and one at a time cost the source level a test per name)."""
 from __future__ import annotations
 
 import ast
@@ -33,6 +35,26 @@ def _inlinable(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and bool(t.bindings(stmt.targets[0], stmt.value))
 
 
+def _used_once(body: list[ast.stmt], i: int) -> bool:
+    stmt = body[i]
+    if not _inlinable(stmt):
+        return False
+    names = [name for name, _ in t.bindings(stmt.targets[0], stmt.value)]
+    rest = ast.Module(body=body[i + 1:], type_ignores=[])
+    return all(t.name_uses(rest, name) <= 1 for name in names)
+
+
+def _inline_all_used_once(body: list[ast.stmt]) -> int:
+    """Inline every variable of `body` used at most once after it; how many were."""
+    done, i = 0, 0
+    while i < len(body):
+        if _used_once(body, i) and _inline(body, i):
+            done += 1
+        else:
+            i += 1
+    return done
+
+
 def _leaves_one_expression(owner: ast.AST, body: list[ast.stmt], i: int) -> bool:
     """Whether inlining statement `i` leaves `owner` a function of a single `return` (or `pass`)."""
     rest = body[:i] + body[i + 1:]
@@ -46,6 +68,8 @@ class InlineVariables(t.SourcePass):
         out = []
         for k, (owner, field) in enumerate(t.statement_lists(script.tree)):
             body = getattr(owner, field)
+            if sum(_used_once(body, i) for i in range(len(body))) > 1:
+                out.append((k, None, False))
             for i, stmt in enumerate(body):
                 if _inlinable(stmt):  # also as a lambda first, when that leaves one `return`
                     out += [(k, i, True)] if _leaves_one_expression(owner, body, i) else []
@@ -57,7 +81,10 @@ class InlineVariables(t.SourcePass):
         fresh = script.fresh()
         o, f = t.statement_lists(fresh)[k]
         body = getattr(o, f)
-        _inline(body, i)
+        if i is None:
+            _inline_all_used_once(body)
+        else:
+            _inline(body, i)
         t.set_body(o, f, body)
         if as_lambda and not t.replace_node(fresh, o, t.as_lambda(o)):
             return None
