@@ -46,15 +46,32 @@ def origin_op(judge, program: str, named: list[str], kind: str, reached: tuple |
     the operations JAX's checks `named` first. Where the program made float64 runs through as it is,
     only the second is asked of each. "" when no one operation does both. `judge`: the `ValueOrigin`
     whose runs these are."""
-    later = judge.later
     ops = [op for op in dict.fromkeys([*named, *OVERFLOWING]) if safe_ops.known(op)]
-    if judge.passes(program, "", WIDE, reached):
-        found = next((op for op in ops if brought_back(judge, program, op, kind, reached)), "")
-    else:
-        found = next((op for op in ops if judge.passes(program, op, WIDE, reached)
-                      and brought_back(judge, program, op, kind, reached)), "")
-    judge.later = judge.later if found else later
+    whole = judge.passing(program, "", WIDE, reached)
+
+    def fixed_by(op: str) -> tuple | None:
+        ok, later = whole if whole[0] else judge.passing(program, op, WIDE, reached)
+        return (later,) if ok and brought_back(judge, program, op, kind, reached) else None
+
+    found, how = first_in_order(ops, fixed_by)
+    if found and how[0] is not None:
+        judge.later = how[0]
     return found
+
+
+def first_in_order(items: list, test, jobs: int = 2) -> tuple:
+    """The first of `items` (in order) whose `test` gives something, and what it gave; ("", None)
+    when none does. Up to `jobs` tests run side by side, each a run of the program or two: one
+    after another they were most of the time a value failure's origin took to establish."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for start in range(0, len(items), jobs):
+            batch = items[start:start + jobs]
+            for item, got in zip(batch, list(pool.map(test, batch))):
+                if got is not None:
+                    return item, got
+    return "", None
 
 
 def brought_back(judge, program: str, op: str, kind: str, reached: tuple | None) -> bool:

@@ -168,11 +168,18 @@ class ValueOrigin:
         """Whether `program` runs through with `op` made safe; with `reached` (where the program
         stopped without the fix, `checked_value.stopped_at`), also when its check passes where it
         failed and the program stops later (a training loop's next step: `later` is then set)."""
+        ok, later = self.passing(program, op, how, reached)
+        self.later = self.later if later is None else later
+        return ok
+
+    def passing(self, program: str, op: str, how: str, reached: tuple | None = None) -> tuple[bool, bool | None]:
+        """`passes`, and what it sets `later` to (None: left as it is), without setting it: runs of
+        several fixes side by side."""
         if reached is None:
-            return self.ran(fixed(program, op, how)).returncode == 0
+            return self.ran(fixed(program, op, how)).returncode == 0, None
         done = self.watched(fixed(program, op, how))
-        self.later = done.returncode != 0 and checked_value.got_past(done.output, reached)
-        return done.returncode == 0 or self.later
+        later = done.returncode != 0 and checked_value.got_past(done.output, reached)
+        return done.returncode == 0 or later, later
 
     def watched(self, program: str) -> RunResult:
         """A run of `program` that prints the kinds of value its failing check read (`checked_value`)."""

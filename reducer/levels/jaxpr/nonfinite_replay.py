@@ -36,6 +36,7 @@ import traceback
 from oracles.outcome import Signature
 from reducer.faults import nonfinite, stable_fix
 from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr import tidy
 from reducer.levels.jaxpr.model import Spec
 from reducer.watches.gradients import FORWARD
 
@@ -316,10 +317,6 @@ def _message(wanted: Signature, kind: str) -> str:
     return said[-1] if said and said[-1] else "non-finite value"
 
 
-#: float32 scalars the write-back spells as arrays, and the number that stands for each
-FLOAT32_FILLS = {"jnp.ones((), jnp.float32)": 1.0, "jnp.zeros((), jnp.float32)": 0.0}
-
-
 def _plain(value: ast.expr, spec) -> ast.expr | None:
     """What a call may read in place of a name bound to `value`: a function by its dotted name
     (`lax.sqrt`), a number, or a float32 scalar as the number itself (JAX's default float type)."""
@@ -333,8 +330,8 @@ def _plain(value: ast.expr, spec) -> ast.expr | None:
     if spec.x64 or not isinstance(value, ast.Call) or value.keywords:
         return None
     text = ast.unparse(value)
-    if text in FLOAT32_FILLS:
-        return ast.Constant(FLOAT32_FILLS[text])
+    if text in tidy.LITERALS:
+        return ast.Constant(tidy.LITERALS[text])
     arg = value.args[0] if ast.unparse(value.func) == "jnp.float32" and len(value.args) == 1 else None
     return arg if isinstance(arg, ast.Constant) and isinstance(arg.value, float) else None
 
