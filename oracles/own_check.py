@@ -189,7 +189,7 @@ def nonfinite(kind: str, check: str, at: tuple[tuple[str, str], ...], shown: str
     """The signature of a check failing on a NaN or an Inf whose operation at fault is known (`at`:
     `in`, `op`, `from`): the message no longer matters, where the value was made does."""
     where = dict(at)
-    made = where.get("in", "").split(",")
+    made = [m for m in where.get("in", "").split(",") if m]  # none where JAX's checks met nothing
     under = "".join(f" under `{m}`" for m in made if m != "forward")
     under = f", forward and{under}," if len(made) > 1 else under
     via = f" (through `{where.get('from')}`)" if where.get("from") not in ("", where.get("op")) else ""

@@ -78,3 +78,13 @@ def test_messages_are_masked_and_checks_read():
     assert reads("np.testing.assert_allclose(a, b)", "") == "close"
     assert reads("assert loss < prev, f'{loss} vs {prev}'", "") == "order"
     assert reads("assert ok", "") == "value"
+
+
+def test_a_nonfinite_title_without_a_transformation_says_none():
+    from oracles.own_check import nonfinite
+
+    at = (("value", "nan"), ("in", ""), ("op", "exp"), ("fix", "float64"), ("from", "exp"))
+    assert nonfinite("AssertionError", "assert_allclose", at, "").title == \
+        "A NaN from `exp` fails the program's `assert_allclose`"
+    grad = (("value", "nan"), ("in", "grad"), ("op", "sqrt"), ("from", "sqrt"))
+    assert nonfinite("AssertionError", "assert", grad, "").title == "A NaN from `sqrt` under `grad` fails the program's `assert`"

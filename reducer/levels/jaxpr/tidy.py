@@ -15,10 +15,11 @@ import ast
 import copy
 
 #: calls whose evaluation order is observable: a value that makes one stays where it is
-EFFECTS = ("callback", "debug", "print", "io_callback")
-#: scalar fills of float32 and their literals (a weakly typed Python float takes its partner's type)
+EFFECTS = ("callback", "debug", "print")
 #: scopes of their own, or code run many times: a value is not moved into one
-NESTED = (ast.FunctionDef, ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+NESTED = (ast.FunctionDef, ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp, ast.For,
+          ast.While)
+#: scalar fills of float32 and their literals (a weakly typed Python float takes its partner's type)
 LITERALS = {"jnp.ones((), jnp.float32)": 1.0, "jnp.zeros((), jnp.float32)": 0.0}
 
 
@@ -31,7 +32,7 @@ def tidy(text: str, literals: bool = True) -> str:
         return text
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.FunctionDef):
-            _inline_used_once(node.body)
+            inline_used_once(node.body)
     if literals:
         for fn in [n for n in tree.body if isinstance(n, ast.FunctionDef)]:
             _FillsAsLiterals().visit(fn)
@@ -63,9 +64,9 @@ def _literal(node: ast.AST) -> ast.Constant | None:
     return None if value is None else ast.Constant(value)
 
 
-def _inline_used_once(body: list[ast.stmt]) -> None:
+def inline_used_once(body: list[ast.stmt]) -> None:
     """Inline, in place, every plain `name = expr` of `body` whose name is read once after it, in
-    the same scope."""
+    the same scope and not in a loop (also the source level's first candidate of a block)."""
     i = 0
     while i < len(body):
         stmt = body[i]

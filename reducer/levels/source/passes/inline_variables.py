@@ -7,7 +7,9 @@ every value, and one at a time cost the source level a test per name)."""
 from __future__ import annotations
 
 import ast
+import copy
 
+from reducer.levels.jaxpr import tidy
 from reducer.levels.source.passes import _ast_tools as t
 
 
@@ -35,24 +37,11 @@ def _inlinable(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and bool(t.bindings(stmt.targets[0], stmt.value))
 
 
-def _used_once(body: list[ast.stmt], i: int) -> bool:
-    stmt = body[i]
-    if not _inlinable(stmt):
-        return False
-    names = [name for name, _ in t.bindings(stmt.targets[0], stmt.value)]
-    rest = ast.Module(body=body[i + 1:], type_ignores=[])
-    return all(t.name_uses(rest, name) <= 1 for name in names)
-
-
-def _inline_all_used_once(body: list[ast.stmt]) -> int:
-    """Inline every variable of `body` used at most once after it; how many were."""
-    done, i = 0, 0
-    while i < len(body):
-        if _used_once(body, i) and _inline(body, i):
-            done += 1
-        else:
-            i += 1
-    return done
+def _several_used_once(body: list[ast.stmt]) -> bool:
+    """Whether inlining every value of `body` used once inlines more than one."""
+    inlined = copy.deepcopy(body)
+    tidy.inline_used_once(inlined)
+    return len(body) - len(inlined) > 1
 
 
 def _leaves_one_expression(owner: ast.AST, body: list[ast.stmt], i: int) -> bool:
@@ -68,8 +57,7 @@ class InlineVariables(t.SourcePass):
         out = []
         for k, (owner, field) in enumerate(t.statement_lists(script.tree)):
             body = getattr(owner, field)
-            if sum(_used_once(body, i) for i in range(len(body))) > 1:
-                out.append((k, None, False))
+            out += [(k, None, False)] if _several_used_once(body) else []
             for i, stmt in enumerate(body):
                 if _inlinable(stmt):  # also as a lambda first, when that leaves one `return`
                     out += [(k, i, True)] if _leaves_one_expression(owner, body, i) else []
@@ -82,7 +70,7 @@ class InlineVariables(t.SourcePass):
         o, f = t.statement_lists(fresh)[k]
         body = getattr(o, f)
         if i is None:
-            _inline_all_used_once(body)
+            tidy.inline_used_once(body)
         else:
             _inline(body, i)
         t.set_body(o, f, body)
