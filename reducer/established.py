@@ -11,6 +11,15 @@ from oracles.outcome import RunResult
 from reducer.workers.sandbox import Limits
 
 
+def default_memory_mb(jobs: int) -> int:
+    """Each candidate's address-space limit by default: 70% of memory shared by the jobs."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+    except (ValueError, OSError):
+        return 8192
+    return max(2048, int(total * 0.7 / max(1, jobs)))
+
+
 @dataclass(frozen=True)
 class Options:
     """What the command line asks of a reduction; each level reads the options that apply to it.

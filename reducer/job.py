@@ -28,6 +28,7 @@ from reducer import env as envmod
 from reducer.engine import ToolBug
 from reducer.errors import INTERRUPTED, NO_RESUME, NOT_VERIFIED, TOOL_BUG, USAGE, ReducerError
 from reducer.files import write_atomic
+from reducer.timeouts import FRESH_START
 from reducer.established import Established, Options
 from reducer.verdict import Verdict, last_words, own_output, verify_runs
 from reducer.workers import scratch
@@ -39,8 +40,6 @@ if TYPE_CHECKING:
 
 #: the share of --max-time kept for the final checks at most, and the least kept for them
 CHECK_SHARE, CHECK_FLOOR = 0.3, 2.0
-#: what starting a fresh interpreter (Python, jax, the harness) adds to a run, allowing for a loaded machine
-FRESH_START = 5.0
 
 
 class Job:

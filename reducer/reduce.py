@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +27,7 @@ from reducer.data_literals import standalone
 from reducer.engine import Event
 from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
 from reducer.readers.inputs import argument_files, data_files, read_input, with_arguments
-from reducer.established import Established, Options
+from reducer.established import Established, Options, default_memory_mb
 from reducer.verdict import Verdict, last_words, no_backend, not_failing
 from reducer.levels.base import LevelResult
 from reducer.levels.chain import ChainJob
@@ -42,14 +41,6 @@ from reducer.workers.imports import preload_modules
 from reducer.workers.sandbox import Limits, RunResult, Sandbox
 
 __all__ = ["Options", "Established", "Reduction", "RUNNER_MODES", "parse_levels"]
-
-
-def default_memory_mb(jobs: int) -> int:
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
-    except (ValueError, OSError):
-        return 8192
-    return max(2048, int(total * 0.7 / max(1, jobs)))
 
 
 RUNNER_MODES = {
@@ -228,6 +219,8 @@ class Reduction(ChainJob):
             limits = dataclasses.replace(self.candidate_limits(), timeout=self.bounded(self.candidate_limits().timeout))
             ran, run = program, self.timed_fresh(self.sandbox.run(program, limits, fresh=True))
             self.latest_seconds = run.seconds
+            if self.timeout is not None and not run.timed_out:  # its candidates' timeout follows it, not the original
+                self.timeout.record(run.seconds)
         guard = check_values.guard_for(wanted, ran, run, self.file_name, self.log)
 
         def test(source: str, cancel: threading.Event) -> bool:
@@ -274,12 +267,17 @@ class Reduction(ChainJob):
 
     def _runner_misled(self, best: str, established: Established) -> bool:
         """Whether trusted runner verdicts led to a result that fails only after other candidates."""
-        if not (self.options.warm and self.sandbox.reuse and self.runner == "trust") or established.oracle.runs_candidates:
+        if not self._trusts_runner(established):
             return False
         run, left = self.execute(best, self.limits, isolated=True), self.remaining()
         if run.timed_out and left is not None and left < 2.0:  # cut by --max-time: nothing learnt
             return False
         return not self.judge(established.oracle, established.signature, run)[0]
+
+    def _trusts_runner(self, established: Established) -> bool:
+        """Whether the long-lived runner's verdicts go unconfirmed (the result then runs in a child of its own)."""
+        trusted = self.options.warm and self.sandbox.reuse and self.runner == "trust"
+        return trusted and not established.oracle.runs_candidates
 
     def _last_that_holds(self, accepted: list[str], established: Established) -> str:
         """The newest accepted program that fails in a child of its own (bisected; the first holds)."""
@@ -323,9 +321,13 @@ class Reduction(ChainJob):
                                    until=lambda: self.shrink_until(established))
 
     def shrink_until(self, established: Established) -> float | None:
-        """When shrinking stops: before the final checks, the data written in and XLA's culprit search."""
-        when = standalone.deadline(self, established, self.latest_seconds)
-        return None if when is None else when - xla_culprit.reserve(self, established, self.latest_seconds)
+        """When shrinking stops: before the result's second look (`_restart`), the final checks, the data
+        written in and XLA's culprit search."""
+        if (when := standalone.deadline(self, established, self.latest_seconds)) is None:
+            return None
+        seconds = established.seconds if self.latest_seconds is None else self.latest_seconds
+        second_look = 1.5 * seconds + 2.0 if self._trusts_runner(established) else 0.0
+        return when - xla_culprit.reserve(self, established, self.latest_seconds) - second_look
 
     def _restart(self, best: str, established: Established) -> str | None:
         """Where the source level goes on from when trusted runner verdicts led to a result that
@@ -364,14 +366,13 @@ class Reduction(ChainJob):
     # -- outputs --------------------------------------------------------------------------------
     def finish(self, best: str, established: Established, verdict: Verdict, info: dict, stopped: bool,
                follow: LevelResult | None) -> dict:
-        previous = self.previous
-        tested = previous.get("tested", 0) + sum(r.tested for r in self.chain)
-        accepted = previous.get("accepted", 0) + sum(r.accepted for r in self.chain)
+        tested = self.previous.get("tested", 0) + sum(r.tested for r in self.chain)
+        accepted = self.previous.get("accepted", 0) + sum(r.accepted for r in self.chain)
         hits = sum(r.cache_hits for r in self.chain)
         summary = bug_report.ReductionSummary(
             script_name=self.script.with_suffix(".ipynb").name if self.notebook else self.script.name,
             original_tokens=self.rep.size(self.source), final_tokens=self.rep.size(best),
-            seconds=time.monotonic() - self.started + previous.get("seconds", 0.0), tested=tested, accepted=accepted,
+            seconds=time.monotonic() - self.started + self.previous.get("seconds", 0.0), tested=tested, accepted=accepted,
             cache_hits=hits, verified=verdict.text, interrupted=stopped,
             levels=list(self.levels_run or ["source"]) + list(follow.levels if follow else ()),
             failure_rate=(f"{established.rate:.0%} of {self.options.runs} runs of the original; candidates accepted on "

@@ -4,12 +4,15 @@ The first runs of the original set the starting limit (four times the slowest, a
 the program shrinks, candidates get faster, and one that loops forever (a `while_loop` whose
 condition became a constant) should not cost the full starting limit: after each interesting run
 the limit becomes `factor` times the slowest of the last `window` interesting runs, never below
-`floor` and never above the starting limit.
+`floor` and never above the starting limit. `FRESH_START` is what a run in a new interpreter adds.
 """
 from __future__ import annotations
 
 import threading
 from collections import deque
+
+#: what starting a fresh interpreter (Python, jax, the harness) adds to a run, allowing for a loaded machine
+FRESH_START = 5.0
 
 
 class AdaptiveTimeout:

@@ -156,3 +156,16 @@ def test_a_loss_loophole_fails_as_the_original_but_not_by_the_rate_sign(tmp_path
     seen = oracle.classify(run_text(LOSS_LOOPHOLES[name], tmp_path))
     assert original is not None and seen is not None and oracle.same(original, seen)
     assert run_text(counterfactual.fixed(LOSS_LOOPHOLES[name], "descend"), tmp_path).returncode == 1
+
+
+def test_going_on_from_a_written_back_script_its_candidates_timeout_follows_that_script(tmp_path):
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time\ntime.sleep(7)\nassert 1 + 1 == 3, 'sums differ'\n")
+    job = Reduction(slow, tmp_path / "out", Options(oracle="auto", jobs=1, runs=1))
+    try:
+        est = job.establish()
+        before = job.limits.timeout
+        job.make_test(est, "assert 1 + 1 == 3, 'sums differ'\n")  # a level's result, fast to run
+        assert before >= 28 and job.timeout.value < before and job.latest_seconds < 7
+    finally:
+        job.close()

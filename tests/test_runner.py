@@ -167,6 +167,19 @@ def test_a_result_that_holds_only_in_the_runner_is_caught_and_bisected(tmp_path)
         job.close()
 
 
+def test_shrinking_stops_early_enough_for_the_result_s_second_look_in_a_child_of_its_own(tmp_path):
+    job = Reduction(PROGRAMS / "hostile" / "runner_poison.py", tmp_path / "out",
+                    Options(oracle="regex:BUG-7", jobs=1, runner="trust", max_time=600))
+    try:
+        est = job.establish()
+        job.latest_seconds = 10.0
+        trusted = job.shrink_until(est)
+        job.runner = "confirm"  # every verdict confirmed already: the result gets no second look
+        assert job.shrink_until(est) - trusted == 1.5 * 10.0 + 2.0
+    finally:
+        job.close()
+
+
 def test_a_runner_near_the_memory_limit_retires():
     probe = ("import resource\nfrom reducer.workers import runner\n"
              "size = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmSize:')) * 1024\n"

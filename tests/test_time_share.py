@@ -42,3 +42,25 @@ def test_before_its_share_ends_and_without_a_job_deadline_the_share_is_the_deadl
     assert share() == 60.0
     clock.now = 61.0
     assert share() == 60.0
+
+
+def test_neither_the_share_nor_its_extension_goes_past_when_shrinking_must_end():
+    clock = Clock()  # a level that started late (a slow original's runs): its share would end past the final checks
+    share = TimeShare(start=100.0, share=90.0, job_deadline=150.0, window=9.0, clock=clock)
+    clock.now = 120.0
+    assert share() == 150.0
+    clock.now = 149.0
+    share.accepted()
+    clock.now = 151.0
+    assert share() == 150.0 and clock.now > share()
+
+
+def test_the_traced_level_stops_shrinking_before_the_final_checks_and_its_own_write_back():
+    from types import SimpleNamespace
+
+    from reducer.levels.jaxpr.level import shrinking_ends
+    from reducer.timeouts import FRESH_START
+
+    assert shrinking_ends(SimpleNamespace(until=lambda: 150.0, deadline=180.0), 10.0) == 150.0 - 15.0 - FRESH_START
+    assert shrinking_ends(SimpleNamespace(until=None, deadline=180.0), 0.0) == 180.0 - FRESH_START
+    assert shrinking_ends(SimpleNamespace(until=None, deadline=None), 3.0) is None

@@ -8,7 +8,10 @@ of --max-time: on a loaded machine a traced level still cutting equations at its
 used to stop there (the triplet-loss case: 73 -> 7 equations, written back as 295 tokens, where
 the level goes on to 2 equations and 51 tokens), for a source level that then had too little time
 to shrink what it was given. A level that has stopped shrinking ends at its share (or
-earlier, by its stall).
+earlier, by its stall). Neither goes past `job_deadline`, the time the level must have stopped
+shrinking by (the final checks and its own write-back after it): on a loaded machine a traced level
+that started late, after a slow original's runs, went on into the final checks' time and left the
+result unverified.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ class TimeShare:
 
     def __init__(self, start: float, share: float, job_deadline: float | None, window: float,
                  clock: Callable[[], float] = time.monotonic):
-        self.share_ends = start + share
+        self.share_ends = start + share if job_deadline is None else min(start + share, job_deadline)
         self.job_deadline = job_deadline
         self.window = window
         self.clock = clock

@@ -36,7 +36,7 @@ from reducer.levels.jaxpr.passes import jaxpr_passes
 from reducer.levels.time_share import TimeShare
 from reducer.levels.jaxpr.worker import CapturedScript, run_spec
 from reducer.levels.jaxpr.write_back import plain_judge, sites_for, write_back
-from reducer.timeouts import AdaptiveTimeout
+from reducer.timeouts import FRESH_START, AdaptiveTimeout
 from reducer.workers.sandbox import Limits, Sandbox
 
 
@@ -210,7 +210,7 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
     clock = None if hang else AdaptiveTimeout(timeout)
     keep = ctx.on_accept or (lambda best, counts: None)  # the best program so far, for --resume
     stall = progress_stall(ctx.stall, budget, first.seconds or 0.0)
-    share = TimeShare(start, budget, ctx.deadline, window=stall / 2)
+    share = TimeShare(start, budget, shrinking_ends(ctx, first.seconds or 0.0), window=stall / 2)
     problem = Problem(jp.JaxprSpec(), candidate_test(judge, ctx, established.votes, clock or timeout), on_event=ctx.on_event,
                       on_accept=share.watching(lambda best: keep(best, problem.stats)), level="jaxpr")
     keep(spec, problem.stats)
@@ -239,6 +239,14 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
     return TracedResult(script=script, arrays=arrays, spec=best, equations_before=before, equations_after=after,
                         tested=stats.tested, accepted=stats.accepted, seconds=time.monotonic() - start,
                         verified=verified, transforms=jp.parse(best).kinds())
+
+
+def shrinking_ends(ctx: LevelContext, run_seconds: float) -> float | None:
+    """When the traced level must have stopped shrinking: before the job's final checks (`until`) and
+    its own write-back's fresh runs (side by side, each about a replay's first run in a new interpreter)."""
+    until = ctx.until() if callable(ctx.until) else ctx.until
+    end = until if until is not None else ctx.deadline
+    return None if end is None else end - (1.5 * run_seconds + FRESH_START)
 
 
 def progress_stall(stall: float | None, budget: float, run_seconds: float = 0.0) -> float:
