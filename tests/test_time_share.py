@@ -55,12 +55,12 @@ def test_neither_the_share_nor_its_extension_goes_past_when_shrinking_must_end()
     assert share() == 150.0 and clock.now > share()
 
 
-def test_the_traced_level_stops_shrinking_before_the_final_checks_and_its_own_write_back():
+def test_the_traced_level_stops_shrinking_before_its_write_back_and_the_final_checks():
     from types import SimpleNamespace
 
-    from reducer.levels.jaxpr.level import shrinking_ends
+    from reducer.levels.jaxpr.level import AFTER_RUNS, shrinking_ends
     from reducer.timeouts import FRESH_START
 
-    assert shrinking_ends(SimpleNamespace(until=lambda: 150.0, deadline=180.0), 10.0) == 150.0 - 15.0 - FRESH_START
-    assert shrinking_ends(SimpleNamespace(until=None, deadline=180.0), 0.0) == 180.0 - FRESH_START
+    ctx = SimpleNamespace(until=lambda: 100.0, deadline=180.0)  # `until`, sized by the original's runs, is not asked
+    assert shrinking_ends(ctx, 10.0) == 180.0 - AFTER_RUNS * (15.0 + FRESH_START) > 100.0
     assert shrinking_ends(SimpleNamespace(until=None, deadline=None), 3.0) is None

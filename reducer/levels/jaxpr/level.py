@@ -85,6 +85,8 @@ def capture(sandbox: Sandbox, source: str, limits: Limits, ahead: bool = False, 
 #: captured programs run to find the one that shows the failure (a process that dies at exit, after
 #: its last transformed call, leaves many calls that all run fine)
 MAX_TRIED = 6
+#: the rounds of fresh runs after the traced level stops shrinking: its write-back's, two of the final checks
+AFTER_RUNS = 3
 #: the traced level stops after this share of its budget (at least STALL_FLOOR seconds) without progress
 STALL_SHARE, STALL_FLOOR = 0.2, 10.0
 STALL_RUNS = 6  # … and at least this many candidate runs
@@ -242,11 +244,11 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
 
 
 def shrinking_ends(ctx: LevelContext, run_seconds: float) -> float | None:
-    """When the traced level must have stopped shrinking: before the job's final checks (`until`) and
-    its own write-back's fresh runs (side by side, each about a replay's first run in a new interpreter)."""
-    until = ctx.until() if callable(ctx.until) else ctx.until
-    end = until if until is not None else ctx.deadline
-    return None if end is None else end - (1.5 * run_seconds + FRESH_START)
+    """When the traced level must have stopped shrinking: before its write-back and the final checks
+    after it, AFTER_RUNS rounds of fresh runs of about its replay's first run. Not the job's `until`,
+    sized by the original's runs, which the written-back script does not make again: under load a
+    Flax loss's 11 s runs stopped the level at 6 equations where it goes on to 2."""
+    return None if ctx.deadline is None else ctx.deadline - AFTER_RUNS * (1.5 * run_seconds + FRESH_START)
 
 
 def progress_stall(stall: float | None, budget: float, run_seconds: float = 0.0) -> float:
