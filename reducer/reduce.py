@@ -323,11 +323,11 @@ class Reduction(ChainJob):
     def shrink_until(self, established: Established) -> float | None:
         """When shrinking stops: before the result's second look (`_restart`), the final checks, the data
         written in and XLA's culprit search."""
-        if (when := standalone.deadline(self, established, self.latest_seconds)) is None:
-            return None
         seconds = established.seconds if self.latest_seconds is None else self.latest_seconds
+        if (when := standalone.deadline(self, established, seconds)) is None:
+            return None
         second_look = 1.5 * seconds + 2.0 if self._trusts_runner(established) else 0.0
-        return when - xla_culprit.reserve(self, established, self.latest_seconds) - second_look
+        return when - xla_culprit.reserve(self, established, seconds) - second_look
 
     def _restart(self, best: str, established: Established) -> str | None:
         """Where the source level goes on from when trusted runner verdicts led to a result that

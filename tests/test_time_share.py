@@ -64,3 +64,11 @@ def test_the_traced_level_stops_shrinking_before_its_write_back_and_the_final_ch
     ctx = SimpleNamespace(until=lambda: 100.0, deadline=180.0)  # `until`, sized by the original's runs, is not asked
     assert shrinking_ends(ctx, 10.0) == 180.0 - AFTER_RUNS * (15.0 + FRESH_START) > 100.0
     assert shrinking_ends(SimpleNamespace(until=None, deadline=None), 3.0) is None
+
+
+def test_a_share_cut_to_its_end_before_the_level_began_is_not_said_to_be_extended():
+    clock = Clock()
+    share = TimeShare(start=100.0, share=90.0, job_deadline=100.0, window=9.0, clock=clock)
+    clock.now = 101.0  # the level's first candidate was just accepted (its start)
+    share.accepted()
+    assert share() == 100.0 and not share.extended

@@ -21,6 +21,8 @@ derivative's, not a forward value's).
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 from reducer.faults import checked_value, nonfinite, safe_ops
 
 #: the signature's `fix` for an origin found so
@@ -63,8 +65,6 @@ def first_in_order(items: list, test, jobs: int = 2) -> tuple:
     """The first of `items` (in order) whose `test` gives something, and what it gave; ("", None)
     when none does. Up to `jobs` tests run side by side, each a run of the program or two: one
     after another they were most of the time a value failure's origin took to establish."""
-    from concurrent.futures import ThreadPoolExecutor
-
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for start in range(0, len(items), jobs):
             batch = items[start:start + jobs]

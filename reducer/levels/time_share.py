@@ -29,7 +29,7 @@ class TimeShare:
         self.window = window
         self.clock = clock
         self.last_accept = start
-        self.extended = False  # it went on past its share
+        self.extended = False  # it went on past its share (not where its share already ends at the deadline)
 
     def accepted(self) -> None:
         """The level accepted a smaller candidate now."""
@@ -52,5 +52,5 @@ class TimeShare:
         now = self.clock()
         if now <= self.share_ends or now - self.last_accept > self.window:
             return self.share_ends
-        self.extended = True
+        self.extended = self.extended or self.latest() > self.share_ends
         return self.latest()

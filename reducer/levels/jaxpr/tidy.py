@@ -12,7 +12,8 @@ moving it in would change what is traced), or where its expression calls back in
 from __future__ import annotations
 
 import ast
-import copy
+
+from reducer.levels.source.passes._ast_tools import substitute
 
 #: calls whose evaluation order is observable: a value that makes one stays where it is
 EFFECTS = ("callback", "debug", "print")
@@ -30,14 +31,14 @@ def tidy(text: str, literals: bool = True) -> str:
         tree = ast.parse(text)
     except SyntaxError:
         return text
+    before = ast.dump(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.FunctionDef):
             inline_used_once(node.body)
     if literals:
         for fn in [n for n in tree.body if isinstance(n, ast.FunctionDef)]:
             _FillsAsLiterals().visit(fn)
-    out = ast.unparse(ast.fix_missing_locations(tree)) + "\n"
-    return out if ast.dump(ast.parse(out)) != ast.dump(ast.parse(text)) else text
+    return text if ast.dump(tree) == before else ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
 class _FillsAsLiterals(ast.NodeTransformer):
@@ -69,14 +70,18 @@ def inline_used_once(body: list[ast.stmt]) -> None:
     the same scope and not in a loop (also the source level's first candidate of a block)."""
     i = 0
     while i < len(body):
-        stmt = body[i]
-        name = _single_name(stmt)
-        if name is not None and _read_once_here(body[i + 1:], name) and not _has_effects(stmt.value):
-            value = stmt.value
-            body[i + 1:] = [_Substitute(name, value).visit(s) for s in body[i + 1:]]
+        if used_once(body, i):
+            body[i + 1:] = [substitute(s, {body[i].targets[0].id: body[i].value}) for s in body[i + 1:]]
             del body[i]
-            continue
-        i += 1
+        else:
+            i += 1
+
+
+def used_once(body: list[ast.stmt], i: int) -> bool:
+    """Whether statement `i` of `body` binds one name, read once after it in the same scope and not
+    in a loop, to a value that does not call back into Python."""
+    name = _single_name(body[i])
+    return name is not None and _read_once_here(body[i + 1:], name) and not _has_effects(body[i].value)
 
 
 def _single_name(stmt: ast.stmt) -> str | None:
@@ -108,13 +113,3 @@ def _read_once_here(rest: list[ast.stmt], name: str) -> bool:
 def _has_effects(value: ast.expr) -> bool:
     text = ast.unparse(value)
     return any(word in text for word in EFFECTS)
-
-
-class _Substitute(ast.NodeTransformer):
-    def __init__(self, name: str, value: ast.expr):
-        self.name, self.value = name, value
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id == self.name and isinstance(node.ctx, ast.Load):
-            return copy.deepcopy(self.value)
-        return node

@@ -58,19 +58,7 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
     alone = value_checks.gradient_alone(users, wanted)
     tried = [(alone, False, "the gradient alone", "the gradient alone, public jax.numpy / jax.lax calls")]
     tried = tried if alone else []
-    # an overflow that float64 fixes: float32 spelled as JAX's default float, which the fix makes float64
-    # as it made the program's values (a `jnp.float32` literal would stay float32)
-    widened = wanted.get("fix") == float64_fix.WIDE
-    for written, bind_all, short, long in _tidy_first(tried + [(users, *form) for form in FORMS]):
-        with spelling.default_float(widened):
-            text, arrays = as_script.emit(written, bind_all=bind_all)
-        if value_checks.check_of(wanted):  # the script computes both values and stops as the program did
-            text = value_checks.finish_script(text, written, wanted)
-        if short.startswith("tidy"):
-            tidier = tidy.tidy(text, literals=not widened)
-            if tidier == text:
-                continue
-            text = tidier
+    for text, arrays, bind_all, short, long in _scripts(tried + [(users, *form) for form in FORMS], wanted):
         try:
             compile(text, "repro.py", "exec")
         except SyntaxError as exc:
@@ -85,12 +73,22 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
     return None
 
 
-def _tidy_first(forms: list[tuple]) -> list[tuple]:
-    """Each form tidied (`reducer.levels.jaxpr.tidy`: values used once inlined) before the same
-    form as emitted, which is tried when the tidy one loses the failure."""
-    return [tidied for written, bind_all, short, long in forms
-            for tidied in ((written, bind_all, f"tidy, {short}", f"{long}, values used once inlined"),
-                           (written, bind_all, short, long))]
+def _scripts(forms: list[tuple], wanted: Signature):
+    """(text, arrays, bind_all, short, long) of each form's script, in order: tidied first
+    (`reducer.levels.jaxpr.tidy`: values used once inlined), then as emitted, which is tried when
+    the tidy one loses the failure."""
+    # an overflow that float64 fixes: float32 spelled as JAX's default float, which the fix makes float64
+    # as it made the program's values (a `jnp.float32` literal would stay float32)
+    widened = wanted.get("fix") == float64_fix.WIDE
+    for written, bind_all, short, long in forms:
+        with spelling.default_float(widened):
+            text, arrays = as_script.emit(written, bind_all=bind_all)
+        if value_checks.check_of(wanted):  # the script computes both values and stops as the program did
+            text = value_checks.finish_script(text, written, wanted)
+        tidier = tidy.tidy(text, literals=not widened)
+        if tidier != text:
+            yield tidier, arrays, bind_all, f"tidy, {short}", f"{long}, values used once inlined"
+        yield text, arrays, bind_all, short, long
 
 
 def _verify(text: str, arrays: dict, bind_all: bool, sandbox: Sandbox, limits: Limits, oracle: Oracle,

@@ -7,7 +7,6 @@ every value, and one at a time cost the source level a test per name)."""
 from __future__ import annotations
 
 import ast
-import copy
 
 from reducer.levels.jaxpr import tidy
 from reducer.levels.source.passes import _ast_tools as t
@@ -37,13 +36,6 @@ def _inlinable(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and bool(t.bindings(stmt.targets[0], stmt.value))
 
 
-def _several_used_once(body: list[ast.stmt]) -> bool:
-    """Whether inlining every value of `body` used once inlines more than one."""
-    inlined = copy.deepcopy(body)
-    tidy.inline_used_once(inlined)
-    return len(body) - len(inlined) > 1
-
-
 def _leaves_one_expression(owner: ast.AST, body: list[ast.stmt], i: int) -> bool:
     """Whether inlining statement `i` leaves `owner` a function of a single `return` (or `pass`)."""
     rest = body[:i] + body[i + 1:]
@@ -57,7 +49,8 @@ class InlineVariables(t.SourcePass):
         out = []
         for k, (owner, field) in enumerate(t.statement_lists(script.tree)):
             body = getattr(owner, field)
-            out += [(k, None, False)] if _several_used_once(body) else []
+            if sum(tidy.used_once(body, i) for i in range(len(body))) > 1:  # all of them, in one candidate
+                out.append((k, None, False))
             for i, stmt in enumerate(body):
                 if _inlinable(stmt):  # also as a lambda first, when that leaves one `return`
                     out += [(k, i, True)] if _leaves_one_expression(owner, body, i) else []
