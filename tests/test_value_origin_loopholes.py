@@ -37,6 +37,10 @@ ORIGINALS = {
     # a hand-written softplus against a NumPy reference: `exp` overflows float32, not float64
     "overflow": "import numpy as np\nx = [1.0, 100.0]\n"
                 "np.testing.assert_allclose(jnp.log(1 + jnp.exp(jnp.array(x))), np.logaddexp(0, x), rtol=1e-5)\n",
+    # the same overflow read forward by the check, after a gradient's Inf that JAX's checks meet first
+    # and that never reaches the check (a training step's, skipped by the optimizer)
+    "overflow-after-a-gradient": "import numpy as np\nslope = jax.grad(jnp.exp)(100.0)\nx = jnp.array([1.0, 100.0])\n"
+                                 "np.testing.assert_allclose(jnp.log(1 + jnp.exp(x)), np.logaddexp(0, x), rtol=1e-5)\n",
     # an overflow in values a float64 program keeps float32 (a Flax layer's): `exp` alone in float64 fixes it
     "float32-overflow": "x = jnp.array([1.0, 146.0], jnp.float32)\nassert jnp.isfinite(jnp.exp(x)).all()\n",
     # a hand-written log-sum-exp against SciPy's: `exp` overflows float64 too; JAX's function is the fix
@@ -83,6 +87,9 @@ LOOPHOLES = [
     ("overflow", "an-overflow-of-float64-too", "assert jnp.isfinite(jnp.exp(jnp.array([19909.0]))).all()\n", "fix"),
     ("overflow", "another-operations-overflow", "assert jnp.isfinite(jnp.square(jnp.array(1e20)))\n", "precision"),
     ("overflow", "nan-for-an-inf", "assert jnp.isfinite(jnp.exp(100.0) - jnp.exp(100.0))\n", "kind"),
+    # a gradient's own Inf (its cotangent times `exp`), which float64 fixes as well: not the forward value's
+    ("overflow-after-a-gradient", "a-gradients-inf-for-a-forward-inf",
+     "assert jnp.isfinite(jax.grad(lambda x: jnp.exp(x) * 1e10)(80.0))\n", "transformation"),
     # the float64 values of the `exp` reach a `square` that overflows float32 after it: not `exp`'s own overflow
     ("float32-overflow", "an-overflow-after-it",
      "x = jnp.array([50.0], jnp.float32)\nassert jnp.isfinite(jnp.square(jnp.exp(x))).all()\n", "precision"),
@@ -167,6 +174,8 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     overflow = origins["overflow"]
     assert (overflow.get("value"), overflow.get("in"), overflow.get("op"), overflow.get("fix")) == \
         ("+inf", "forward", "exp", "float64")
+    after = origins["overflow-after-a-gradient"]  # where the checked value is made, not JAX's first Inf
+    assert (after.get("value"), after.get("in"), after.get("op"), after.get("fix")) == ("+inf", "forward", "exp", "float64")
     narrow = origins["float32-overflow"]
     assert (narrow.get("value"), narrow.get("op"), narrow.get("fix")) == ("+inf", "exp", "float64")
     by_hand = origins["logsumexp"]

@@ -4,7 +4,7 @@ forward; some of it, a forward value read beside a derivative's (the `where` tra
 gone); none of it, a value the derivative made."""
 from __future__ import annotations
 
-from reducer.faults import checked_value
+from reducer.faults import checked_value, nonfinite
 
 #: how much of the checked value the forward fix takes away: all of it, some of it, none of it
 ALL, SOME, NONE = "all", "some", "none"
@@ -29,3 +29,16 @@ def made_in(share: str, mode: str) -> str:
 def share_of(where: str) -> str:
     """The share of the value that the forward fix takes away, for a value made in `where`."""
     return ALL if where == "forward" else SOME if where.startswith("forward,") else NONE
+
+
+def evidence(found: dict, share: str) -> str:
+    """Why the value comes from the operation `found` names, whose inner `where` makes the program run
+    through, and what its forward fix alone took away (`share`), in the words of the log and the report."""
+    fix = "its input kept inside its domain where its value or derivative is not finite (the inner `where`)" + {
+        ALL: "; its forward value made finite alone takes the checked value away",
+        SOME: "; its forward value made finite alone takes some of the checked values away, not all"}.get(
+        share, "; with its forward value alone made finite, the value is still there")
+    kind = "a NaN" if found["kind"] == "nan" else f"an Inf ({found['kind']})" if "," not in found["kind"] else \
+        f"non-finite values ({found['kind']})"
+    return (f"The program checks {kind}; it runs through with `{found['op']}` fixed ({fix}), so that is where the "
+            f"value comes from. " + nonfinite.evidence(found))

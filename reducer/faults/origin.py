@@ -55,9 +55,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from oracles.outcome import RunResult, Signature
-from reducer.faults import (CutShort, Fault, checked_value, contracts, float64_fix, nonfinite, safe_ops, stable_fix,
-                            suspects)
-from reducer.faults.forward_share import ALL, SOME, made_in, share_of, taken_away
+from reducer.faults import (CutShort, Fault, checked_value, contracts, float64_fix, forward_share, nonfinite, safe_ops,
+                            stable_fix, suspects)
+from reducer.faults.forward_share import made_in, share_of, taken_away
 
 #: the kind of the checked value when the run under JAX's NaN checks meets no NaN
 NAN, INF = "nan", "inf"
@@ -257,20 +257,25 @@ class ValueOrigin:
                 self.origin = Origin(kind, where, op, via, cause, point, self.breaks, fix=formula or FIX)
                 found = {"op": op, "from": via, "in": where, "kind": kind,
                          "prim": (nans or both or {}).get("prim", "")}
-                said = stable_fix.evidence(formula, kind, underflow=True) if formula else _evidence(found, share)
+                said = stable_fix.evidence(formula, kind, underflow=True) if formula else \
+                    forward_share.evidence(found, share)
                 return Fault(op, self.origin.fields(), said)
         overflowing = suspects.candidates(guessed, both, nans, overflows=True)
-        return self._widened(program, overflowing, kind, reached, vias) or self._as_unfixed(program, outputs)
+        widened = self._widened(program, overflowing, kind, reached, vias, lambda op: made_in(
+            self._forward_share(program, op, kind, count, reached), mode))
+        return widened or self._as_unfixed(program, outputs)
 
-    def _widened(self, program: str, ops: list[str], kind: str, reached: tuple | None, vias: dict):
+    def _widened(self, program: str, ops: list[str], kind: str, reached: tuple | None, vias: dict, made):
         """The origin of a value float32 cannot hold (`float64_fix`), or float64 neither, that a formula
-        written by hand makes (`stable_fix`); None when it is neither."""
+        written by hand makes (`stable_fix`); None when it is neither. `made(op)`: the transformation
+        the checked value was made in, by how much of it `op`'s forward fix takes away (not where JAX's
+        checks first meet one: a training step's Inf that never reaches the check)."""
         op = float64_fix.origin_op(self, program, ops, kind, reached)
         formula = "" if op else self._formula(program, reached)
         if not op and not formula:
             return None
+        where = made(op) if op else float64_fix.made_in(self, program)
         op = op or stable_fix.OP
-        where = float64_fix.made_in(self, program)
         kind = (self._forward_kind(program, op) if where == "forward" else None) or kind
         self.origin = Origin(kind, where, op, vias.get(op, op), breaks_contract=self.breaks, fix=formula or WIDE)
         said = stable_fix.evidence(formula, kind) if formula else float64_fix.evidence(op, kind)
@@ -329,14 +334,16 @@ class ValueOrigin:
 
     def _forward_share(self, program: str, op: str, kind: str, count: int | None, reached: tuple | None) -> str:
         """How much of the checked value making `op`'s forward value finite takes away: ALL when the
-        program runs through, its check then fails on a value of another kind, or passes where it
+        program runs through, its check then fails on a value of another kind or on finite values
+        alone (a wrong value, no longer a non-finite one), or passes where it
         failed (`reached`) and fails later (a training loop's NaN parameters one step after the
         loss's NaN is gone: made by the derivative the forward fix leaves); SOME when the check
         reads fewer non-finite elements than the `count` it read before (a forward NaN beside the
         gradient's); else NONE."""
         done = self.watched(fixed(program, op, safe_ops.FORWARD))
-        after = "" if done.returncode == 0 or checked_value.got_past(done.output, reached) \
-            else checked_value.kind_in(done.output)
+        stop, seen = checked_value.stopped_at(done.output), checked_value.kind_in(done.output)
+        finite = not seen and stop is not None and reached is not None and stop[0] == reached[0]  # the same check
+        after = "" if done.returncode == 0 or finite or checked_value.got_past(done.output, reached) else seen
         return taken_away(after, checked_value.count_in(done.output), kind, count)
 
     def _hold(self, program: str) -> Fault:
@@ -361,12 +368,12 @@ class ValueOrigin:
             return _fault(origin, op=NO_FIX)
         if "kind" in self.guards and not checked_value.covers(kind, origin.value):
             return _fault(origin, value=kind)
-        if origin.fix == WIDE:
-            return _fault(origin, **float64_fix.held(self, program, origin, reached))
-        if origin.fix == FIX and "transformation" in self.guards:
+        if origin.fix in (FIX, WIDE) and "transformation" in self.guards:
             share = self._forward_share(program, origin.op, origin.value, count, reached)
             if share != share_of(origin.where):
                 return _fault(origin, where=made_in(share, derivative_mode(program)))
+        if origin.fix == WIDE:
+            return _fault(origin, **float64_fix.held(self, program, origin, reached))
         if "cause" in self.guards and origin.cause and not self.passes(program, origin.cause, safe_ops.UNDERFLOW):
             return _fault(origin, cause="")
         return _fault(origin)
@@ -385,14 +392,3 @@ def _nan_or_inf(nan_checked: str, program: str) -> str:
 def _fault(origin: Origin, **changed: str) -> Fault:
     seen = Origin(**{**origin.__dict__, **changed})
     return Fault(seen.op, seen.fields(), "")
-
-
-def _evidence(found: dict, share: str) -> str:
-    fix = "its input kept inside its domain where its value or derivative is not finite (the inner `where`)" + {
-        ALL: "; its forward value made finite alone takes the checked value away",
-        SOME: "; its forward value made finite alone takes some of the checked values away, not all"}.get(
-        share, "; with its forward value alone made finite, the value is still there")
-    kind = "a NaN" if found["kind"] == NAN else f"an Inf ({found['kind']})" if "," not in found["kind"] else \
-        f"non-finite values ({found['kind']})"
-    return (f"The program checks {kind}; it runs through with `{found['op']}` fixed ({fix}), so that is where the "
-            f"value comes from. " + nonfinite.evidence(found))
