@@ -146,7 +146,8 @@ def program(ctx, script: Optional[Path], args, module: Optional[str]) -> tuple[O
 def check_choices(jobs: int, runs: Optional[int], stall: float, max_time: Optional[float], pass_order: str,
                   runner: Optional[str], levels: Optional[str]) -> None:
     """One line and exit 2 for a value `reducer reduce` cannot take."""
-    from reducer.reduce import RUNNER_MODES, parse_levels
+    from reducer.reduce import parse_levels
+    from reducer.second_look import RUNNER_MODES
 
     if jobs < 1 or (runs is not None and runs < 1):
         fail("--jobs and --runs must be at least 1", USAGE)

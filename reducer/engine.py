@@ -202,6 +202,7 @@ class Engine:
         self.reorder = reorder
         self._yield: dict[str, tuple[int, int]] = {}  # pass -> (size removed, candidates tested), last round
         self.stalled = False
+        self.cut = False  # the last `reduce` stopped at the deadline, short of a fixpoint and of its stall
         self._last_progress = time.monotonic()
         self.best = ""
         self._best_key: tuple = ()
@@ -262,6 +263,7 @@ class Engine:
                     size, tested = self._best_key[0], self.stats.tested
                     progress |= self.run_pass(p)
                     self._yield[p.name] = (size - self._best_key[0], self.stats.tested - tested)
+        self.cut = self._halted() and not self.stalled and not self.stop.is_set()
         return self.best
 
     def pass_order(self) -> list[Pass]:

@@ -38,7 +38,7 @@ class Options:
     keep_aside: int = 5
     warm: bool = True
     reorder: bool = False  # passes in order of last round's yield (Engine.pass_order)
-    runner: str = "trust"  # reducer.reduce.RUNNER_MODES
+    runner: str = "trust"  # reducer.second_look.RUNNER_MODES
     levels: str = "auto"  # "auto" or a comma list of: source, jaxpr (reducer.levels.jaxpr.level.parse_levels)
 
 

@@ -18,7 +18,6 @@ import signal
 import threading
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +29,7 @@ from reducer.errors import INTERRUPTED, NO_RESUME, NOT_VERIFIED, TOOL_BUG, USAGE
 from reducer.files import write_atomic
 from reducer.timeouts import FRESH_START
 from reducer.established import Established, Options
-from reducer.verdict import Verdict, last_words, own_output, verify_runs
+from reducer.verdict import Verdict, final_checks, own_output, verify_runs
 from reducer.workers import scratch
 from reducer.workers.command import CommandRunner, runner_for
 from reducer.workers.sandbox import Limits
@@ -72,6 +71,7 @@ class Job:
         self.scratch = scratch.folder(scratch_prefix)
         self.sandbox = None
         self.fresh_seconds = 0.0  # the latest run in a fresh interpreter that ran to its end: what a final check costs here
+        self.checks_seconds: float | None = None  # how long the final checks took, once they ran
         self.adopted: list = []  # sandboxes of levels' own, whose candidates an interrupt kills too
         self.first_limits = Limits()  # the first runs' limits; a level's job sets its own
         self.requested: Oracle | None = None  # the oracle --oracle asked for (None: auto); `established.oracle` is the one kept
@@ -182,10 +182,13 @@ class Job:
         at a time, as many as `verify_runs` asks for a failure seen in `rate` of runs) to fit in --max-time."""
         if self.deadline is None:
             return None
+        if self.checks_seconds is not None:  # they ran once: what they took, not an estimate
+            return self.deadline - max(CHECK_FLOOR, 1.2 * self.checks_seconds + 2)
         rounds = -(-verify_runs(self.options.verify_runs, rate) // max(1, self.options.jobs))
         # the checks start new interpreters; the first runs were warm. A fresh run measured on this
-        # machine, as loaded as it is now, says what one costs better than the allowance
-        fresh = max(1.5 * run_seconds + FRESH_START, self.fresh_seconds)
+        # machine, as loaded as it is now, says what one costs better than the allowance. Too much
+        # is kept rather than too little: what the checks leave is not lost (`ChainJob.checked`)
+        fresh = max(2.0 * run_seconds + FRESH_START, self.fresh_seconds)
         reserve = min(CHECK_SHARE * self.options.max_time, max(CHECK_FLOOR, 1.2 * rounds * fresh + 2))
         return self.deadline - reserve
 
@@ -230,40 +233,9 @@ class Job:
 
     # -- the final checks -----------------------------------------------------------------------
     def verify(self, program: str, established: Established, original: str, fresh_run=None, judge=None) -> Verdict:
-        """Run the result `verify_runs` times in fresh interpreters (more for a failure that comes and goes:
-        enough that it shows in one of them but once in a hundred reductions); when none fails, run the
-        original again to tell a failure lost by reduction from one that comes and goes. A run that
-        --max-time cut short proves nothing either way. `fresh_run` runs a program in a fresh
-        interpreter and `judge` judges runs (a level's own, for its own result; else the job's)."""
-        if self.out_of_time():
-            return Verdict("not run (--max-time reached first)", True, established.run)
-        fresh_run, judge = fresh_run or self.fresh_run, judge or self.judge
-        n = verify_runs(self.options.verify_runs, established.rate)
-        with ThreadPoolExecutor(max_workers=max(1, min(n, self.options.jobs))) as pool:
-            runs = list(pool.map(lambda _: fresh_run(program), range(n)))
-        verdicts = [judge(established.oracle, established.signature, r) for r in runs]
-        late = self.out_of_time()
-        cut = sum(1 for r, (ok, _) in zip(runs, verdicts) if not ok and r.timed_out and late)
-        good = sum(1 for ok, _ in verdicts if ok)
-        run = next((r for r, (ok, _) in zip(runs, verdicts) if ok), established.run)
-        if good == n - cut:
-            if not cut:
-                return Verdict(f"yes ({good}/{n} runs show the same signature)", True, run)
-            others = f"; the {good} others show the same signature" if good else ""
-            return Verdict(f"not finished within --max-time ({cut}/{n} runs cut short{others})", True, run)
-        seen = ", ".join(dict.fromkeys(str(s) if s is not None else last_words(r) for r, (ok, s) in zip(runs, verdicts)
-                                       if not ok))
-        if good:
-            return Verdict(f"only {good}/{n} runs show the signature (nondeterministic); others: {seen}", True, run)
-        failing = next(r for r, (ok, _) in zip(runs, verdicts) if not ok and not (r.timed_out and late))
-        if self.out_of_time():
-            return Verdict(f"no: 0/{n} runs of the result show it; saw {seen} (no time left to run the original "
-                           f"again)", False, failing)
-        if judge(established.oracle, established.signature, fresh_run(original))[0]:
-            return Verdict(f"no: the failure was lost (0/{n} runs of the result show it, the original still "
-                           f"does; saw {seen})", False, failing)
-        return Verdict(f"no: nondeterministic (0/{n} runs of the result and a new run of the original show it; "
-                       f"saw {seen})", False, failing)
+        """`reducer.verdict.final_checks` of `program` (a level's own `fresh_run` and `judge`, for its own
+        result; else the job's)."""
+        return final_checks(self, program, established, original, fresh_run or self.fresh_run, judge or self.judge)
 
     def out_of_time(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline - 0.5
@@ -338,7 +310,7 @@ class Job:
         elif interrupted:
             verdict = Verdict("not run (interrupted)", True, established.run)
         else:
-            verdict = self.safely(lambda: self.verify(best, established, self.original_program()), established)
+            best, verdict = self.checked(best, established)
             if self.stop.is_set() and self.bug is None:  # Ctrl-C during the final checks
                 interrupted, verdict = True, Verdict("not finished (interrupted)", True, established.run)
         self.log(f"verified: {verdict.text}")
@@ -379,6 +351,10 @@ class Job:
             raise ReducerError("interrupted before the failure was established", INTERRUPTED)
         self.established = started[0]
         return started
+
+    def checked(self, best: str, established: Established) -> tuple[str, Verdict]:
+        """The result and its final checks' verdict (a chain's last level may go on from it)."""
+        return best, self.safely(lambda: self.verify(best, established, self.original_program()), established)
 
     def safely(self, check, established: Established) -> Verdict:
         try:

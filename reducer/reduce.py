@@ -4,8 +4,8 @@
 times, to measure how reliably it fails) and fixes what the reduction keeps in a frozen
 `Established` (oracle, signature, limits, votes, watches, data files); the chain runs its levels
 (`JaxprLevel` when it applies, then `reducer.levels.source.level.SourceLevel`, which gets the job's
-test and lets `_restart` look again at its result), each keeping its best program so far for
---resume, which goes on from the level that was running (`resume_from`); `finish` returns
+test and lets `reducer.second_look.restart` look again at its result), each keeping its best program
+so far for --resume, which goes on from the level that was running (`resume_from`); `finish` returns
 `repro.py` and `report.md` (the job writes them and the rest). After a failure in the Enzyme
 pipeline, the IR level follows on the module Enzyme-JAX ran for the result (`follow_levels`:
 `reducer.levels.mlir.ir_level.IrLevel`).
@@ -22,7 +22,7 @@ from typing import Callable
 
 import oracles
 from oracles.base import Oracle, Signature
-from reducer import bug_report, counterfactual, fixes, located, xla_culprit
+from reducer import bug_report, counterfactual, fixes, located, second_look, xla_culprit
 from reducer.data_literals import standalone
 from reducer.engine import Event
 from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
@@ -40,16 +40,7 @@ from reducer.timeouts import AdaptiveTimeout
 from reducer.workers.imports import preload_modules
 from reducer.workers.sandbox import Limits, RunResult, Sandbox
 
-__all__ = ["Options", "Established", "Reduction", "RUNNER_MODES", "parse_levels"]
-
-
-RUNNER_MODES = {
-    "trust": "candidates run one after another in one warm interpreter; the result is checked in a child of "
-             "its own, and if it does not fail there the reduction goes back to the last accepted program that "
-             "does and goes on confirming (default)",
-    "confirm": "as trust, with every interesting verdict confirmed in a forked child of its own",
-    "off": "a forked child per candidate",
-}
+__all__ = ["Options", "Established", "Reduction", "parse_levels"]
 
 
 class Reduction(ChainJob):
@@ -210,10 +201,14 @@ class Reduction(ChainJob):
         oracle, wanted = established.oracle, established.signature
         if self.options.timeout is None and not self.options.hangs and not oracle.runs_candidates:
             self.timeout = AdaptiveTimeout(self.limits.timeout)
-        fix = counterfactual.check_for(self, program, wanted) if program and not oracle.runs_candidates else None
+        going_on = self.verified is not None and program == self.verified[0]  # the fix it survived holds
+        fix = self.fix if going_on else counterfactual.check_for(self, program, wanted) \
+            if program and not oracle.runs_candidates else None
         self.fix = fix or self.fix
         ran, run = (program if self.resume_at == "source" else self.source), established.run  # a run of it
-        if program and program != self.source and self.latest_seconds is None:
+        if going_on:  # from the verified result, whose final checks ran it fresh
+            ran, run = self.verified
+        elif program and program != self.source and self.latest_seconds is None:
             # a level's result to go on from (a written-back script): the final checks run one of its size,
             # fresh, and its own check is what candidates are guarded by
             limits = dataclasses.replace(self.candidate_limits(), timeout=self.bounded(self.candidate_limits().timeout))
@@ -231,7 +226,7 @@ class Reduction(ChainJob):
                 self._count_runaway(run)
                 ok, seen = self.judge(oracle, wanted, run)
                 if ok and run.reused and self.runner == "confirm":
-                    run, (ok, seen) = self._confirm(source, oracle, wanted, cancel)
+                    run, (ok, seen) = second_look.confirm(self, source, oracle, wanted, cancel)
                 if ok and fix and not counterfactual.runs_clean(self, source, fix, cancel):
                     return False  # it stops whether or not the value is wrong
                 if ok and guard and not guard(source, run.output):
@@ -253,42 +248,6 @@ class Reduction(ChainJob):
             return False
 
         return test
-
-    def _confirm(self, source: str, oracle, wanted: Signature, cancel: threading.Event):
-        """An interesting verdict from the long-lived runner, checked in a child of its own: no
-        earlier candidate can have left anything behind there."""
-        again = self.execute(source, self.candidate_limits(), cancel, isolated=True)
-        verdict = self.judge(oracle, wanted, again)
-        if not verdict[0] and not again.cancelled:
-            with self.aside_lock:
-                self.unconfirmed += 1
-            self.log(f"the runner's verdict did not hold in a child of its own (seen there: {verdict[1]})")
-        return again, verdict
-
-    def _runner_misled(self, best: str, established: Established) -> bool:
-        """Whether trusted runner verdicts led to a result that fails only after other candidates."""
-        if not self._trusts_runner(established):
-            return False
-        run, left = self.execute(best, self.limits, isolated=True), self.remaining()
-        if run.timed_out and left is not None and left < 2.0:  # cut by --max-time: nothing learnt
-            return False
-        return not self.judge(established.oracle, established.signature, run)[0]
-
-    def _trusts_runner(self, established: Established) -> bool:
-        """Whether the long-lived runner's verdicts go unconfirmed (the result then runs in a child of its own)."""
-        trusted = self.options.warm and self.sandbox.reuse and self.runner == "trust"
-        return trusted and not established.oracle.runs_candidates
-
-    def _last_that_holds(self, accepted: list[str], established: Established) -> str:
-        """The newest accepted program that fails in a child of its own (bisected; the first holds)."""
-        good, bad = 0, len(accepted) - 1
-        while bad - good > 1:
-            mid = (good + bad) // 2
-            if self.judge(established.oracle, established.signature, self.execute(accepted[mid], self.limits, isolated=True))[0]:
-                good = mid
-            else:
-                bad = mid
-        return accepted[good]
 
     # -- shrinking ------------------------------------------------------------------------------
     def on_engine_event(self, event: Event) -> None:
@@ -317,29 +276,17 @@ class Reduction(ChainJob):
         job's test, the runner's second look and when to stop shrinking."""
         return dataclasses.replace(super().context(established, level), on_event=self.on_engine_event,
                                    test_for=lambda program: self.make_test(established, program),
-                                   restart=lambda best: self._restart(best, established),
+                                   restart=lambda best: second_look.restart(self, best, established),
                                    until=lambda: self.shrink_until(established))
 
     def shrink_until(self, established: Established) -> float | None:
-        """When shrinking stops: before the result's second look (`_restart`), the final checks, the data
-        written in and XLA's culprit search."""
+        """When shrinking stops: before the result's second look (`second_look.restart`), the final checks,
+        the data written in and XLA's culprit search."""
         seconds = established.seconds if self.latest_seconds is None else self.latest_seconds
         if (when := standalone.deadline(self, established, seconds)) is None:
             return None
-        second_look = 1.5 * seconds + 2.0 if self._trusts_runner(established) else 0.0
-        return when - xla_culprit.reserve(self, established, seconds) - second_look
-
-    def _restart(self, best: str, established: Established) -> str | None:
-        """Where the source level goes on from when trusted runner verdicts led to a result that
-        fails only after other candidates (None: the result stands); verdicts are confirmed from then on."""
-        if not self._runner_misled(best, established):
-            return None
-        restart = self._last_that_holds(self.accepted, established)
-        self.log(f"the result ({self.rep.size(best)} tokens) does not fail in a child of its own: an earlier "
-                 f"candidate left something behind in the long-lived runner; going on from the last accepted "
-                 f"program that does ({self.rep.size(restart)} tokens), with interesting verdicts confirmed")
-        self.runner = "confirm"
-        return restart
+        look = 1.5 * seconds + 2.0 if second_look.trusts_runner(self, established) else 0.0
+        return when - xla_culprit.reserve(self, established, seconds) - look
 
     def log_counts(self, best: str) -> None:
         stats = self.counts.get("source")

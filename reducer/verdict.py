@@ -3,6 +3,7 @@ run of the original or of the result (`reducer.job.Job.verify`)."""
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import oracles
@@ -20,6 +21,7 @@ class Verdict:
     text: str
     ok: bool
     run: RunResult | None = None
+    every: bool = False  # every run showed the signature, none cut short
 
 
 def last_words(run: RunResult) -> str:
@@ -85,3 +87,38 @@ def not_failing(script, run: RunResult, requested, options) -> ReducerError:
                             f"saw: {what}", OTHER_FAILURE)
     return ReducerError(f"{script}: fails with no recognised failure ({last_words(run)}); "
                         f"use --oracle regex:PATTERN or script:COMMAND", OTHER_FAILURE)
+
+
+def final_checks(job, program: str, established, original: str, fresh_run, judge) -> Verdict:
+    """Run the result `verify_runs` times in fresh interpreters (`fresh_run`, more for a failure that
+    comes and goes: enough that it shows in one of them but once in a hundred reductions); when none
+    fails, run the original again to tell a failure lost by reduction from one that comes and goes.
+    A run that --max-time cut short proves nothing either way. `judge` judges runs (`Job.judge`)."""
+    if job.out_of_time():
+        return Verdict("not run (--max-time reached first)", True, established.run)
+    n = verify_runs(job.options.verify_runs, established.rate)
+    with ThreadPoolExecutor(max_workers=max(1, min(n, job.options.jobs))) as pool:
+        runs = list(pool.map(lambda _: fresh_run(program), range(n)))
+    verdicts = [judge(established.oracle, established.signature, r) for r in runs]
+    late = job.out_of_time()
+    cut = sum(1 for r, (ok, _) in zip(runs, verdicts) if not ok and r.timed_out and late)
+    good = sum(1 for ok, _ in verdicts if ok)
+    run = next((r for r, (ok, _) in zip(runs, verdicts) if ok), established.run)
+    if good == n - cut:
+        if not cut:
+            return Verdict(f"yes ({good}/{n} runs show the same signature)", True, run, every=True)
+        others = f"; the {good} others show the same signature" if good else ""
+        return Verdict(f"not finished within --max-time ({cut}/{n} runs cut short{others})", True, run)
+    seen = ", ".join(dict.fromkeys(str(s) if s is not None else last_words(r) for r, (ok, s) in zip(runs, verdicts)
+                                   if not ok))
+    if good:
+        return Verdict(f"only {good}/{n} runs show the signature (nondeterministic); others: {seen}", True, run)
+    failing = next(r for r, (ok, _) in zip(runs, verdicts) if not ok and not (r.timed_out and late))
+    if job.out_of_time():
+        return Verdict(f"no: 0/{n} runs of the result show it; saw {seen} (no time left to run the original "
+                       f"again)", False, failing)
+    if judge(established.oracle, established.signature, fresh_run(original))[0]:
+        return Verdict(f"no: the failure was lost (0/{n} runs of the result show it, the original still "
+                       f"does; saw {seen})", False, failing)
+    return Verdict(f"no: nondeterministic (0/{n} runs of the result and a new run of the original show it; "
+                   f"saw {seen})", False, failing)

@@ -12,6 +12,7 @@ import pytest
 from conftest import PROGRAMS, assert_gone_soon
 from reducer.workers import runner
 from reducer.reduce import Options, Reduction
+from reducer import second_look
 from reducer.workers.sandbox import Limits, Sandbox
 
 PID = "import os\nprint('pid', os.getpid())\n"
@@ -156,10 +157,10 @@ def test_a_result_that_holds_only_in_the_runner_is_caught_and_bisected(tmp_path)
                 "if builtins.reducer_poison_runs > 1:\n    raise RuntimeError('BUG-7')\n")
         test = job.make_test(est)
         assert test(lost, threading.Event())
-        assert job._runner_misled(lost, est)
-        assert not job._runner_misled(job.source, est)
+        assert second_look.runner_misled(job, lost, est)
+        assert not second_look.runner_misled(job, job.source, est)
         history = [job.source, job.source + "\n", job.source + "\n\n", lost, lost + "\n"]
-        assert job._last_that_holds(history, est) == job.source + "\n\n"
+        assert second_look.last_that_holds(job, history, est) == job.source + "\n\n"
         job.runner = "confirm"
         assert not test(lost, threading.Event())
         assert job.unconfirmed == 1

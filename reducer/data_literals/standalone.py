@@ -180,7 +180,7 @@ def deadline(job, established, seconds: float | None = None) -> float | None:
     the original's)."""
     seconds = established.seconds if seconds is None else seconds
     when = job.shrink_deadline(seconds, established.rate)
-    if when is None or not job.sandbox.data_files:
+    if when is None or not job.sandbox.data_files or job.data is not None:  # not made, or made already
         return when
     return when - min(0.15 * job.options.max_time, 2 * (1.5 * seconds + 5.0))
 

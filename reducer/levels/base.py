@@ -31,7 +31,9 @@ class LevelResult:
     program is (empty when the level's result was not kept), the data files the next level's
     candidates need beside them, and the most seconds the next level should go without a smaller
     candidate (None: its own --stall), whether the level itself stopped early for want of a
-    smaller candidate (its --stall), and its engine's cache hits and seconds spent shrinking."""
+    smaller candidate (its --stall), whether it stopped at the end of its time short of both its
+    fixpoint and its stall (`cut`: it may go on, given time), and its engine's cache hits and seconds
+    spent shrinking."""
 
     program: str
     tested: int = 0
@@ -43,6 +45,7 @@ class LevelResult:
     stall: float | None = None
     report: Mapping[str, object] = field(default_factory=dict)
     stalled: bool = False
+    cut: bool = False
     cache_hits: int = 0
     seconds: float = 0.0
 

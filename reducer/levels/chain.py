@@ -7,6 +7,10 @@ says why it does not run with `why_not`), hands it a `LevelContext` (`context`) 
 on); once the result is verified, `follow_up` runs the first of `follow_levels()` that applies
 (the IR level after a script), whose failures never cost the result: its judging is its own.
 
+The levels stop where an estimate of the final checks' length says; when the checks leave time
+(`checked`), the last level goes on from the verified result (`_go_on`) with what they measured kept
+for them, and its result stands once verified in turn.
+
 Every level keeps its best program so far through `on_accept` (`keep`), in its own form
 (`best.py`, `best.jaxpr`, `best.mlir`), with `state.json` naming the level; `--resume` goes on
 from that level (`resume_level`): the levels before it are skipped and it starts from the program
@@ -21,6 +25,10 @@ from pathlib import Path
 from reducer.established import Established
 from reducer.job import Job
 from reducer.levels.base import LevelContext, LevelResult
+
+
+#: the least seconds of shrinking worth going on for, after the final checks
+GO_ON_LEAST = 10.0
 
 
 class ChainJob(Job):
@@ -38,6 +46,8 @@ class ChainJob(Job):
         self.previous: dict = {}  # the state of the interrupted run being resumed
         self.resume_at: str | None = None  # the level that run was in
         self.resumed: str | None = None  # and the best program it kept there
+        self.verified: tuple | None = None  # (result, a run of it that showed the failure), going on from it
+        self.ended: tuple | None = None  # (level, its LevelResult): the last level that made a result
 
     # -- what an input's job supplies -----------------------------------------------------------
     def levels(self) -> tuple:
@@ -70,6 +80,7 @@ class ChainJob(Job):
             result = None if note is not None else level.reduce(program, established, self.context(established, level))
             if result is not None:
                 program, established = result.program, self.take(result, established)
+                self.ended = (level, result)
         return self.after_chain(program, established)
 
     def skipped(self, level) -> bool:
@@ -95,9 +106,54 @@ class ChainJob(Job):
             self.stall = result.stall
             self.log(f"{self.levels()[-1].name} level: from the written-back program, stopping after "
                      f"{result.stall:g} s without a smaller candidate")
-        self.levels_run = [name for r in self.chain for name in r.levels]
+        self.levels_run = list(dict.fromkeys(name for r in self.chain for name in r.levels))
         self.stalled = result.stalled
         return established
+
+    # -- the final checks, and the time they leave ---------------------------------------------------
+    def checked(self, best: str, established: Established):
+        """The result and its final checks' verdict. Shrinking stopped where an estimate of the checks'
+        length said (under load it is off threefold either way); when they leave time, the last level
+        goes on from the verified result (`_go_on`), and what it makes stands once its own final checks
+        show the failure in every run (else the verified result does)."""
+        began = time.monotonic()
+        best, verdict = super().checked(best, established)
+        self.checks_seconds = time.monotonic() - began
+        while (more := self._go_on(best, established, verdict)) is not None:
+            began = time.monotonic()
+            _, again = super().checked(more, established)
+            self.checks_seconds = time.monotonic() - began
+            if not again.every:
+                self.log(f"its result ({self.rep.size(more)} {self.unit}) is not verified ({again.text}): the "
+                         f"verified result ({self.rep.size(best)} {self.unit}) stands")
+                break
+            best, verdict = more, again
+        return best, verdict
+
+    def _go_on(self, best: str, established: Established, verdict) -> str | None:
+        """The last level's smaller result from the verified `best`, shrinking until the time left but
+        what the final checks took (`Job.checks_seconds`, which the job's deadlines then keep for
+        them); None where it does not go on: the checks were not all passed, the level reached its
+        fixpoint or its stall (`LevelResult.cut`), too little time is left, or it made nothing smaller."""
+        level, last = self.ended or (None, None)
+        left = self.remaining()
+        spare = None if left is None else left - (1.2 * self.checks_seconds + 2)
+        final = last is not None and level.name == self.levels()[-1].name  # whose input is a result's form
+        if not (verdict.every and final and last.cut and spare is not None and self.bug is None
+                and not self.stop.is_set() and spare >= max(GO_ON_LEAST, self.checks_seconds)):
+            return None
+        self.verified = (best, verdict.run)
+        size = self.rep.size(best)
+        self.log(f"{level.name} level: going on from the verified result ({size} {self.unit}; {verdict.text}) for "
+                 f"the {spare:.0f} s its final checks ({self.checks_seconds:.0f} s) left")
+        result = level.reduce(best, established, dataclasses.replace(self.context(established, level), resumed=best))
+        if result is None or self.stop.is_set():
+            return None
+        self.take(result, established)
+        self.ended = (level, result)
+        self.log(f"{level.name} level, going on: {size} -> {self.rep.size(result.program)} {self.unit}; "
+                 f"{result.tested} tested, {result.accepted} accepted")
+        return result.program if self.rep.size(result.program) < size else None
 
     def follow_up(self, best: str, established: Established) -> LevelResult | None:
         """The first following level that applies, run on the verified result; an oracle's exception

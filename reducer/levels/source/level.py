@@ -53,7 +53,8 @@ class SourceLevel:
     def reduce(self, program: str, established: Established, ctx: LevelContext) -> LevelResult:
         """Shrink `program` to a fixpoint of the source passes (again from the program `restart`
         gives, when it gives one); the result names "source" among its levels when the passes ran."""
-        shrinks = self.shrinks(ctx.levels)
+        shrinks, resumed = self.shrinks(ctx.levels), self.resume or ctx.resumed is not None
+        program = ctx.resumed or program
         if "jaxpr" in ctx.levels:  # the program is a write-back: offer the user's own calls
             self.rep.original_calls = original_calls(self.original)
         keep = ctx.on_accept or (lambda best, counts: None)
@@ -63,8 +64,8 @@ class SourceLevel:
                         deadline=ctx.until if ctx.until is not None else ctx.deadline, stall=ctx.stall,
                         reorder=ctx.reorder)
         keep(program, problem.stats)
-        self.rep.note_failure(program, established.run.output, self.file_name, ran=None if self.resume else self.original)
-        if shrinks and not self.resume:
+        self.rep.note_failure(program, established.run.output, self.file_name, ran=None if resumed else self.original)
+        if shrinks and not resumed:
             program = self._start(program, established, ctx, problem, keep)
         best = engine.reduce(program)
         restart = None if ctx.stop.is_set() or ctx.restart is None else ctx.restart(best)
@@ -76,7 +77,7 @@ class SourceLevel:
             keep(best, problem.stats)
         stats = problem.stats
         return LevelResult(best, stats.tested, stats.accepted, levels=("source",) if shrinks else (),
-                           stalled=engine.stalled, cache_hits=stats.cache_hits, seconds=stats.seconds)
+                           stalled=engine.stalled, cut=engine.cut, cache_hits=stats.cache_hits, seconds=stats.seconds)
 
     def _start(self, program: str, established: Established, ctx: LevelContext, problem: Problem,
                keep: Callable) -> str:
