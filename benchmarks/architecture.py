@@ -1,5 +1,6 @@
 """The architecture check: lower layers never import higher ones, modules and functions stay small,
-and no block of code is written twice.
+no block of code is written twice, and no signature's family is compared with a family's name
+outside `oracles/` (what kind of failure it is, `oracles.kinds` says).
 
     python benchmarks/architecture.py     # one violation a line, exit 1; or a one-line summary, exit 0
 
@@ -231,10 +232,35 @@ def duplicate_violations(mods: list[Module]) -> list[str]:
     return out
 
 
+def _names_a_family(node: ast.AST) -> bool:
+    """Whether `node` is a family's name spelled out: a string, or a tuple or list of them."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    return isinstance(node, (ast.Tuple, ast.List)) and bool(node.elts) and all(map(_names_a_family, node.elts))
+
+
+def family_violations(mods: list[Module]) -> list[str]:
+    """Comparisons of a signature's `family` with a family's name outside `oracles/`: what kind of
+    failure a signature is, `oracles.kinds` says, in one place."""
+    out = []
+    for module in mods:
+        if module.name == "oracles" or module.name.startswith("oracles."):
+            continue
+        for node in ast.walk(module.tree):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            family = any(isinstance(side, ast.Attribute) and side.attr == "family" for side in sides)
+            if family and any(_names_a_family(side) for side in sides):
+                out.append(f"{module.where}:{node.lineno}: family: a family's name compared outside oracles/ "
+                           f"(ask oracles.kinds)")
+    return out
+
+
 def violations(root: Path = ROOT) -> list[str]:
     """Every violation, one line each: `path:line: kind: what`."""
     mods = modules(root)
-    return layer_violations(mods) + size_violations(mods) + duplicate_violations(mods)
+    return layer_violations(mods) + size_violations(mods) + duplicate_violations(mods) + family_violations(mods)
 
 
 def layer_table() -> str:
@@ -257,7 +283,7 @@ def main(argv: list[str]) -> int:
         return 1
     print(f"architecture: {len(modules())} modules in {', '.join(PACKAGES)}: no upward import, no module over "
           f"{MAX_MODULE_LINES} lines, no function over {MAX_FUNCTION_LINES}, no repeated block of "
-          f"{MIN_DUPLICATE_LINES} lines")
+          f"{MIN_DUPLICATE_LINES} lines, no family's name compared outside oracles/")
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from oracles import kinds
 from oracles.base import Signature
 from oracles.wrong_result import SAID
 from reducer import env as envmod, filing
@@ -47,7 +48,7 @@ class ReductionSummary:
 
 
 def run_command(sig: Signature, script: str = "repro.py") -> str:
-    if sig.family == "activity-mismatch" and sig.get("kind") == "numeric":
+    if kinds.numeric_gradient(sig):
         return f"REDUCER_CHECK_GRADIENTS=1 python -m reducer.harness {script}   # or: python {script}"
     return f"python {script}"
 
@@ -104,12 +105,11 @@ def crash_sentence(sig: Signature, subjects: dict | None = None) -> str:
 
 def _case(sig: Signature) -> str:
     """Which of the report's stock sentences fit the failure."""
-    f = sig.family
-    if f == "adjoint-missing":
-        return "enzyme-adjoint" if sig.get("source") == "enzyme" else "jax-rule"
-    if f == "activity-mismatch":
-        return "numeric" if sig.get("kind") == "numeric" else "activity"
-    return f
+    if kinds.adjoint_missing(sig):
+        return "enzyme-adjoint" if kinds.enzyme_adjoint(sig) else "jax-rule"
+    if kinds.activity_mismatch(sig):
+        return "numeric" if kinds.numeric_gradient(sig) else "activity"
+    return sig.family
 
 
 def as_printed(sig: Signature, excerpt: str) -> str:
@@ -277,12 +277,12 @@ def _overflow(sig: Signature) -> str:
 
 def _origin_fix(sig: Signature) -> str:
     """What made a non-finite value's reproducer run through, in words (`reducer.faults.origin`)."""
-    if sig.family == "nonfinite" and sig.get("fix") == WIDE:
+    if kinds.nonfinite(sig) and sig.get("fix") == WIDE:
         return (f"`{sig.get('op')}` computed in float64 (the program made float64 by "
                 f"`jax.config.update(\"jax_enable_x64\", True)`)")
-    if sig.family == "nonfinite" and sig.get("fix") in FORMULAS:
+    if kinds.nonfinite(sig) and sig.get("fix") in FORMULAS:
         return in_words(sig.get("fix"))
-    if sig.family != "nonfinite" or sig.get("fix") != "inner-where":
+    if not kinds.nonfinite(sig) or sig.get("fix") != "inner-where":
         return ""
     return (f"`{sig.get('op')}` evaluated at a safe point where its value or derivative is not finite (the "
             f"inner `where` JAX's FAQ describes)")

@@ -33,6 +33,7 @@ from __future__ import annotations
 import threading
 
 import oracles
+from oracles import kinds
 from oracles.outcome import Signature
 from oracles.wrong_result import against_cpu_alone
 from reducer.prologue import with_prologue
@@ -60,17 +61,13 @@ WHAT = {"enzyme": "Enzyme-JAX's derivative replaced by JAX's AD", "jit": "`jit` 
 OWNERS = {"enzyme": "enzyme-jax", "jit": "xla", "cpu": "xla", "descend": "program"}
 
 
-#: families decided by a check in the program itself, whose reference is not in the signature
-OWN_CHECKS = ("own-check", "regex", "script")
-
-
 def mode(sig: Signature) -> str | None:
     """Which part the fix replaces for this failure; None when the program does not stop by itself."""
     if not sig.get("program-exit"):
         return None
-    if sig.family == "activity-mismatch" and sig.get("kind") == "numeric":
+    if kinds.numeric_gradient(sig):
         return "enzyme"
-    if sig.family == "wrong-result":
+    if kinds.wrong_result(sig):
         return "cpu" if against_cpu_alone(sig) else "jit"
     return None
 
@@ -81,9 +78,9 @@ def modes(sig: Signature, program: str) -> list[str]:
     each reference the program can be given: the one that makes the program run through is the bug."""
     if mode(sig):
         return [mode(sig)]
-    if sig.family == "nonfinite" and sig.get("check") in ("assert", "raise"):
+    if kinds.nonfinite(sig) and sig.get("check") in ("assert", "raise"):
         return []  # a check for NaN or Inf: its fix is the origin's (`reducer.faults.origin`)
-    if sig.family not in OWN_CHECKS + ("nonfinite",) or sig.get("reads") == "nonfinite":
+    if not kinds.decided_by_program(sig) or sig.get("reads") == "nonfinite":
         return []
     tried = [how for how, needs in (("enzyme", "enzyme_jax_ir"), ("jit", "jit")) if needs in program]
     return tried + (["descend"] if "optax" in program and sig.get("reads") in ("order", "value") else [])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from oracles import kinds
 from oracles.base import Oracle, Signature
 from reducer.established import Established
 from reducer.faults import nonfinite, origin
@@ -42,7 +43,7 @@ def resumed(job, oracle: Oracle, wanted: Signature, limits: Limits):
     """The fault finder a resumed reduction's runs need to name the fault of `wanted` again."""
     if crash_site.located(wanted) and wanted.get("op"):
         return crash_site.CrashingOperation(job.sandbox, limits, oracle, wanted)
-    if wanted.family == "nonfinite":
+    if kinds.nonfinite(wanted):
         sites = _nonfinite(job, oracle, limits)
         sites.expect(wanted)
         sites.localiser.expect(wanted)

@@ -29,6 +29,10 @@ def test_no_block_is_written_twice():
     _fail_listing(architecture.duplicate_violations(architecture.modules()))
 
 
+def test_a_failures_kind_is_asked_of_oracles():
+    _fail_listing(architecture.family_violations(architecture.modules()))
+
+
 def test_every_module_has_a_layer():
     assert [m.name for m in architecture.modules() if architecture.layer_of(m.name) is None] == []
 
@@ -55,7 +59,7 @@ def test_the_checker_finds_what_it_is_for(tmp_path):
         "reducer/levels/jaxpr/__init__.py": "",
         "reducer/levels/jaxpr/capture.py": "import oracles\n",
         "reducer/cli.py": "from reducer.levels.mlir import worker\nfrom reducer import job\n",
-        "reducer/job.py": "",
+        "reducer/job.py": "def f(sig):\n    return sig.family == 'crash' or sig.family in ('a', 'b') or sig.family == x\n",
         "oracles/a.py": f'def a(value):\n    """Doc."""\n    total = 0\n{body}    return total\n',
         "oracles/b.py": f"def b(value):\n    # a comment\n    total = 0\n\n{body}    return total\n"
                         + "def long():\n" + "".join(f"    x{i} = {i}\n" for i in range(70)),
@@ -66,6 +70,8 @@ def test_the_checker_finds_what_it_is_for(tmp_path):
     assert "a higher layer" in layers[1] and "may not import" in layers[0]
     sizes = architecture.size_violations(mods)
     assert sizes == ["oracles/b.py:14: size: function long of 71 lines (at most 60)"]
+    families = architecture.family_violations(mods)
+    assert families == ["reducer/job.py:2: family: a family's name compared outside oracles/ (ask oracles.kinds)"] * 2
     dups = architecture.duplicate_violations(mods)
     assert dups == ["oracles/a.py:3: duplicate: lines 3-12 stand again at oracles/b.py:3-13"]
 

@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from oracles import kinds
 from oracles.base import Signature
 from reducer.corpus.cases import (EXTRA_FILES, MAX_ORIGINAL_CHARS, MAX_ORIGINAL_LINES, REPRODUCES, Case, case_id,
                                   load_corpus, oracle_spec)
@@ -104,7 +105,7 @@ def _read_signature(out: Path) -> tuple[Signature, str]:
 
 def _new_id(sig: Signature, root: Path, force: bool) -> str:
     """The case id for `sig` in the corpus at `root`; a twin signature is refused unless `force`."""
-    twins = [c for c in load_corpus(root) if c.signature.family == sig.family and c.signature.fields == sig.fields]
+    twins = [c for c in load_corpus(root) if kinds.identical(c.signature, sig)]
     if twins and not force:
         raise ReducerError(f"the corpus already has a case with this signature: {twins[0].folder} ({sig}); "
                            f"use --force to add a second one", DUPLICATE_CASE)

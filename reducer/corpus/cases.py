@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import oracles
-from oracles import oracle_spec
+from oracles import kinds, oracle_spec
 from oracles.base import Signature
 from reducer.errors import BAD_CASE, NOT_FOUND, ReducerError
 from reducer.files import write_atomic
@@ -156,7 +156,7 @@ def find_known(sig: Signature, root: Path) -> Case | None:
             case = load_case(folder)
         except ReducerError:
             continue
-        if case.signature.family == sig.family and case.signature.fields == sig.fields:
+        if kinds.identical(case.signature, sig):
             return case
     return None
 

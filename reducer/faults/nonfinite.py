@@ -28,6 +28,7 @@ import ast
 import re
 from typing import Callable
 
+from oracles import kinds
 from oracles.own_check import own_frames
 from oracles.outcome import RunResult, Signature
 from reducer.faults import CutShort, Fault
@@ -230,9 +231,9 @@ def applies(sig: Signature, run: RunResult | None = None) -> bool:
     """Whether a failure is a check on a non-finite value, whose operation at fault can be located:
     a check that reads one, or a comparison (`assert_allclose`) that `run` shows failing on a NaN or
     an Inf on one side only."""
-    if sig.family == "nonfinite" or sig.family == "own-check" and sig.get("reads") == "nonfinite":
+    if kinds.on_nonfinite(sig):
         return True
-    return (sig.family == "own-check" and sig.get("reads") == "close" and run is not None
+    return (kinds.reads(sig) == "close" and run is not None
             and bool(MISMATCHED.search(run.output)))
 
 

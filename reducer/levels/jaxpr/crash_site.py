@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from oracles import kinds
 from oracles.crash import OPERATION, without_operation
 from oracles.outcome import RunResult, Signature
 from reducer.faults import Fault
@@ -158,7 +159,7 @@ MAX_CALLS = 3  # recorded calls tried, latest first: a crash at exit leaves call
 
 def located(sig: Signature | None) -> bool:
     """Whether `sig` is a failure whose operation can be looked for: a death by a signal."""
-    return sig is not None and sig.family == "crash" and sig.get("how") == "signal"
+    return kinds.signal_crash(sig)
 
 
 def evidence(op: str) -> str:

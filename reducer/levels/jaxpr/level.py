@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from oracles import kinds
 from oracles.base import Oracle, Signature
 from reducer.engine import Engine, Problem
 from reducer.established import Established
@@ -102,7 +103,7 @@ class Judge:
         self.oracle, self.wanted, self.sites = oracle, wanted, sites
         self.verdict = verdict or plain_judge  # the job's `Job.judge`: an oracle's exception is a tool bug
         self.check = value_checks.check_of(wanted)
-        self.ahead = bool(self.check) or (wanted.family == "crash" and wanted.get("how") in ("signal", "hang"))
+        self.ahead = bool(self.check) or (kinds.crash(wanted) and wanted.get("how") in ("signal", "hang"))
 
     def candidates(self, found: dict) -> list[str]:
         """The captured specs worth trying, in order."""

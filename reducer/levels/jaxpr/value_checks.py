@@ -25,6 +25,7 @@ import dataclasses
 import json
 import os
 
+from oracles import kinds
 from oracles.wrong_result import CPU, against_cpu_alone
 from reducer.levels.jaxpr import nonfinite_replay
 from reducer.levels.jaxpr import program as jp
@@ -42,11 +43,11 @@ class NumericMismatch(Exception):
 
 def check_of(signature) -> str:
     """The check a failure with this signature needs ("gradient", "result"), or "" for none."""
-    if signature.family == "activity-mismatch" and signature.get("kind") == "numeric":
+    if kinds.numeric_gradient(signature):
         return "gradient"
-    if signature.family == "wrong-result":
+    if kinds.wrong_result(signature):
         return "result"
-    if signature.family == "nonfinite":
+    if kinds.nonfinite(signature):
         return "nonfinite"
     return ""
 
@@ -74,10 +75,10 @@ def fits(spec: Spec, check: str) -> bool:
 
 def same(oracle, wanted, run) -> tuple[bool, object]:
     """Whether a replay shows the wanted numeric failure, all but the program's own fields."""
-    if wanted.family == "nonfinite":
+    if kinds.nonfinite(wanted):
         return nonfinite_replay.same(wanted, run)
     seen = oracle.classify(run)
-    if seen is None or run.timed_out or seen.family != wanted.family:
+    if seen is None or run.timed_out or not kinds.same_family(seen, wanted):
         return False, seen
     strip = lambda sig: {k: v for k, v in sig.fields if k not in PROGRAM_FIELDS}  # noqa: E731
     return strip(seen) == strip(wanted), seen

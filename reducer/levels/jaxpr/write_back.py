@@ -10,6 +10,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from oracles import kinds
 from oracles.base import Oracle, Signature
 from reducer.faults import float64_fix, nonfinite, origin
 from reducer.faults.attach import Attached
@@ -36,7 +37,7 @@ def sites_for(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signatur
 def nonfinite_sites(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature):
     """What names where a written-back script's non-finite value is made, when the wanted failure
     is one (`reducer.faults.nonfinite`: the script runs again with JAX's NaN checks on)."""
-    if wanted.family != "nonfinite":
+    if not kinds.nonfinite(wanted):
         return None
     sites = Attached(origin.ValueOrigin(lambda text: sandbox.run(text, limits, fresh=True)), oracle,
                      nonfinite.applies)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import signal as signals
 
+from oracles import kinds
 from oracles.outcome import Signature
 from reducer.faults import Fault, signed
 from reducer.levels.mlir import failure_names
@@ -36,7 +37,7 @@ class CrashingPass(failure_names.FailingPass):
         super().__init__(lambda module_text, pipeline: dies_by(worker, module_text, pipeline))
 
     def applies(self, signature: Signature | None) -> bool:
-        return signature is None or signature.family == "crash" and signature.get("how") == "signal"
+        return signature is None or kinds.signal_crash(signature)
 
     def fault(self, name: str, whole) -> Fault:
         what = signals.Signals(whole).name

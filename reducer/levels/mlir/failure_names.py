@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Hashable
 
+from oracles import kinds
 from oracles.outcome import RunResult, Signature
 from reducer.faults import Fault
 from reducer.faults.alone import WHOLE, Alone
@@ -45,7 +46,7 @@ def named_ops(sig) -> set[str]:
 def relabel(sig: Signature, output: str, diagnostic: str) -> Signature:
     """`sig` (an `xla-status` crash of an Enzyme-JAX run, with its first diagnostic) under the
     name of what happened; other signatures as they are."""
-    if sig.family != "crash" or sig.get("how") != "xla-status":
+    if not kinds.xla_status(sig):
         return sig
     for pattern, how, title in KINDS:
         if pattern.search(output):
@@ -56,7 +57,7 @@ def relabel(sig: Signature, output: str, diagnostic: str) -> Signature:
 
 def same_kind(wanted: Signature, seen: Signature) -> bool:
     """Signatures match on family and fields; the title may have been made more precise since."""
-    return wanted.family == seen.family and wanted.fields == seen.fields
+    return kinds.identical(wanted, seen)
 
 
 def without_pass(sig: Signature) -> Signature:
@@ -121,7 +122,7 @@ class FailingPass:
 
 
 def is_pass_failure(sig: Signature) -> bool:
-    return sig.family == "pipeline-error" or sig.get("how") == "pass-failure"
+    return kinds.pipeline_error(sig) or sig.get("how") == "pass-failure"
 
 
 def named(sig: Signature, name: str | None) -> Signature:
@@ -138,10 +139,10 @@ def culprit_of(sig: Signature) -> tuple[str, str] | None:
     pass that keeps only it (`isolate-culprit`): a missing adjoint's, a wrong gradient's, a wrong
     result's of XLA (not "function": no single operation)."""
     op = sig.get("op")
-    if sig.family == "adjoint-missing" and sig.get("source") == "enzyme" and op:
+    if kinds.enzyme_adjoint(sig) and op:
         return op, sig.get("target")
-    numeric = sig.family == "activity-mismatch" and sig.get("kind") == "numeric"
-    xla = sig.family == "wrong-result" and sig.get("source") == "xla"
+    numeric = kinds.numeric_gradient(sig)
+    xla = kinds.wrong_result(sig) and sig.get("source") == "xla"
     return (op, "") if (numeric or xla) and op not in ("", WHOLE) else None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from oracles import kinds
 from oracles.base import Signature
 from reducer import bug_report, env as envmod
 from reducer.files import scrub
@@ -93,14 +94,14 @@ def _tool(kind: str) -> str:
 
 def xla_happens(sig: Signature) -> str | None:
     """What goes wrong in XLA, said with the phase it happened in."""
-    phase, platform, f = sig.get("phase"), sig.get("platform"), sig.family
-    if f == "wrong-result" and sig.get("source") == "xla":
+    phase, platform = sig.get("phase"), sig.get("platform")
+    if kinds.wrong_result(sig) and sig.get("source") == "xla":
         op = (f"; the operation whose result alone already differs: `{sig.get('op')}`" if sig.get("op") != "function"
               else "; no operation's result differs on its own: the fault lies in how XLA compiles them together")
         return ("The module's results as XLA compiles it by default differ from those of the same module compiled "
                 "with XLA's optimisations off (backend optimisation level 0, and the HLO passes that change the "
                 f"module disabled), on the same inputs{op}.")
-    if f != "crash":
+    if not kinds.crash(sig):
         return None
     if sig.get("how") == "signal":
         if phase == "compile":
@@ -154,20 +155,20 @@ def tracker(kind: str, from_jax: bool) -> str | None:
 def what_happens(sig: Signature, kind: str, excerpt: str = "") -> str:
     """What goes wrong, said of the module and the tool that processes it (a module may come from
     anywhere, say Reactant.jl, so neither JAX nor `enzyme_jax_ir` is named)."""
-    f, tool = sig.family, _tool(kind)
+    tool = _tool(kind)
     if kind in XLA_KINDS and xla_happens(sig):
         return xla_happens(sig)
-    if f == "adjoint-missing" and sig.get("source") == "enzyme":
+    if kinds.enzyme_adjoint(sig):
         target = f" (custom call target `{sig.get('target')}`)" if sig.get("target") else ""
         return (f"Running Enzyme-JAX's pass pipeline on the module fails: Enzyme reports `could not compute the "
                 f"adjoint for this operation` for `{sig.get('op')}`{target}.")
-    if f == "activity-mismatch" and sig.get("kind") == "numeric":
+    if kinds.numeric_gradient(sig):
         return (f"The gradient Enzyme-JAX's pass pipeline computes for the module (reverse mode) disagrees with "
                 f"central finite differences of the module's own function, run with XLA; the operation whose "
                 f"gradient alone is wrong: `{sig.get('op')}`.")
-    if f == "activity-mismatch":
+    if kinds.activity_mismatch(sig):
         return f"{tool} fails on the module with a {sig.get('kind').replace('-', ' ')} error."
-    if f == "crash":
+    if kinds.crash(sig):
         said = bug_report.crash_sentence(sig, {"signal": f"The process running {tool} on the module", "xla-status": tool,
                                          "hang": f"{tool} on the module", "internal": f"{tool} on the module"})
         return said + (f" It dies while the pass `{sig.get('pass')}` runs (the shortest prefix of the pipeline "
@@ -177,19 +178,19 @@ def what_happens(sig: Signature, kind: str, excerpt: str = "") -> str:
 
 def expected(sig: Signature, kind: str) -> str:
     tool = _tool(kind)
-    if sig.family == "adjoint-missing" and sig.get("source") == "enzyme":
+    if kinds.enzyme_adjoint(sig):
         return (f"The pipeline differentiates the module: `{sig.get('op')}` needs an adjoint rule in Enzyme-JAX "
                 "(or a clear \"not supported\" diagnostic naming it).")
-    if sig.family == "activity-mismatch" and sig.get("kind") == "numeric":
+    if kinds.numeric_gradient(sig):
         return (f"The gradient agrees with finite differences of the same function (within the tolerances the "
                 f"reproducer states): `{sig.get('op')}` needs a correct derivative rule in Enzyme-JAX.")
-    if kind in XLA_KINDS and sig.family == "wrong-result":
+    if kind in XLA_KINDS and kinds.wrong_result(sig):
         return ("The results agree within the tolerances the reproducer states: an optimisation must not change what "
                 "the module computes.")
-    if kind in XLA_KINDS and sig.family == "crash":
+    if kind in XLA_KINDS and kinds.crash(sig):
         return ("XLA compiles and runs the module, or rejects it with an error that says what is wrong; it must not "
                 "crash the process.")
-    if sig.family == "crash":
+    if kinds.crash(sig):
         return (f"{tool} processes the module, or rejects it with a diagnostic that explains what is wrong; it must "
                 "not crash the process.")
     return f"{tool} processes the module without this failure."
@@ -208,7 +209,7 @@ def report(module_text: str, pipeline: str | None, runner_text: str, sig: Signat
                                       hlo_text=hlo_text, platform=sig.get("platform") or "cpu")
     out += shown
     out += ["## What happens", "", "```", scrub(run_excerpt.strip(), *private_paths) or "(no output)", "```", ""]
-    if sig.family == "crash" and sig.get("native"):
+    if kinds.crash(sig) and sig.get("native"):
         out += ["The native frames (shared object + offset, innermost first) come from a signal handler reducer "
                 f"adds to every candidate; with symbols: `gdb -batch -ex run -ex bt --args python {runner_name}`.", ""]
     out += ["## What was expected", "", expected(sig, summary.kind), ""]

@@ -22,6 +22,7 @@ import time
 import traceback
 from contextlib import contextmanager
 
+from oracles import kinds
 from oracles.base import Oracle, Signature, is_hang, normalize_message
 from oracles.outcome import RunResult
 from reducer.levels.mlir import failure_names
@@ -265,7 +266,7 @@ class WithDiagnostic(Oracle):
 
     def classify(self, run: RunResult) -> Signature | None:
         sig = self.base.classify(run)
-        if sig is None or sig.family != "crash":
+        if not kinds.crash(sig):
             return sig
         sig = with_phase(sig, run.output)
         if sig.get("how") == "signal":

@@ -16,6 +16,7 @@ import re
 import shutil
 from pathlib import Path
 
+from oracles import kinds
 from oracles.outcome import Signature
 from reducer.levels.mlir.wrong_gradient import differentiates
 from reducer.workers.sandbox import Limits, Sandbox
@@ -49,11 +50,11 @@ _reducer_capture_pipeline_inputs()
 def applies(sig: Signature, source: str) -> bool:
     """Whether the IR level follows a script reduction that ended with this failure: a missing
     adjoint in Enzyme-JAX, a wrong Enzyme-JAX gradient, or a crash of a script that uses Enzyme-JAX."""
-    if sig.family == "adjoint-missing":
-        return sig.get("source") == "enzyme"
-    if sig.family == "activity-mismatch":
-        return sig.get("kind") == "numeric"
-    return sig.family == "crash" and sig.get("how") == "signal" and "enzyme_ad" in source
+    if kinds.adjoint_missing(sig):
+        return kinds.enzyme_adjoint(sig)
+    if kinds.activity_mismatch(sig):
+        return kinds.numeric_gradient(sig)
+    return kinds.signal_crash(sig) and "enzyme_ad" in source
 
 
 def with_capture(source: str) -> str:

@@ -35,6 +35,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from oracles import kinds
 from oracles.outcome import Signature
 from oracles.own_check import failed_check
 from reducer.levels.source.computed_check import _callee, check_at, computes, holds, statement_at
@@ -309,7 +310,7 @@ class Guard:
 def guard_for(wanted: Signature, program: str | None, run, script_name: str, log) -> Guard | None:
     """The guard candidates are held to, for a check of the program's own: what the starting
     `program`, failing as `run` did, shows of it (the log says which parts apply, and why not)."""
-    if wanted.family not in ("own-check", "nonfinite") or not program or run is None:
+    if not kinds.program_checks(wanted) or not program or run is None:
         return None
     computed = holds(wanted, program, run.output, script_name)
     if computed:
@@ -318,8 +319,8 @@ def guard_for(wanted: Signature, program: str | None, run, script_name: str, log
         log("the program's failing check reads no value this reading follows to a computation: candidates are "
             "judged on the check's failure alone")
     guard = Guard(wanted, script_name, computed)
-    reads = wanted.get("reads") if wanted.family == "own-check" else ""
-    if wanted.family == "nonfinite" and failed_check(run, wanted) not in ("assert", "raise", "exit"):
+    reads = kinds.reads(wanted)
+    if kinds.nonfinite(wanted) and failed_check(run, wanted) not in ("assert", "raise", "exit"):
         reads = "close"  # a comparison (`assert_allclose`) failing on a NaN or an Inf of one side
     if reads == "close":
         guard = _close_part(guard, program, run.output, script_name, log)

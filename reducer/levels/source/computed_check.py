@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from oracles import kinds
 from oracles.outcome import Signature
 from reducer.levels.source.passes._ast_tools import imported
 from reducer.levels.source.passes._failure_site import frames
@@ -228,11 +229,11 @@ def holds(wanted: Signature, source: str, output: str, script_name: str) -> bool
     """For a check of the program's own (`own-check`, `nonfinite`), whether the candidate `source`'s
     failing check still reads a computed value (at the line its run's traceback names in the
     script); any other failure holds."""
-    if wanted.family not in ("own-check", "nonfinite"):
+    if not kinds.program_checks(wanted):
         return True
     where = frames(output, script_name)
     if not where:
         return True
-    finite = wanted.family == "nonfinite" or wanted.get("reads") == "nonfinite"
+    finite = kinds.on_nonfinite(wanted)
     return reads_computed_value(source, where[-1][0], finite)
 

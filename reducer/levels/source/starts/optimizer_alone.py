@@ -40,6 +40,7 @@ import copy
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from oracles import kinds
 from oracles.outcome import RunResult, Signature
 from reducer.levels.source.representation import tokens
 from reducer.levels.source.starts.program_slice import (Scope, Slice, binds, changed_elsewhere, computes_nothing,
@@ -65,7 +66,7 @@ class OptimizerAlone:
 
     def applies(self, signature: Signature) -> bool:
         self.message = signature.get("message")
-        return (signature.family == "own-check" and signature.get("check") == "assert"
+        return (kinds.own_check(signature) and signature.get("check") == "assert"
                 and signature.get("reads") == "order")
 
     def proposals(self, program: str, run: Callable[[str], RunResult]) -> Iterator[str]:

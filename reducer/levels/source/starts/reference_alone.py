@@ -26,6 +26,7 @@ import json
 from collections import Counter
 from typing import Callable, Iterator
 
+from oracles import kinds
 from oracles.outcome import RunResult, Signature
 from reducer.faults.nonfinite import first_of
 from reducer.levels.source.computed_check import _callee
@@ -259,7 +260,7 @@ class ReferenceAlone:
         self.found: dict | None = None  # what the probe reported
 
     def applies(self, signature: Signature) -> bool:
-        return signature.family == "own-check" and signature.get("reads") == "close"
+        return kinds.reads(signature) == "close"
 
     def proposals(self, program: str, run: Callable[[str], RunResult]) -> Iterator[str]:
         self.found = facts(run(first_of(program, PRELUDE)).output)

@@ -1,0 +1,95 @@
+"""What kind of failure a signature is: the questions the levels, the counterfactual, the report and
+the corpus ask of a failure, answered where the families are, instead of by family names spelled
+across the tool. Each answers from the signature alone."""
+from __future__ import annotations
+
+from oracles.outcome import Signature
+
+#: the families whose verdict is the program's own check: its `assert`, a `--oracle regex:`, a `script:`
+CHECKED_BY_PROGRAM = ("own-check", "regex", "script")
+
+
+def own_check(sig: Signature) -> bool:
+    """The program's own check fails (an `assert`, `assert_allclose`, a raised error of its own)."""
+    return sig.family == "own-check"
+
+
+def nonfinite(sig: Signature) -> bool:
+    """The program's own check fails on a NaN or an Inf whose origin is located (`reducer.faults.origin`)."""
+    return sig.family == "nonfinite"
+
+
+def program_checks(sig: Signature) -> bool:
+    """The program's own check decides the failure: an own check, or one on a located non-finite value."""
+    return own_check(sig) or nonfinite(sig)
+
+
+def decided_by_program(sig: Signature) -> bool:
+    """The failure is whatever the program, a `--oracle regex:` or a `script:` command says it is, or a
+    check on a located non-finite value."""
+    return sig.family in CHECKED_BY_PROGRAM or nonfinite(sig)
+
+
+def reads(sig: Signature) -> str:
+    """What the program's failing own check reads ("close", "nonfinite", "order", "value" …); "" for
+    another family."""
+    return sig.get("reads") if own_check(sig) else ""
+
+
+def on_nonfinite(sig: Signature) -> bool:
+    """A check on a non-finite value: located, or an own check that reads one."""
+    return nonfinite(sig) or reads(sig) == "nonfinite"
+
+
+def numeric_gradient(sig: Signature) -> bool:
+    """Enzyme-JAX's derivative disagrees in value with JAX's."""
+    return sig.family == "activity-mismatch" and sig.get("kind") == "numeric"
+
+
+def activity_mismatch(sig: Signature) -> bool:
+    """Enzyme-JAX's derivative disagrees with JAX's, in value or in structure."""
+    return sig.family == "activity-mismatch"
+
+
+def wrong_result(sig: Signature) -> bool:
+    """A result disagrees with its reference (`jit` with op by op, a device with the CPU)."""
+    return sig.family == "wrong-result"
+
+
+def adjoint_missing(sig: Signature) -> bool:
+    """A derivative rule or adjoint is missing (JAX's or Enzyme-JAX's)."""
+    return sig.family == "adjoint-missing"
+
+
+def enzyme_adjoint(sig: Signature) -> bool:
+    """Enzyme-JAX cannot compute an operation's adjoint."""
+    return adjoint_missing(sig) and sig.get("source") == "enzyme"
+
+
+def pipeline_error(sig: Signature) -> bool:
+    """A pass of Enzyme-JAX's pipeline fails."""
+    return sig.family == "pipeline-error"
+
+
+def crash(sig: Signature | None) -> bool:
+    """The process crashed: a signal, a hang, an XLA error status, an internal error."""
+    return sig is not None and sig.family == "crash"
+
+
+def signal_crash(sig: Signature | None) -> bool:
+    """The process was killed by a signal (a segfault, an abort)."""
+    return crash(sig) and sig.get("how") == "signal"
+
+
+def xla_status(sig: Signature | None) -> bool:
+    """XLA returned an error status while compiling or running."""
+    return crash(sig) and sig.get("how") == "xla-status"
+
+
+def same_family(a: Signature, b: Signature) -> bool:
+    return a.family == b.family
+
+
+def identical(a: Signature, b: Signature) -> bool:
+    """The same family with the same fields: one bug, however its title reads."""
+    return a.family == b.family and a.fields == b.fields
