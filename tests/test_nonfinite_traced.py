@@ -189,6 +189,27 @@ def test_a_log_of_a_sum_of_exps_that_all_underflowed_names_the_formula_that_fixe
     assert not nr.same(wanted, RunResult(1, "", "", 1.0, harness=replay(alone, tmp_path, monkeypatch)[1]))[0]
 
 
+def test_a_log_of_an_underflowed_softmax_keeps_the_underflow_that_made_its_zero(tmp_path, monkeypatch):
+    """A cut that makes the softmax's 0 an input keeps the `log` of 0 but not the underflow that made
+    it: the job's origin says `cause=exp-underflow`, and its written-back script would show `none`
+    (an unseen Equinox program's tempered softmax: every written-back form failed)."""
+    soft = spec_of(lambda s: -jnp.log(jax.nn.softmax(s / 0.01)[0]), np.array([0.0, 2.0], np.float32),
+                   transforms=[{"t": "jit"}])
+    raised, report = replay(soft, tmp_path, monkeypatch)
+    assert raised is not None and report["nonfinite"].get("cause") == "exp-underflow", report["nonfinite"]
+    wanted = Signature("nonfinite", (("value", "+inf"), ("in", "forward"), ("op", "log"), ("cause", "exp-underflow"),
+                                     ("fix", "inner-where")))
+    assert nr.same(wanted, RunResult(1, "", "", 1.0, harness=report))[0]
+    cut = spec_of(lambda p: -jnp.log(p), np.float32(0.0), transforms=[{"t": "jit"}])
+    raised, report = replay(cut, tmp_path, monkeypatch)
+    assert raised is not None and report["nonfinite"].get("cause") == "none", report["nonfinite"]
+    assert not nr.same(wanted, RunResult(1, "", "", 1.0, harness=report))[0]
+    # where the program's run as a whole names no underflow (a Flax training loop failing past the
+    # fix), the replay of its call is not held to one
+    unnamed = Signature("nonfinite", tuple((k, "none" if k == "cause" else v) for k, v in wanted.fields))
+    assert nr.same(unnamed, RunResult(1, "", "", 1.0, harness=replay(soft, tmp_path, monkeypatch)[1]))[0]
+
+
 def test_a_finite_call_passes(tmp_path, monkeypatch):
     spec = spec_of(lambda a: lax.sqrt(a + 1.0), np.float32(1.0), transforms=[{"t": "grad", "argnums": [0]}])
     raised, report = replay(spec, tmp_path, monkeypatch)
