@@ -50,6 +50,25 @@ def test_case_shows_its_expected_status(case, corpus_outcomes):
         f"{case.id}: expected {corpus.LABELS[case.expected]}, now {outcome.label}: {outcome.detail}")
 
 
+@pytest.mark.slow
+def test_every_case_is_judged_on_ray_as_it_is_here(corpus_outcomes):
+    """Where a case runs never changes what it is judged to be: each case checked as a task of a local
+    Ray instance shows the status and the failure the local check shows (a module case run as a
+    script was once a wrong result read as an own check, and a segfault that lost its phase)."""
+    pytest.importorskip("ray", reason="the test extra installs ray")
+    from reducer.corpus.ray import check_cases_on_ray
+
+    cases = [case for case in CASES if runnable(case)]
+    on_ray = check_cases_on_ray(cases, None)
+    alone = {o.case.folder.name: o for o in corpus.check_all([c for c in cases if c.folder.name not in corpus_outcomes])}
+    differ = []
+    for case, there in zip(cases, on_ray):
+        here = alone.get(case.folder.name) or corpus_outcomes[case.folder.name].result()
+        if (here.status, here.seen and here.seen.family) != (there.status, there.seen and there.seen.family):
+            differ.append(f"{case.id}: here {here.label} ({here.seen}), on Ray {there.label} ({there.seen})")
+    assert len(on_ray) == len(cases) >= 20 and not differ, "\n".join(differ)
+
+
 def test_corpus_holds_at_least_20_distinct_real_bugs():
     assert CORPUS.is_dir(), f"the regression corpus is missing: {CORPUS}"
     signatures = {(c.signature.family, c.signature.fields) for c in CASES}

@@ -166,21 +166,6 @@ def test_ray_and_local_executors_give_the_same_summary(tmp_path):
     assert len(a["findings"]) >= 2
 
 
-@pytest.mark.slow
-@needs_enzyme
-def test_corpus_check_on_ray_gives_the_local_verdicts():
-    pytest.importorskip("ray", reason="the test extra installs ray")
-    cases = ["adjoint-missing-enzyme-chlo-top-k-be05aa", "adjoint-missing-jax-schur-jvp-63e9bd"]
-    local = run_cli("corpus", "check", *cases, timeout=900)
-    ray = run_cli("corpus", "check", *cases, "--executor", "ray", timeout=900)
-    assert local.returncode == 0 and ray.returncode == 0, ray.stderr[-2000:]
-
-    def verdicts(text: str) -> list[str]:
-        return [" ".join(line.split()[:4]) for line in text.splitlines() if line.startswith(tuple(cases))]
-
-    assert verdicts(local.stdout) == verdicts(ray.stdout) and len(verdicts(ray.stdout)) == 2
-
-
 def test_a_reduction_that_follows_another_failure_is_not_kept():
     from oracles.outcome import Signature
     from reducer.hunt.sweep import Finding, _kept_if_same

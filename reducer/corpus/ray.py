@@ -1,29 +1,38 @@
 """`reducer corpus check --executor ray`: every case of the corpus checked as a Ray task (one CPU,
-or one GPU for a GPU case), on the cluster named by `RAY_ADDRESS` or on a local one it starts; the
-outcomes come back in the cases' order."""
+or one GPU for a GPU case), on the cluster named by `RAY_ADDRESS` or on a local one it starts, by
+the same `check_case` as the local executor, on a copy of the case's folder; the outcomes come back
+in the cases' order."""
 from __future__ import annotations
 
 import os
-import time
+from pathlib import Path
 
 from reducer.executors import RAY_MODULES, import_ray
 from reducer.workers.scratch import folder as scratch_folder, remove as remove_scratch
 
 
-def _check_task(repro_text: str, name: str, oracle: str, wanted: dict, platform: str, timeout: float | None):
-    """One corpus case, checked on a Ray worker from its reproducer's text."""
-    from oracles.outcome import Signature
-    from reducer.corpus import run_once
+def _check_task(files: dict, case, timeout: float | None):
+    """One corpus case, checked on a Ray worker as `check_case` checks it here: its folder's files
+    written into a scratch folder of the worker's (a module case is run as a module, a reproducer with
+    the data it reads beside it), so that where a case runs never changes what it is judged to be."""
+    import dataclasses
+
+    from reducer.corpus import check_case
 
     scratch = scratch_folder("reducer-check-")
-    began = time.monotonic()
     try:
-        (scratch / name).write_text(repro_text)
-        status, detail, seen, excerpt, _ = run_once(scratch / name, oracle, Signature.from_dict(wanted), platform,
-                                                    timeout)
-        return status, detail, seen.to_dict() if seen else None, excerpt, time.monotonic() - began
+        for name, data in files.items():
+            (scratch / name).write_bytes(data)
+        outcome = check_case(dataclasses.replace(case, folder=scratch), timeout)
+        seen = outcome.seen.to_dict() if outcome.seen else None
+        return outcome.status, outcome.detail, seen, outcome.excerpt, outcome.seconds
     finally:
         remove_scratch(scratch)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """The files of a case's folder, by name (a case keeps its files at its top level)."""
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
 
 
 def check_cases_on_ray(cases: list, timeout: float | None, on_done=None) -> list:
@@ -42,8 +51,7 @@ def check_cases_on_ray(cases: list, timeout: float | None, on_done=None) -> list
         refs = {}
         for i, case in enumerate(cases):
             gpu = {"num_gpus": 1} if case.platform == "gpu" else {}
-            ref = task.options(**gpu).remote(case.repro.read_text(), case.repro.name, case.oracle,
-                                             case.signature.to_dict(), case.platform, timeout)
+            ref = task.options(**gpu).remote(_files(case.folder), case, timeout)
             refs[ref] = i
         outcomes: list = [None] * len(cases)
         pending = list(refs)
