@@ -1,5 +1,5 @@
-"""The architecture check: lower layers never import higher ones, modules and functions stay small,
-no block of code is written twice, and no signature's family is compared with a family's name
+"""The architecture check: lower layers never import higher ones, modules, functions and lines stay
+small, no block of code is written twice, and no signature's family is compared with a family's name
 outside `oracles/` (what kind of failure it is, `oracles.kinds` says).
 
     python benchmarks/architecture.py     # one violation a line, exit 1; or a one-line summary, exit 0
@@ -12,7 +12,8 @@ outside `oracles/` (what kind of failure it is, `oracles.kinds` says).
   those inside functions included (a lazy import is a dependency all the same).
 - size: no module over `MAX_MODULE_LINES` lines (every line of the file), no function over
   `MAX_FUNCTION_LINES` (from its `def` line to its last line, decorators left out). A nested function
-  is counted twice: within the function that holds it, and on its own.
+  is counted twice: within the function that holds it, and on its own. No line over `MAX_LINE`
+  characters.
 - duplicates: no block of `MIN_DUPLICATE_LINES` or more consecutive lines that stands in two places,
   lines compared with their whitespace collapsed, and blank lines, comments, docstrings and import
   statements left out.
@@ -65,6 +66,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {"cli": ("reducer.levels",)}
 
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
+MAX_LINE = 120
 MIN_DUPLICATE_LINES = 6
 
 
@@ -160,6 +162,16 @@ def size_violations(mods: list[Module]) -> list[str]:
                 if span > MAX_FUNCTION_LINES:
                     out.append(f"{module.where}:{node.lineno}: size: function {node.name} of {span} lines "
                                f"(at most {MAX_FUNCTION_LINES})")
+    return out
+
+
+def long_line_violations(mods: list[Module]) -> list[str]:
+    """Lines over `MAX_LINE` characters."""
+    out = []
+    for module in mods:
+        for number, line in enumerate(module.text.splitlines(), 1):
+            if len(line) > MAX_LINE:
+                out.append(f"{module.where}:{number}: size: line of {len(line)} characters (at most {MAX_LINE})")
     return out
 
 
@@ -260,7 +272,8 @@ def family_violations(mods: list[Module]) -> list[str]:
 def violations(root: Path = ROOT) -> list[str]:
     """Every violation, one line each: `path:line: kind: what`."""
     mods = modules(root)
-    return layer_violations(mods) + size_violations(mods) + duplicate_violations(mods) + family_violations(mods)
+    return (layer_violations(mods) + size_violations(mods) + duplicate_violations(mods) + family_violations(mods)
+            + long_line_violations(mods))
 
 
 def layer_table() -> str:
@@ -282,8 +295,8 @@ def main(argv: list[str]) -> int:
     if found:
         return 1
     print(f"architecture: {len(modules())} modules in {', '.join(PACKAGES)}: no upward import, no module over "
-          f"{MAX_MODULE_LINES} lines, no function over {MAX_FUNCTION_LINES}, no repeated block of "
-          f"{MIN_DUPLICATE_LINES} lines, no family's name compared outside oracles/")
+          f"{MAX_MODULE_LINES} lines, no function over {MAX_FUNCTION_LINES}, no line over {MAX_LINE} characters, "
+          f"no repeated block of {MIN_DUPLICATE_LINES} lines, no family's name compared outside oracles/")
     return 0
 
 

@@ -21,21 +21,26 @@ from oracles.outcome import RunResult, program_outcome
 
 #: Enzyme-JAX's messages for a value whose activity does not fit, each with the kind it names
 ENZYME = (
-    (re.compile(r"Constant memory is stored \(or returned\) to a differentiable variable"), "constant-stored-to-active"),
+    (re.compile(r"Constant memory is stored \(or returned\) to a differentiable variable"),
+     "constant-stored-to-active"),
     (re.compile(r"Mismatched activity for"), "mismatched-activity"),
 )
 #: JAX's message for a custom_jvp / custom_vjp rule whose output does not fit: which rule, and what
 CUSTOM_RULE = re.compile(
     r"Custom (?P<rule>VJP bwd|JVP|VJP fwd) rule (?:\S+ for function \S+ )?(?:must|should) produce(?P<what>"
     r" an output with the same (?:container \(pytree\) structure|shape/dtypes)"
-    r"| primal and tangent outputs with (?:equal container \(pytree\) structures|(?:corresponding|equal) shapes and dtypes))?")
+    r"| primal and tangent outputs with (?:equal container \(pytree\) structures"
+    r"|(?:corresponding|equal) shapes and dtypes))?")
 RULES = {"VJP bwd": "custom_vjp", "JVP": "custom_jvp", "VJP fwd": "custom_vjp-fwd"}
 #: JAX's other messages for tangents and cotangents that do not fit
 JAX = (
-    (re.compile(r"requires real- or complex-valued inputs \(input dtype that is a sub-dtype of np\.inexact\)"), "integer-input"),
+    (re.compile(r"requires real- or complex-valued inputs \(input dtype that is a sub-dtype of np\.inexact\)"),
+     "integer-input"),
     (re.compile(r"primal and tangent arguments to jax\.jvp must have the same tree structure"), "jvp-structure"),
-    (re.compile(r"primal and tangent arguments to jax\.jvp (?:do not match; dtypes|must have equal types)"), "jvp-dtype"),
-    (re.compile(r"Type of cotangent input to vjp pullback function \(.*\) is not the expected tangent type"), "vjp-cotangent-type"),
+    (re.compile(r"primal and tangent arguments to jax\.jvp (?:do not match; dtypes|must have equal types)"),
+     "jvp-dtype"),
+    (re.compile(r"Type of cotangent input to vjp pullback function \(.*\) is not the expected tangent type"),
+     "vjp-cotangent-type"),
 )
 
 

@@ -22,7 +22,8 @@ OP_IN_TEXT = re.compile(r'"?(?P<op>(?:stablehlo|chlo|mhlo|func|enzyme|arith|math
 
 JAX_RULES = [
     (re.compile(r"Differentiation rule for '(?P<op>[\w-]+)' not implemented"), "jvp"),
-    (re.compile(r"Transpose rule \(for reverse-mode differentiation\) for '(?P<op>[\w-]+)' not implemented"), "transpose"),
+    (re.compile(r"Transpose rule \(for reverse-mode differentiation\) for '(?P<op>[\w-]+)' not implemented"),
+     "transpose"),
     (re.compile(r"Batching rule for '(?P<op>[\w-]+)' not implemented"), "batching"),
     (re.compile(r"Reverse-mode differentiation does not work for (?P<op>lax\.while_loop)"), "reverse"),
     (re.compile(r"(?P<op>Pure callback)s do not support JVP"), "jvp"),
@@ -68,7 +69,8 @@ class AdjointMissing(Oracle):
             shown = f"`{op}`" + (f" (`{target}`)" if target else "")
             wanted = target or op
             lines = [line for line in text.splitlines() if "could not compute the adjoint" in line and wanted in line]
-            header = [line for line in text.splitlines() if "Failed to parse pipeline" in line or "Pipeline failed" in line]
+            header = [line for line in text.splitlines()
+                      if "Failed to parse pipeline" in line or "Pipeline failed" in line]
             return Signature(self.name, tuple(fields), f"Enzyme-JAX: no adjoint for {shown}",
                              "\n".join(dict.fromkeys(header[-2:] + lines[-2:])))
         for pattern, mode in JAX_RULES:

@@ -27,7 +27,8 @@ class Regex(Oracle):
         if not m:
             return None
         return Signature(self.name, (("pattern", self.pattern.pattern),),
-                         f"Output matches `{self.pattern.pattern}`", excerpt(run.output, m.group(0).splitlines()[0] if m.group(0) else "", 2, 3))
+                         f"Output matches `{self.pattern.pattern}`",
+                         excerpt(run.output, m.group(0).splitlines()[0] if m.group(0) else "", 2, 3))
 
 
 class Script(Oracle):

@@ -252,7 +252,8 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
         f"{summary.seconds:.0f} s, {summary.tested} candidates tested, {summary.accepted} accepted, "
         f"{summary.cache_hits} cache hits. Every accepted candidate showed the same failure signature:",
         sig, summary.verified, summary.interrupted,
-        notes=[note for note in (traced, summary.failure_rate and f"Failure rate: {summary.failure_rate}.") if note])[2:])
+        notes=[note for note in (traced, summary.failure_rate and f"Failure rate: {summary.failure_rate}.")
+               if note])[2:])
     return with_filing(out, later, sig, owner=owner, fix=fixed_by or _origin_fix(sig))
 
 
@@ -267,8 +268,8 @@ def _overflow(sig: Signature) -> str:
                 f"arithmetic, not a bug of JAX or XLA.")
     if sig.get("fix") in FORMULAS:
         return (f"`{sig.get('op')}` overflows in a formula written by hand, in float64 as in float32; computed by "
-                f"`{function(sig.get('fix'))}`, which cannot overflow there, the program runs through. This is the program's own "
-                f"arithmetic, not a bug of JAX or XLA.")
+                f"`{function(sig.get('fix'))}`, which cannot overflow there, the program runs through. "
+                f"This is the program's own arithmetic, not a bug of JAX or XLA.")
     return (f"`{via}` overflows float32 here: its value is finite in float64, and the program fails again with "
             f"`{sig.get('op')}` alone in float32. The usual remedy is a formula that cannot overflow "
             f"(`jax.nn.softplus` for `log(1 + exp(x))`, `jax.scipy.special.logsumexp`, the maximum subtracted "

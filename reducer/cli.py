@@ -25,6 +25,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Shrink failing JAX / Enzyme-JAX programs to minimal reproducers with bug reports.")
 err = Console(stderr=True)
 
+TIMEOUT_HELP = "seconds per candidate (default: 4x the first run, at least 20)"
+MEMORY_HELP = "address-space limit per candidate (default: 70% of memory shared by the jobs; none with --platform gpu)"
+RESUME_HELP = "continue the interrupted reduction in this output folder"
 ORACLE_HELP = ("auto, adjoint-missing, activity-mismatch, pipeline-error, crash, wrong-result, jax-error, "
                "regex:PATTERN or script:COMMAND (exit 0 = interesting)")
 MODULE_HELP = "instead of SCRIPT, what `python -m MODULE` runs from here (its arguments after `--`)"
@@ -175,7 +178,7 @@ def reduce(
                                                "baked in"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="output folder (default reduced-<script name>/)"),
     oracle: str = typer.Option("auto", "--oracle", help=ORACLE_HELP),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="seconds per candidate (default: 4x the first run, at least 20)"),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
     platform: Platform = typer.Option(Platform.cpu, "--platform", help="JAX backend the candidates run on "
                                       "(gpu: with the CPU beside it, a second reference for wrong results)"),
     jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", "-j", help="candidates tested at once"),
@@ -185,7 +188,7 @@ def reduce(
                                              "included"),
     stall: float = typer.Option(600.0, "--stall", help="stop when this many seconds pass without a smaller "
                                 "candidate (0: never)"),
-    memory_mb: Optional[int] = typer.Option(None, "--memory-mb", help="address-space limit per candidate (default: 70% of memory shared by the jobs; none with --platform gpu)"),
+    memory_mb: Optional[int] = typer.Option(None, "--memory-mb", help=MEMORY_HELP),
     hangs: bool = typer.Option(False, "--hangs", help="with the crash oracle, count a timeout as the failure"),
     cold: bool = typer.Option(False, "--cold", help="run every candidate in a fresh interpreter (no warm workers)"),
     runner: Optional[str] = typer.Option(None, "--runner", help="scripts, with warm workers: trust (default: "
@@ -198,7 +201,7 @@ def reduce(
     levels: Optional[str] = typer.Option(None, "--levels", help="scripts: auto (default), or a comma list of source, "
                                          "jaxpr (the traced program: the failing transformation's jaxpr, written "
                                          "back as a script)"),
-    resume: Optional[Path] = typer.Option(None, "--resume", help="continue the interrupted reduction in this output folder"),
+    resume: Optional[Path] = typer.Option(None, "--resume", help=RESUME_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress display"),
     json_out: bool = typer.Option(False, "--json", help="machine-readable: JSON progress on stderr, summary on stdout"),
     bisect: Optional[str] = typer.Option(None, "--bisect", help="after verifying, find which releases of this "

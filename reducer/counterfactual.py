@@ -42,7 +42,8 @@ PROLOGUES = {
     "enzyme": ("import enzyme_ad.jax as _reducer_enzyme\n"
                "_reducer_enzyme.enzyme_jax_ir = lambda *args, **kwargs: (lambda fun: fun)\n"),
     "jit": "import jax as _reducer_jax\n_reducer_jax.config.update('jax_disable_jit', True)\n",
-    "cpu": ("import jax as _reducer_jax\n_reducer_jax.config.update('jax_default_device', _reducer_jax.devices('cpu')[0])\n"
+    "cpu": ("import jax as _reducer_jax\n"
+            "_reducer_jax.config.update('jax_default_device', _reducer_jax.devices('cpu')[0])\n"
             "_reducer_jax.config.update('jax_disable_jit', True)\n"),
     # Optax's learning rate as it documents it: positive, the descent's minus sign its own (`flip_sign`)
     "descend": ("import optax as _reducer_optax\nfrom optax._src import transform as _reducer_transform\n"
@@ -51,11 +52,13 @@ PROLOGUES = {
                 "    if callable(rate):\n"
                 "        return _given(lambda count, rate=rate: jnp.abs(rate(count)), **kw)\n"
                 "    return _given(None if rate is None else abs(rate), **kw)\n"
-                "_reducer_transform.scale_by_learning_rate = _reducer_optax.scale_by_learning_rate = _reducer_descend\n"),
+                "_reducer_transform.scale_by_learning_rate = _reducer_optax.scale_by_learning_rate "
+                "= _reducer_descend\n"),
 }
 WHAT = {"enzyme": "Enzyme-JAX's derivative replaced by JAX's AD", "jit": "`jit` replaced by op-by-op evaluation",
         "cpu": "`jit` on the GPU replaced by op-by-op evaluation on the CPU",
-        "descend": "Optax's learning rates taken positive, as `optax.scale_by_learning_rate` expects (it negates them itself)"}
+        "descend": "Optax's learning rates taken positive, as `optax.scale_by_learning_rate` expects (it negates "
+                   "them itself)"}
 
 #: whose bug a failure is, when the reproducer runs through with this fix (`oracles.owners.PROJECTS`)
 OWNERS = {"enzyme": "enzyme-jax", "jit": "xla", "cpu": "xla", "descend": "program"}

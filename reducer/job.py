@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 
 #: the share of --max-time kept for the final checks at most, and the least kept for them
 CHECK_SHARE, CHECK_FLOOR = 0.3, 2.0
+#: kept for them at least until they ran once, whatever a warm run says a fresh one costs: beside
+#: another load a fresh run took ten times a warm one's seconds (what they leave is not lost: the
+#: last level goes on, `reducer.levels.chain.ChainJob.checked`)
+CHECK_LEAST, CHECK_LEAST_SECONDS = 0.2, 60.0
 
 
 class Job:
@@ -70,11 +74,13 @@ class Job:
         self.kept: set[str] = set()  # the best programs' files kept for --resume
         self.scratch = scratch.folder(scratch_prefix)
         self.sandbox = None
-        self.fresh_seconds = 0.0  # the latest run in a fresh interpreter that ran to its end: what a final check costs here
+        # the latest run in a fresh interpreter that ran to its end: what a final check costs here
+        self.fresh_seconds = 0.0
         self.checks_seconds: float | None = None  # how long the final checks took, once they ran
         self.adopted: list = []  # sandboxes of levels' own, whose candidates an interrupt kills too
         self.first_limits = Limits()  # the first runs' limits; a level's job sets its own
-        self.requested: Oracle | None = None  # the oracle --oracle asked for (None: auto); `established.oracle` is the one kept
+        # the oracle --oracle asked for (None: auto); `established.oracle` is the one kept
+        self.requested: Oracle | None = None
         self.established: Established | None = None  # what establishing learned (set by `start` or `establish`)
         self._info: dict = {}
         self._probe: threading.Thread | None = None
@@ -114,7 +120,8 @@ class Job:
     @property
     def limits(self) -> Limits:
         """The candidates' limits: as established, or the first runs' before."""
-        return self.established.limits if self.established is not None and self.established.limits is not None else self.first_limits
+        kept = self.established.limits if self.established is not None else None
+        return kept if kept is not None else self.first_limits
 
     @property
     def oracle_spec(self) -> Oracle | None:
@@ -145,7 +152,8 @@ class Job:
             box.check_gradients = established.gradient_checks
         if established.watches:  # only the watch the verdicts rest on: the others cost every failing candidate
             box.extra_env["REDUCER_WATCHES"] = ",".join(established.watches)
-            box.extra_env["REDUCER_WANTED_OPERATION"] = established.signature.get("op") or ""  # confirmed first by locate
+            # confirmed first by locate
+            box.extra_env["REDUCER_WANTED_OPERATION"] = established.signature.get("op") or ""
         if established.data_files:
             box.data_files = tuple(established.data_files)
 
@@ -189,7 +197,8 @@ class Job:
         # machine, as loaded as it is now, says what one costs better than the allowance. Too much
         # is kept rather than too little: what the checks leave is not lost (`ChainJob.checked`)
         fresh = max(2.0 * run_seconds + FRESH_START, self.fresh_seconds)
-        reserve = min(CHECK_SHARE * self.options.max_time, max(CHECK_FLOOR, 1.2 * rounds * fresh + 2))
+        least = max(CHECK_FLOOR, min(CHECK_LEAST * self.options.max_time, CHECK_LEAST_SECONDS))
+        reserve = min(CHECK_SHARE * self.options.max_time, max(least, 1.2 * rounds * fresh + 2))
         return self.deadline - reserve
 
     def timed_fresh(self, run: RunResult) -> RunResult:
@@ -320,7 +329,8 @@ class Job:
             self.log("interrupted in the level that follows the result; --resume goes on from there")
         if follow is not None:
             self.write_files(follow.files)
-        result = self.finish(best, established, verdict, self.environment(), interrupted or self.bug is not None, follow)
+        stopped = interrupted or self.bug is not None
+        result = self.finish(best, established, verdict, self.environment(), stopped, follow)
         self.write_files(result.pop("files", {}))
         if self.full_outputs:
             write_atomic(self.out / "env.json", json.dumps(self._info or {}, indent=2) + "\n")

@@ -25,7 +25,8 @@ def _nonfinite(job, oracle: Oracle, limits: Limits) -> Attached:
 
 
 def locate(job, established: Established):
-    """The job's fault finder for `established` and `established` with the fault in its signature, or (None, established)."""
+    """The job's fault finder for `established` and `established` with the fault in its signature, or
+    (None, established)."""
     oracle, sig = established.oracle, established.signature
     if oracle.runs_candidates:
         return None, established

@@ -197,7 +197,8 @@ class Reduction(ChainJob):
         return dataclasses.replace(self.limits, timeout=self.timeout.value)
 
     def make_test(self, established: Established, program: str | None = None):
-        """The test: fails as `established` did (and, given the starting `program`, on its own check: counterfactual)."""
+        """The test: fails as `established` did (and, given the starting `program`, on its own check:
+        counterfactual)."""
         oracle, wanted = established.oracle, established.signature
         if self.options.timeout is None and not self.options.hangs and not oracle.runs_candidates:
             self.timeout = AdaptiveTimeout(self.limits.timeout)
@@ -300,7 +301,8 @@ class Reduction(ChainJob):
         if any(self.runaway.values()):
             self.log("runaway candidates stopped: " + ", ".join(f"{n} {k}" for k, n in self.runaway.items() if n))
         if self.sandbox.reuse and self.options.warm and self.runner == "confirm":
-            self.log(f"long-lived runner: {self.unconfirmed} interesting verdicts not confirmed in a child of their own")
+            self.log(f"long-lived runner: {self.unconfirmed} interesting verdicts not confirmed in a child of their "
+                     f"own")
         if self.timeout is not None:
             self.log(f"candidate timeout at the end: {self.timeout.value:.0f} s (adapted to the interesting runs)")
         for name, counts in stats.per_pass.items():
@@ -319,7 +321,8 @@ class Reduction(ChainJob):
         summary = bug_report.ReductionSummary(
             script_name=self.script.with_suffix(".ipynb").name if self.notebook else self.script.name,
             original_tokens=self.rep.size(self.source), final_tokens=self.rep.size(best),
-            seconds=time.monotonic() - self.started + self.previous.get("seconds", 0.0), tested=tested, accepted=accepted,
+            seconds=time.monotonic() - self.started + self.previous.get("seconds", 0.0), tested=tested,
+            accepted=accepted,
             cache_hits=hits, verified=verdict.text, interrupted=stopped,
             levels=list(self.levels_run or ["source"]) + list(follow.levels if follow else ()),
             failure_rate=(f"{established.rate:.0%} of {self.options.runs} runs of the original; candidates accepted on "
@@ -340,7 +343,8 @@ class Reduction(ChainJob):
             from reducer.versions.record import note_runs
 
             note_runs(self.out, established.votes, established.rate)
-        return {"out": str(self.out), "signature": established.signature.to_dict(), "original_tokens": summary.original_tokens,
+        return {"out": str(self.out), "signature": established.signature.to_dict(),
+                "original_tokens": summary.original_tokens,
                 "final_tokens": summary.final_tokens, "seconds": round(summary.seconds, 1),
                 "tested": summary.tested, "accepted": summary.accepted, "cache_hits": hits, "levels": summary.levels,
                 **({"xla_pass": culprit} if culprit else {}),

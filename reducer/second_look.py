@@ -54,7 +54,8 @@ def last_that_holds(job, accepted: list[str], established: Established) -> str:
     good, bad = 0, len(accepted) - 1
     while bad - good > 1:
         mid = (good + bad) // 2
-        if job.judge(established.oracle, established.signature, job.execute(accepted[mid], job.limits, isolated=True))[0]:
+        run = job.execute(accepted[mid], job.limits, isolated=True)
+        if job.judge(established.oracle, established.signature, run)[0]:
             good = mid
         else:
             bad = mid

@@ -45,11 +45,13 @@ def no_backend(run: RunResult) -> str | None:
     default backend: the default backend's platform, not only some backend, must be the GPU."""
     for line in run.output.splitlines():
         if "Unable to initialize backend" in line:
-            return "JAX cannot start the requested backend: " + line.split("Unable to initialize backend", 1)[1].strip(" :")[:160]
+            why = line.split("Unable to initialize backend", 1)[1].strip(" :")[:160]
+            return "JAX cannot start the requested backend: " + why
     ended = final_exception(run.output)
     if ended and ended[0] == "RuntimeError" and ended[1].startswith("Unknown backend cuda"):
         return f"JAX found no device for the requested platform ({ended[1][:160]})"
-    if ended and ended[0] == "AssertionError" and innermost_library_frame(run.output) == "jax/_src/xla_bridge.py:backends":
+    if ended and ended[0] == "AssertionError" and \
+            innermost_library_frame(run.output) == "jax/_src/xla_bridge.py:backends":
         return "JAX found no device for the requested platform (xla_bridge.backends has no default backend)"
     return None
 

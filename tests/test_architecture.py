@@ -29,6 +29,10 @@ def test_no_block_is_written_twice():
     _fail_listing(architecture.duplicate_violations(architecture.modules()))
 
 
+def test_no_line_is_longer_than_120_characters():
+    _fail_listing(architecture.long_line_violations(architecture.modules()))
+
+
 def test_a_failures_kind_is_asked_of_oracles():
     _fail_listing(architecture.family_violations(architecture.modules()))
 
@@ -63,6 +67,7 @@ def test_the_checker_finds_what_it_is_for(tmp_path):
         "oracles/a.py": f'def a(value):\n    """Doc."""\n    total = 0\n{body}    return total\n',
         "oracles/b.py": f"def b(value):\n    # a comment\n    total = 0\n\n{body}    return total\n"
                         + "def long():\n" + "".join(f"    x{i} = {i}\n" for i in range(70)),
+        "oracles/wide.py": f"# {'x' * 118}\n# {'x' * 128}\n",  # a line of 120 characters, then one of 130
     })
     mods = architecture.modules(root)
     layers = architecture.layer_violations(mods)
@@ -72,6 +77,8 @@ def test_the_checker_finds_what_it_is_for(tmp_path):
     assert sizes == ["oracles/b.py:14: size: function long of 71 lines (at most 60)"]
     families = architecture.family_violations(mods)
     assert families == ["reducer/job.py:2: family: a family's name compared outside oracles/ (ask oracles.kinds)"] * 2
+    wide = architecture.long_line_violations(mods)
+    assert wide == ["oracles/wide.py:2: size: line of 130 characters (at most 120)"]
     dups = architecture.duplicate_violations(mods)
     assert dups == ["oracles/a.py:3: duplicate: lines 3-12 stand again at oracles/b.py:3-13"]
 

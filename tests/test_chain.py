@@ -121,5 +121,8 @@ def test_the_final_checks_reserve_what_a_fresh_run_measured_here_costs(tmp_path)
         assert job.shrink_deadline(2.0) < allowed - 10
         job.fresh_seconds = 1.0  # a quick machine: the allowance stands
         assert job.shrink_deadline(2.0) == allowed
+        assert job.deadline - allowed >= 0.2 * 180  # never less than a fifth of --max-time before they ran
+        job.checks_seconds = 8.0  # once they ran: what they took, whatever the runs before say
+        assert job.shrink_deadline(2.0) == job.deadline - (1.2 * 8.0 + 2)
     finally:
         job.close()

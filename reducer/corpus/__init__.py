@@ -21,7 +21,8 @@ from reducer.corpus.report import refresh_module_report, refresh_report
 from reducer.tomlfile import dump_toml
 
 __all__ = ["add", "find_original", "installed_versions", "reduction_facts", "strip_header", "CASE_FILE", "CHANGED",
-           "EXTRA_FILES", "FIXED", "LABELS", "REPRODUCES", "SKIPPED", "UNCONDITIONAL", "Case", "bad_case", "case_folders", "case_id",
+           "EXTRA_FILES", "FIXED", "LABELS", "REPRODUCES", "SKIPPED", "UNCONDITIONAL", "Case", "bad_case",
+           "case_folders", "case_id",
            "default_root", "find_known", "known_line", "load_case", "load_corpus", "oracle_spec", "Outcome",
            "check_all", "check_case", "junit_xml", "module_only", "run_once", "summary_table", "refresh_module_report",
            "refresh_report", "dump_toml"]

@@ -97,7 +97,8 @@ def refresh_module_report(folder: Path, timeout: float | None = None) -> tuple[P
     runner = folder / "repro.py"
     summary = module_report.ModuleSummary(folder.name, done.kind, 0, 0, 0, 0, 0.0, 0, 0, 0, "",
                                           xla_pass={"pass": wanted.get("xla-pass")} if wanted.get("xla-pass") else None)
-    runner_text = runner.read_text() if runner.is_file() else module_report.runner(module_text, pipeline, wanted, {}, summary)
+    runner_text = (runner.read_text() if runner.is_file()
+                   else module_report.runner(module_text, pipeline, wanted, {}, summary))
     if status == REPRODUCES and module_repro.is_short(runner_text):  # the report shows what the reproducer prints
         excerpt = module_repro.excerpt(module_repro.run_file(runner, timeout), excerpt)
     text = module_report.report(module_text, pipeline, runner_text, wanted, excerpt, envmod.collect(platform=platform),

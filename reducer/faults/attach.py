@@ -4,7 +4,8 @@ the oracle's verdict compares the two.
 
 `Attached.establish` locates the fault of the original's failing run once; `attach` gives a
 candidate's run the fault it arises at (a run whose failure is not the kind the fault belongs to, or
-whose check differs from the original's, is left as it is, and costs nothing). The fault travels in the run's harness record under `KEY`, where
+whose check differs from the original's, is left as it is, and costs nothing). The fault travels in the
+run's harness record under `KEY`, where
 the oracle that names it reads it (`oracles.own_check` for non-finite values).
 """
 from __future__ import annotations

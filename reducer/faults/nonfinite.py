@@ -33,7 +33,8 @@ from oracles.own_check import own_frames
 from oracles.outcome import RunResult, Signature
 from reducer.faults import CutShort, Fault
 
-FLOATING = re.compile(r"^(?:\S*JaxStackTraceBeforeTransformation: )?FloatingPointError: invalid value \((?P<kind>nan|inf)\) encountered in (?P<prim>\w+)", re.M)
+FLOATING = re.compile(r"^(?:\S*JaxStackTraceBeforeTransformation: )?FloatingPointError: invalid value "
+                      r"\((?P<kind>nan|inf)\) encountered in (?P<prim>\w+)", re.M)
 LAX_CALL = re.compile(r"\blax\.(?P<name>\w+)\(")
 #: a primitive bound by the `lax` function itself (`sqrt_p.bind(x)`): what a frame shows of a `lax`
 #: function the program handed to a transformation (`f = lax.sqrt; jax.grad(f)(a)`)
@@ -81,7 +82,8 @@ def with_checks(source: str, infs: bool, eager: bool = False) -> str:
     docstring and `__future__` imports), its other lines where they were; with `eager`, `jit` off too,
     so that every operation's result is checked as it is made."""
     flags = (CHECKS if infs else CHECKS[:1]) + (("jax_disable_jit",) if eager else ())
-    return first_of(source, "import jax as _jax_checks; " + "; ".join(f"_jax_checks.config.update({f!r}, True)" for f in flags))
+    return first_of(source, "import jax as _jax_checks; "
+                    + "; ".join(f"_jax_checks.config.update({f!r}, True)" for f in flags))
 
 
 def first_of(source: str, statements: str) -> str:

@@ -23,8 +23,8 @@ from reducer.faults.safe_ops import ALIASES, primitives
 
 #: where the operation's value and derivative are finite, for its argument `{x}` (`{y}`, `{x}`: `arctan2(y, x)`,
 #: `y / x`)
-DOMAIN = {"sqrt": "{x} > 0", "rsqrt": "{x} > 0", "log": "{x} > 0", "log1p": "{x} > -1", "acos": "abs({x}) < 1", "asin": "abs({x}) < 1",
-          "atanh": "abs({x}) < 1", "acosh": "{x} > 1", "norm": "{where_any}({x} != 0)",
+DOMAIN = {"sqrt": "{x} > 0", "rsqrt": "{x} > 0", "log": "{x} > 0", "log1p": "{x} > -1", "acos": "abs({x}) < 1",
+          "asin": "abs({x}) < 1", "atanh": "abs({x}) < 1", "acosh": "{x} > 1", "norm": "{where_any}({x} != 0)",
           "atan2": "({y} != 0) | ({x} != 0)", "div": "{x} != 0"}
 #: how many arguments the operation takes (1 when not listed)
 ARITY = {"atan2": 2, "div": 2}
@@ -128,7 +128,8 @@ def rewrites(program: str, op: str, via: str = "") -> list[str]:
     for node in ast.walk(tree):
         name = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in called else None
         if name and "." in name and _kind(name, op, via):
-            found.append((name.rsplit(".", 1)[-1] != via, node.lineno, node.col_offset, node, _kind(name, op, via), passed))
+            found.append((name.rsplit(".", 1)[-1] != via, node.lineno, node.col_offset, node, _kind(name, op, via),
+                          passed))
     return [how(program, node, kind, id(node) in masked) if how is rewritten else how(program, node, kind)
             for *_, node, kind, how in sorted(found, key=lambda f: f[:3])]
 

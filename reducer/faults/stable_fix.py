@@ -143,7 +143,8 @@ class _Reader:
         method = isinstance(node.func, ast.Attribute) and node.func.attr == "sum" and self.exp_of(node.func.value)
         if call is None and not method:
             return None
-        operand, positional = (node.args[0] if node.args else None, node.args[1:]) if call else (node.func.value, node.args)
+        operand, positional = ((node.args[0] if node.args else None, node.args[1:]) if call
+                               else (node.func.value, node.args))
         keywords = {k.arg: k.value for k in node.keywords}
         axis = keywords.get("axis", positional[0] if positional else None)
         keep = keywords.get("keepdims")
@@ -155,7 +156,8 @@ class _Reader:
     def text(self, node: ast.expr) -> str:
         """`node` as the program spells it, in parentheses where it is not one term."""
         text = ast.get_source_segment(self.source, node) or ast.unparse(node)
-        return text if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant)) else f"({text})"
+        return (text if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant))
+                else f"({text})")
 
     def formula(self, node: ast.AST) -> tuple[str, str] | None:
         """(the formula `node` writes by hand, its stable call), or None."""

@@ -22,7 +22,8 @@ def markdown(summary: dict) -> str:
                   f"({summary['run']['executor']} executor, {summary['run']['jobs']} jobs).", ""]
     if not summary["findings"]:
         return "\n".join(lines) + "\n"
-    lines += ["| finding | programs | modes | routes | corpus | reduced | reproducer |", "|---|---|---|---|---|---|---|"]
+    lines += ["| finding | programs | modes | routes | corpus | reduced | reproducer |",
+              "|---|---|---|---|---|---|---|"]
     for f in summary["findings"]:
         known = f["known"]
         corpus = f"known: {known['case']}" if known else ("new" if f["recognised"] else "new (hunt's own check)")
@@ -32,8 +33,9 @@ def markdown(summary: dict) -> str:
             reduced = (f"{red.get('original_tokens')} -> {red.get('final_tokens')} tokens" if red.get("final_tokens")
                        else f"failed: {red.get('error') or red.get('status')}")
         title = f["signature"]["title"] or f["id"]
-        lines.append(f"| {_cell(title)} | {f['count']} | {_cell(', '.join(f['modes']))} | {_cell(', '.join(f['routes']))} "
-                     f"| {_cell(corpus)} | {_cell(reduced)} | `{f['folder']}/repro.py` |")
+        lines.append(f"| {_cell(title)} | {f['count']} | {_cell(', '.join(f['modes']))} "
+                     f"| {_cell(', '.join(f['routes']))} | {_cell(corpus)} | {_cell(reduced)} "
+                     f"| `{f['folder']}/repro.py` |")
     lines += ["", "Add a new finding to the corpus with `reducer corpus add FOLDER` (findings the hunt's own "
               "check found, `wrong-derivative` and `unrecognised`, are listed for a person to judge)."]
     return "\n".join(lines) + "\n"

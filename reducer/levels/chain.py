@@ -100,7 +100,8 @@ class ChainJob(Job):
         self.chain.append(result)
         self.write_files(result.files)
         if result.data_files:
-            self.established = established = dataclasses.replace(established, data_files=established.data_files + result.data_files)
+            data_files = established.data_files + result.data_files
+            self.established = established = dataclasses.replace(established, data_files=data_files)
             self.configure(established)
         if result.stall is not None and (self.stall is None or self.stall > result.stall):
             self.stall = result.stall
@@ -166,8 +167,8 @@ class ChainJob(Job):
 
         for level in self.follow_levels():
             if not self.skipped(level) and level.applies(established, best):
-                return level.reduce(best, established, dataclasses.replace(self.context(established, level), judge=judge,
-                                                                   verify=check))
+                ctx = dataclasses.replace(self.context(established, level), judge=judge, verify=check)
+                return level.reduce(best, established, ctx)
         return None
 
     # -- the best program so far and --resume ----------------------------------------------------

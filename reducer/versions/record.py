@@ -86,7 +86,8 @@ def markdown(records: dict) -> str:
         out += [rec["summary"][0].upper() + rec["summary"][1:] + ".", ""]
         out += [f"| {package} | outcome | environment | detail |", "|---|---|---|---|"]
         for t in rec["tried"]:
-            out.append(f"| {t['version']} | {t['verdict']} | {_cell(t.get('environment', ''))} | {_cell(t['detail'])} |")
+            out.append(f"| {t['version']} | {t['verdict']} | {_cell(t.get('environment', ''))} "
+                       f"| {_cell(t['detail'])} |")
         tried = {t["version"] for t in rec["tried"]}
         untried = [v for v in rec.get("candidates", []) if v not in tried]
         skipped = sum(1 for t in rec["tried"] if t["verdict"] == SKIPPED)
@@ -103,7 +104,8 @@ def insert_section(report: str, section: str) -> str:
     from reducer.bug_report import ENVIRONMENT, VERSIONS, details, opening
 
     block = "\n".join(details(VERSIONS, section.rstrip("\n").splitlines()))
-    for pattern in (rf"^{re.escape(opening(VERSIONS))}\n.*?^</details>\n+", rf"^{re.escape(SECTION)}\n.*?(?=^## |^<details>|\Z)"):
+    for pattern in (rf"^{re.escape(opening(VERSIONS))}\n.*?^</details>\n+",
+                    rf"^{re.escape(SECTION)}\n.*?(?=^## |^<details>|\Z)"):
         found = re.compile(pattern, re.M | re.S)
         if found.search(report):
             return found.sub(lambda _: block, report, count=1)
@@ -130,7 +132,8 @@ def stored(folder: Path) -> dict:
             found = dict(tomllib.loads(case.read_text()).get("bisect", {}))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError):
             return {}
-        return {p: {**r, "tried": [_with_environment(_as_dict(t), r.get("environments", [])) for t in r.get("tried", [])]}
+        return {p: {**r, "tried": [_with_environment(_as_dict(t), r.get("environments", []))
+                                   for t in r.get("tried", [])]}
                 for p, r in found.items()}
     return {}
 

@@ -104,8 +104,8 @@ class Worker:
     def __init__(self, python: str, env: dict, modules: tuple[str, ...], cwd: Path, start_timeout: float = 120.0):
         Path(cwd).mkdir(parents=True, exist_ok=True)
         try:
-            self.proc = subprocess.Popen([python, "-m", "reducer.workers.forkserver", json.dumps(list(modules))], cwd=cwd,
-                                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            self.proc = subprocess.Popen([python, "-m", "reducer.workers.forkserver", json.dumps(list(modules))],
+                                         cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.DEVNULL, start_new_session=True)
         except OSError as exc:
             raise WorkerError(str(exc)) from None

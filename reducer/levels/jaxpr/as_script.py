@@ -114,7 +114,7 @@ class Emitter:
             ref = next(r for r in REFS if r in v)
             fn, sub = funs[v[ref]]
             avals = ", ".join(f"jax.ShapeDtypeStruct({tuple(x.shape)!r}, {_dtype(x.dtype)})" for x in sub.inputs)
-            spelled[k] = fn if ref == "fn_of" else f"jax.make_jaxpr({fn})({avals})" + (".jaxpr" if ref == "jaxpr" else "")
+            spelled[k] = fn if ref == "fn_of" else f"jax.make_jaxpr({fn})({avals})" + ".jaxpr" * (ref == "jaxpr")
         lines.append(f"{indent}{lhs} = {self.bound(e.primitive, ins, spelled)}")
         return lines
 
@@ -281,8 +281,8 @@ class Emitter:
         fn = self.fun_name(kind)
         one = len(subs[0].outputs) == 1  # one result is returned as itself, as users write it
         lines = self.function(fn, subs[0], [self.name(v.name) for v in subs[0].inputs], indent, not one)
-        wrap = f"jax.jit({fn})" if p == "jit" else f"{spelling.enzyme_wrapper(params.get('options'), self.imports)}({fn})"
-        lines.append(f"{indent}{lhs.rstrip(',') if one else lhs} = {wrap}({', '.join(ins)})")
+        wrap = "jax.jit" if p == "jit" else spelling.enzyme_wrapper(params.get("options"), self.imports)
+        lines.append(f"{indent}{lhs.rstrip(',') if one else lhs} = {wrap}({fn})({', '.join(ins)})")
         return lines
 
     def _scan(self, e: Equation, ins: list[str], indent: str) -> list[str]:
@@ -386,7 +386,8 @@ class Emitter:
                              f"    return pullback(jax.tree_util.tree_map(jnp.ones_like, out))\n")
                 current = f"fn{k}"
             elif kind == "jvp":
-                chain.append(f"def fn{k}(*xs):\n    return jax.jvp({current}, xs, tuple(jnp.ones_like(x) for x in xs))\n")
+                chain.append(f"def fn{k}(*xs):\n"
+                             f"    return jax.jvp({current}, xs, tuple(jnp.ones_like(x) for x in xs))\n")
                 current = f"fn{k}"
             else:
                 current = f"jax.{kind}({current}, argnums={argnums_source(t.argnums)})"
@@ -396,5 +397,4 @@ class Emitter:
 def emit(spec: Spec, header: str = "", bind_all: bool = False) -> tuple[str, dict]:
     """The script for `spec` and the arrays it reads from `inputs.npz` (empty when none)."""
     e = Emitter(bind_all)
-    text = e.script(spec, header)
-    return text, e.arrays
+    return e.script(spec, header), e.arrays

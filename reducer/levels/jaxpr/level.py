@@ -214,11 +214,13 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
     keep = ctx.on_accept or (lambda best, counts: None)  # the best program so far, for --resume
     stall = progress_stall(ctx.stall, budget, first.seconds or 0.0)
     share = TimeShare(start, budget, shrinking_ends(ctx, first.seconds or 0.0), window=stall / 2)
-    problem = Problem(jp.JaxprSpec(), candidate_test(judge, ctx, established.votes, clock or timeout), on_event=ctx.on_event,
-                      on_accept=share.watching(lambda best: keep(best, problem.stats)), level="jaxpr")
+    problem = Problem(jp.JaxprSpec(), candidate_test(judge, ctx, established.votes, clock or timeout),
+                      on_event=ctx.on_event, on_accept=share.watching(lambda best: keep(best, problem.stats)),
+                      level="jaxpr")
     keep(spec, problem.stats)
     harness = first.harness or {}
-    values = {} if resumed or harness.get("alone") else harness.get("recorded") or {}  # of the captured call's variables
+    values = ({} if resumed or harness.get("alone")
+              else harness.get("recorded") or {})  # of the captured call's variables
     engine = Engine(problem, jaxpr_passes(values), jobs=ctx.jobs, stop=ctx.stop, deadline=share, stall=stall,
                     reorder=ctx.reorder)
     best = engine.reduce(spec)

@@ -40,7 +40,8 @@ def as_pytrees(fun, args: tuple):
 
 def _plain(value) -> bool:
     """An option the capture reads as JAX's own: an int, a bool or a sequence of ints (not NNX's `DiffState`)."""
-    return isinstance(value, (int, bool)) or (isinstance(value, (tuple, list)) and all(isinstance(v, int) for v in value))
+    return (isinstance(value, (int, bool))
+            or (isinstance(value, (tuple, list)) and all(isinstance(v, int) for v in value)))
 
 
 def patch_nnx(nnx, transformed) -> None:

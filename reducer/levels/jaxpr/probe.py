@@ -139,7 +139,8 @@ def _variants(fun, args):
                   if jnp.issubdtype(o.dtype, jnp.inexact)]
         return sum(leaves) if leaves else jnp.zeros(())
 
-    if any(isinstance(a, str) and a == "i" for a in args):  # a collective over a named axis: mapped over two lanes of that name
+    # a collective over a named axis: mapped over two lanes of that name
+    if any(isinstance(a, str) and a == "i" for a in args):
         yield "vmap(axis_name) ", jax.vmap(plain, axis_name="i"), [jnp.stack([a, a]) for a in arrays]
         return
     yield "", plain, arrays

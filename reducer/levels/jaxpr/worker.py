@@ -11,7 +11,8 @@ only the worker's child. A spec with a `check` is judged numerically instead
 
 `CapturedScript` is the other request kind of this level: a script run under the traced level's
 capture (`reducer.levels.jaxpr.capture`), with each transformed call recorded ahead when `ahead`
-(`reducer.levels.jaxpr.write_ahead`), and the values of calls made inside traced ones when `values`: what the traced level starts from, and what a crash's operation is
+(`reducer.levels.jaxpr.write_ahead`), and the values of calls made inside traced ones when `values`:
+what the traced level starts from, and what a crash's operation is
 looked for in (`reducer.levels.jaxpr.crash_site`).
 """
 from __future__ import annotations

@@ -27,7 +27,8 @@ def plain_judge(oracle: Oracle, wanted: Signature, run) -> tuple[bool, Signature
     return oracle.judge(wanted, run)
 
 
-def sites_for(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature) -> crash_site.CrashingOperation | None:
+def sites_for(sandbox: Sandbox, limits: Limits, oracle: Oracle,
+              wanted: Signature) -> crash_site.CrashingOperation | None:
     """What names the operation a candidate's crash happens in, when the wanted failure names one."""
     if not wanted.get("op") or not crash_site.located(wanted):
         return None

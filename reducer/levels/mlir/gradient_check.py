@@ -182,7 +182,8 @@ def directional(grads, primal, x, seeds, active, active_results, precision, v) -
     scale = float(sum(np.sum(np.abs(g.astype(np.float64)) * np.abs(v[i])) for g, i in zip(grads, active)))
     wide = np.float64 if precision == "float64" else np.float32
     base = [a.astype(wide) if a.dtype == np.float32 else a for a in x]
-    h = (1e-6 if precision == "float64" else 1e-2) * max(1.0, max(float(np.max(np.abs(x[i]), initial=0)) for i in active))
+    h = ((1e-6 if precision == "float64" else 1e-2)
+         * max(1.0, max(float(np.max(np.abs(x[i]), initial=0)) for i in active)))
 
     def at(sign):
         moved = [a + sign * h * v[i] if i in v else a for i, a in enumerate(base)]

@@ -78,7 +78,8 @@ def shrink_module(runs: ModuleRuns, program: str, established: Established, ctx:
     """Pipeline passes, then module passes, again and again until neither shrinks (or `until`)."""
     start, keep = time.monotonic(), ctx.on_accept or (lambda best, counts: None)
     counts0 = sizes(runs, program)
-    problem = Problem(runs.rep, runs.make_test(established.oracle, established.signature, ctx.judge, ctx.keep_aside, ctx.stop),
+    problem = Problem(runs.rep, runs.make_test(established.oracle, established.signature, ctx.judge, ctx.keep_aside,
+                                               ctx.stop),
                       on_event=ctx.on_event, on_accept=lambda best: keep(best, problem.stats), level="IR")
     keep(program, problem.stats)
     best, stalled = alternate(runs, program, problem, failure_names.culprit_of(established.signature), ctx, until)

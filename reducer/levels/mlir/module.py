@@ -377,7 +377,8 @@ class MlirModule:
         enzyme_crashed, enzyme_error = ask("enzyme")
         if enzyme_crashed or enzyme_error:
             if crashed:
-                return "the MLIR parser crashed reading it" + (f" (Enzyme-JAX's: {enzyme_error})" if enzyme_error else "")
+                return ("the MLIR parser crashed reading it"
+                        + (f" (Enzyme-JAX's: {enzyme_error})" if enzyme_error else ""))
             return enzyme_error or jax_error
         self.form = "text"  # Enzyme-JAX reads what the bindings cannot
         return None

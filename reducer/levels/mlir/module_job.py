@@ -114,11 +114,12 @@ class MlirReduction(ChainJob):
 
     def context(self, established: Established, level) -> LevelContext:
         """A level's context, shrinking stopped in time for the final checks."""
-        return dataclasses.replace(super().context(established, level), until=self.shrink_deadline(max(established.seconds, 1.0)))
+        return dataclasses.replace(super().context(established, level),
+                                   until=self.shrink_deadline(max(established.seconds, 1.0)))
 
     def state(self, established: Established) -> dict:
-        return {"source": self.source_name, "source_sha1": self.given_sha1, "signature": established.signature.to_dict(),
-                "counts0": list(self.counts0)}
+        return {"source": self.source_name, "source_sha1": self.given_sha1,
+                "signature": established.signature.to_dict(), "counts0": list(self.counts0)}
 
     def begin(self) -> tuple[Established, str]:
         established = self.establish()
@@ -136,7 +137,8 @@ class MlirReduction(ChainJob):
         self.runs.original = best
         established = self.establish()
         if not established.oracle.same(wanted, established.signature):
-            raise ReducerError(f"{self.out}/best.mlir no longer shows {wanted} (saw {established.signature})", NO_RESUME)
+            raise ReducerError(f"{self.out}/best.mlir no longer shows {wanted} (saw {established.signature})",
+                               NO_RESUME)
         self.counts0 = tuple(state.get("counts0", (0, 0)))
         self.resume_level(state, best)
         self.log(f"resuming {self.out}: {self.rep.size(best)} operations, {state.get('tested', 0)} candidates "

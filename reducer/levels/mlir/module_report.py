@@ -105,7 +105,8 @@ def xla_happens(sig: Signature) -> str | None:
         return None
     if sig.get("how") == "signal":
         if phase == "compile":
-            return f"XLA's compiler is killed by a signal on {platform} while compiling the module: {sig.get('detail')}."
+            return (f"XLA's compiler is killed by a signal on {platform} while compiling the module: "
+                    f"{sig.get('detail')}.")
         return (f"XLA compiles the module for {platform}; running the compiled module kills the process: "
                 f"{sig.get('detail')}.")
     if sig.get("how") == "xla-status":
@@ -169,8 +170,9 @@ def what_happens(sig: Signature, kind: str, excerpt: str = "") -> str:
     if kinds.activity_mismatch(sig):
         return f"{tool} fails on the module with a {sig.get('kind').replace('-', ' ')} error."
     if kinds.crash(sig):
-        said = bug_report.crash_sentence(sig, {"signal": f"The process running {tool} on the module", "xla-status": tool,
-                                         "hang": f"{tool} on the module", "internal": f"{tool} on the module"})
+        said = bug_report.crash_sentence(sig, {"signal": f"The process running {tool} on the module",
+                                         "xla-status": tool, "hang": f"{tool} on the module",
+                                         "internal": f"{tool} on the module"})
         return said + (f" It dies while the pass `{sig.get('pass')}` runs (the shortest prefix of the pipeline "
                        f"that dies ends with it)." if sig.get("pass") else "")
     return bug_report._what_happens(sig, excerpt)

@@ -226,6 +226,6 @@ class ModuleRuns:
 
     def described(self, established: Established) -> str:
         """The log line saying how the module fails, where, and where candidates run."""
-        return (f"failure: {established.signature} (in {WHERE[self.kind]}; first run {established.run.seconds:.2f} s; candidates "
-                f"run {WHERE_CANDIDATES[self.isolation]})")
+        return (f"failure: {established.signature} (in {WHERE[self.kind]}; first run {established.run.seconds:.2f} s; "
+                f"candidates run {WHERE_CANDIDATES[self.isolation]})")
 

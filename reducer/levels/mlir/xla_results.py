@@ -38,7 +38,8 @@ def signature(op: str, report: dict, output: str) -> Signature:
     last = [line for line in output.strip().splitlines() if not line.startswith(RESULTS)][-3:]
     off = reference.get("xla_disable_hlo_passes", "")
     if list(reference) == ["xla_disable_hlo_passes"] and "," not in off:  # the culprit pass alone disabled
-        fields, against = (("reference", "without-pass"), ("xla-pass", off)), f"the same module without XLA pass `{off}`"
+        fields, against = ((("reference", "without-pass"), ("xla-pass", off)),
+                           f"the same module without XLA pass `{off}`")
     else:
         fields, against = (("reference", "unoptimized"),), "XLA's unoptimised compilation"
     return Signature(FAMILY, (("source", "xla"), *fields, ("op", op)),

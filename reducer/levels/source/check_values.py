@@ -221,7 +221,8 @@ def computed_sides(tree: ast.Module, line: int, sides=ordered_sides) -> int:
     once a side is a constant (`losses[0] < 0`, `assert_allclose(1.0 + 1, 1.0 + erf(2.0))`). A
     closeness side computes too by NumPy arithmetic or indexing on an array the program spells out
     (`0.5 * (h[:, 0::2] + h[:, 1::2])`, `x.var(ddof=1)`, `h = np.array([[…]])`: a reference's step
-    on an input); an ordering's does not (`losses = np.array([0.3, 0.5]); losses[-1] < losses[0]` compares constants)."""
+    on an input); an ordering's does not (`losses = np.array([0.3, 0.5]); losses[-1] < losses[0]` compares
+    constants)."""
     reads = computes(tree)
     if sides is close_sides:
         arrays, plain = _spelled_arrays(tree), reads

@@ -6,9 +6,11 @@ constants it produced (`last = 1.0; assert last < 0.5`), which fails the same wa
 nothing. A candidate of the own-check family therefore counts only while the failing check (the
 statement at the line its traceback names, with the `if` around a `raise` or an exit) reads a value
 computed by a call into a library or into a function of the script that makes one, followed through
-the script's assignments, the lists it fills and what its functions' calls pass them; a `raise` or an exit must stand under an `if` (or `while`) whose test
+the script's assignments, the lists it fills and what its functions' calls pass them; a `raise` or
+an exit must stand under an `if` (or `while`) whose test
 does, since one that stops unconditionally checks nothing. A check on a NaN or an Inf must still
-ask whether the value is finite, not drift to another question the same values fail. Predicates the check applies (`isfinite`, `all`, `allclose` …) are not
+ask whether the value is finite, not drift to another question the same values fail. Predicates the
+check applies (`isfinite`, `all`, `allclose` …) are not
 computations of their own. Where a name is bound in a way this reading does not follow (a
 function's parameter, a `global`), the check is taken to read a computed value.
 
@@ -66,7 +68,8 @@ class _Reader:
                                    ast.withitem, ast.NamedExpr, ast.comprehension)):
                 targets = (node.targets if isinstance(node, ast.Assign) else
                            [node.optional_vars] if isinstance(node, ast.withitem) else [node.target])
-                value = node.context_expr if isinstance(node, ast.withitem) else getattr(node, "iter", None) or node.value
+                value = (node.context_expr if isinstance(node, ast.withitem) else
+                         getattr(node, "iter", None) or node.value)
                 for target in targets:
                     for name in ast.walk(target) if target is not None else ():
                         if isinstance(name, ast.Name):

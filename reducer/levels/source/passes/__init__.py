@@ -2,7 +2,8 @@
 
 Contract (`reducer.engine`; after Hypothesis' "designing shrink passes" and llvm-reduce):
 `points(script)` lists what the pass can change in a `Script` (the text and its tree, parsed once
-by the engine, which no pass changes, and where the program failed when a run of it told), in a fixed, deterministic order, largest cuts first (a
+by the engine, which no pass changes, and where the program failed when a run of it told), in a fixed,
+deterministic order, largest cuts first (a
 `Chunks(where, n)` entry lets the driver lay out chunks of n items); `apply(script, point)` makes
 the candidate for one point from a fresh parse. A pass keeps no state between calls and has no
 fixpoint loop of its own; the engine decides what is tried, kept and repeated, and where to resume.

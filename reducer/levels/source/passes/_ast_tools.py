@@ -178,7 +178,8 @@ def bindings(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]] | 
 def one_expression(fn: ast.AST) -> bool:
     """A `def` whose body is a single `return e`, expression statement `e` (its value then returned
     too) or `pass`: it can be written as a lambda."""
-    return isinstance(fn, ast.FunctionDef) and len(fn.body) == 1 and isinstance(fn.body[0], ast.Return | ast.Expr | ast.Pass)
+    return (isinstance(fn, ast.FunctionDef) and len(fn.body) == 1
+            and isinstance(fn.body[0], ast.Return | ast.Expr | ast.Pass))
 
 
 def as_lambda(fn: ast.FunctionDef) -> ast.Assign:

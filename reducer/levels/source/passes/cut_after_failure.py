@@ -42,7 +42,8 @@ def _first(items: ast.expr, by_index: bool) -> ast.expr:
     iterator = isinstance(items, ast.Call) and getattr(items.func, "id", "") in ITERATORS
     if by_index and not iterator:
         return ast.Subscript(copy.deepcopy(items), ast.Constant(0), ast.Load())
-    return ast.Call(ast.Name("next", ast.Load()), [ast.Call(ast.Name("iter", ast.Load()), [copy.deepcopy(items)], [])], [])
+    return ast.Call(ast.Name("next", ast.Load()),
+                    [ast.Call(ast.Name("iter", ast.Load()), [copy.deepcopy(items)], [])], [])
 
 
 def _two_ways(items: ast.expr) -> bool:

@@ -10,7 +10,8 @@ class DeleteStatements(t.SourcePass):
     name = "delete-statements"
 
     def points(self, script):
-        return [Chunks(k, len(getattr(owner, field))) for k, (owner, field) in enumerate(t.statement_lists(script.tree))]
+        return [Chunks(k, len(getattr(owner, field)))
+                for k, (owner, field) in enumerate(t.statement_lists(script.tree))]
 
     def apply(self, script, chunk):
         fresh = script.fresh()

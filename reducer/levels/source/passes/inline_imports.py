@@ -51,6 +51,7 @@ class InlineImports(t.SourcePass):
         del stmt.names[j]
         new_body = [s for s in fresh.body if not (isinstance(s, ast.Import | ast.ImportFrom) and not s.names)]
         if not t.imports_module(ast.Module(new_body, []), top):
-            new_body.insert(0, ast.Import(names=[ast.alias(name=dotted.rsplit(".", 1)[0] if isinstance(stmt, ast.ImportFrom) else dotted)]))
+            new_body.insert(0, ast.Import(names=[ast.alias(name=dotted.rsplit(".", 1)[0]
+                                                           if isinstance(stmt, ast.ImportFrom) else dotted)]))
         fresh.body = new_body
         return t.dump(fresh)

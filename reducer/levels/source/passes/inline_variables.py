@@ -39,7 +39,8 @@ def _inlinable(stmt: ast.stmt) -> bool:
 def _leaves_one_expression(owner: ast.AST, body: list[ast.stmt], i: int) -> bool:
     """Whether inlining statement `i` leaves `owner` a function of a single `return` (or `pass`)."""
     rest = body[:i] + body[i + 1:]
-    return isinstance(owner, ast.FunctionDef) and (not rest or (len(rest) == 1 and isinstance(rest[0], ast.Return | ast.Pass)))
+    return (isinstance(owner, ast.FunctionDef)
+            and (not rest or (len(rest) == 1 and isinstance(rest[0], ast.Return | ast.Pass))))
 
 
 class InlineVariables(t.SourcePass):
