@@ -27,7 +27,7 @@ from reducer import env as envmod
 from reducer.engine import ToolBug
 from reducer.errors import INTERRUPTED, NO_RESUME, NOT_VERIFIED, TOOL_BUG, USAGE, ReducerError
 from reducer.files import write_atomic
-from reducer.timeouts import FRESH_START
+from reducer.timeouts import FRESH_START, least_for_checks
 from reducer.established import Established, Options
 from reducer.verdict import Verdict, final_checks, own_output, verify_runs
 from reducer.workers import scratch
@@ -39,10 +39,6 @@ if TYPE_CHECKING:
 
 #: the share of --max-time kept for the final checks at most, and the least kept for them
 CHECK_SHARE, CHECK_FLOOR = 0.3, 2.0
-#: kept for them at least until they ran once, whatever a warm run says a fresh one costs: beside
-#: another load a fresh run took ten times a warm one's seconds (what they leave is not lost: the
-#: last level goes on, `reducer.levels.chain.ChainJob.checked`)
-CHECK_LEAST, CHECK_LEAST_SECONDS = 0.2, 60.0
 
 
 class Job:
@@ -197,7 +193,7 @@ class Job:
         # machine, as loaded as it is now, says what one costs better than the allowance. Too much
         # is kept rather than too little: what the checks leave is not lost (`ChainJob.checked`)
         fresh = max(2.0 * run_seconds + FRESH_START, self.fresh_seconds)
-        least = max(CHECK_FLOOR, min(CHECK_LEAST * self.options.max_time, CHECK_LEAST_SECONDS))
+        least = max(CHECK_FLOOR, least_for_checks(self.options.max_time))
         reserve = min(CHECK_SHARE * self.options.max_time, max(least, 1.2 * rounds * fresh + 2))
         return self.deadline - reserve
 

@@ -4,7 +4,8 @@ The first runs of the original set the starting limit (four times the slowest, a
 the program shrinks, candidates get faster, and one that loops forever (a `while_loop` whose
 condition became a constant) should not cost the full starting limit: after each interesting run
 the limit becomes `factor` times the slowest of the last `window` interesting runs, never below
-`floor` and never above the starting limit. `FRESH_START` is what a run in a new interpreter adds.
+`floor` and never above the starting limit. `FRESH_START` is what a run in a new interpreter adds;
+`least_for_checks`, the least time kept for the final checks before they ran.
 """
 from __future__ import annotations
 
@@ -13,6 +14,15 @@ from collections import deque
 
 #: what starting a fresh interpreter (Python, jax, the harness) adds to a run, allowing for a loaded machine
 FRESH_START = 5.0
+#: kept for the final checks at least until they ran once, whatever a warm run says a fresh one costs:
+#: beside another load a fresh run took ten times a warm one's seconds (what they leave is not lost:
+#: the last level goes on, `reducer.levels.chain.ChainJob.checked`)
+CHECK_LEAST, CHECK_LEAST_SECONDS = 0.2, 60.0
+
+
+def least_for_checks(max_time: float) -> float:
+    """The least kept for the final checks of a job of `max_time` seconds, before they ran once."""
+    return min(CHECK_LEAST * max_time, CHECK_LEAST_SECONDS)
 
 
 class AdaptiveTimeout:

@@ -58,12 +58,16 @@ def test_neither_the_share_nor_its_extension_goes_past_when_shrinking_must_end()
 def test_the_traced_level_stops_shrinking_before_its_write_back_and_the_final_checks():
     from types import SimpleNamespace
 
-    from reducer.levels.jaxpr.level import AFTER_RUNS, shrinking_ends
+    from reducer.levels.jaxpr.level import AFTER_RUNS, CHECK_ROUNDS, shrinking_ends
     from reducer.timeouts import FRESH_START
 
-    ctx = SimpleNamespace(until=lambda: 100.0, deadline=180.0)  # `until`, sized by the original's runs, is not asked
-    assert shrinking_ends(ctx, 10.0) == 180.0 - AFTER_RUNS * (15.0 + FRESH_START) > 100.0
-    assert shrinking_ends(SimpleNamespace(until=None, deadline=None), 3.0) is None
+    # `until`, sized by the original's runs, is not asked
+    ctx = SimpleNamespace(until=lambda: 100.0, deadline=180.0, started=0.0)
+    fresh = 15.0 + FRESH_START
+    assert shrinking_ends(ctx, 10.0) == 180.0 - (AFTER_RUNS + CHECK_ROUNDS) * fresh >= 100.0
+    # quick runs: the final checks still get what the job keeps for them before they ran (a fifth)
+    assert shrinking_ends(ctx, 1.0) == 180.0 - AFTER_RUNS * (1.5 + FRESH_START) - 0.2 * 180.0
+    assert shrinking_ends(SimpleNamespace(until=None, deadline=None, started=0.0), 3.0) is None
 
 
 def test_a_share_cut_to_its_end_before_the_level_began_is_not_said_to_be_extended():

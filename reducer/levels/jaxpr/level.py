@@ -37,7 +37,7 @@ from reducer.levels.jaxpr.passes import jaxpr_passes
 from reducer.levels.time_share import TimeShare
 from reducer.levels.jaxpr.worker import CapturedScript, run_spec
 from reducer.levels.jaxpr.write_back import plain_judge, sites_for, write_back
-from reducer.timeouts import FRESH_START, AdaptiveTimeout
+from reducer.timeouts import FRESH_START, AdaptiveTimeout, least_for_checks
 from reducer.workers.sandbox import Limits, Sandbox
 
 
@@ -86,8 +86,10 @@ def capture(sandbox: Sandbox, source: str, limits: Limits, ahead: bool = False, 
 #: captured programs run to find the one that shows the failure (a process that dies at exit, after
 #: its last transformed call, leaves many calls that all run fine)
 MAX_TRIED = 6
-#: the rounds of fresh runs after the traced level stops shrinking: its write-back's, two of the final checks
-AFTER_RUNS = 3
+#: the rounds of fresh runs after the traced level stops shrinking, besides the final checks': its
+#: write-back's check of the written-back script, and the source level's first run of it
+AFTER_RUNS = 2
+CHECK_ROUNDS = 2  # the final checks' rounds of fresh runs (three runs, two at a time)
 #: the traced level stops after this share of its budget (at least STALL_FLOOR seconds) without progress
 STALL_SHARE, STALL_FLOOR = 0.2, 10.0
 STALL_RUNS = 6  # … and at least this many candidate runs
@@ -247,11 +249,14 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
 
 
 def shrinking_ends(ctx: LevelContext, run_seconds: float) -> float | None:
-    """When the traced level must have stopped shrinking: before its write-back and the final checks
-    after it, AFTER_RUNS rounds of fresh runs of about its replay's first run. Not the job's `until`,
-    sized by the original's runs, which the written-back script does not make again: under load a
-    Flax loss's 11 s runs stopped the level at 6 equations where it goes on to 2."""
-    return None if ctx.deadline is None else ctx.deadline - AFTER_RUNS * (1.5 * run_seconds + FRESH_START)
+    """When the traced level must have stopped shrinking: before its write-back, the source level's
+    first run and the final checks (no less than the job keeps for them, `least_for_checks`), in
+    fresh runs of about its replay's first run. Not the job's `until`, sized by the original's runs,
+    which the written-back script does not make again (a Flax loss's 11 s runs, loaded)."""
+    if ctx.deadline is None:
+        return None
+    fresh = 1.5 * run_seconds + FRESH_START
+    return ctx.deadline - AFTER_RUNS * fresh - max(CHECK_ROUNDS * fresh, least_for_checks(ctx.deadline - ctx.started))
 
 
 def progress_stall(stall: float | None, budget: float, run_seconds: float = 0.0) -> float:
