@@ -442,3 +442,14 @@ def test_the_remedy_puts_a_value_inside_the_functions_domain():
 
     assert "jnp.where(mask, x, 0.0)` before `arccos(x)`" in evidence({"op": "acos", "from": "arccos", "in": "grad"})
     assert "jnp.where(mask, x, 1.0)` before `norm(x)`" in evidence({"op": "sqrt", "from": "norm", "in": "grad"})
+
+
+def test_no_written_back_form_is_tried_once_max_time_has_passed():
+    """Loaded, four written-back forms' runs went 56 s past --max-time: none is tried once it passed."""
+    from reducer.levels.jaxpr.write_back import write_back
+    from reducer.workers.sandbox import Limits
+
+    spec = jp.dumps(spec_of(lambda p: jnp.sum(jnp.log(p)), np.zeros(3, np.float32), transforms=[{"t": "jit"}]))
+    said = []  # no sandbox: a form run would fail the test
+    assert write_back(spec, None, Limits(), OwnCheck(), WANTED, 2, said.append, late=lambda: True) is None
+    assert said == ["jaxpr level: write-back stopped: --max-time reached before every written-back form was tried"]

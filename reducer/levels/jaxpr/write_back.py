@@ -52,15 +52,19 @@ FORMS = ((False, "public calls", "public jax.numpy / jax.lax calls"),
 
 
 def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature, runs: int,
-               log, verdict=plain_judge) -> tuple[str, dict, str] | None:
+               log, verdict=plain_judge, late=lambda: False) -> tuple[str, dict, str] | None:
     """The script for `spec` that reproduces the failure in fresh interpreters, its arrays and verdict.
     Each form that does not is logged with what its run showed instead and where it stopped; when
-    none does, the log says "write-back failed" (a bug of the emitter, not an outcome)."""
+    none does, the log says "write-back failed" (a bug of the emitter, not an outcome). No form is
+    tried once `late()` (--max-time has passed: loaded, four forms' runs went 56 s past it)."""
     users = value_checks.as_users_write(jp.parse(spec))
     alone = value_checks.gradient_alone(users, wanted)
     tried = [(alone, False, "the gradient alone", "the gradient alone, public jax.numpy / jax.lax calls")]
     tried = tried if alone else []
     for text, arrays, bind_all, short, long in _scripts(tried + [(users, *form) for form in FORMS], wanted):
+        if late():
+            log("jaxpr level: write-back stopped: --max-time reached before every written-back form was tried")
+            return None
         try:
             compile(text, "repro.py", "exec")
         except SyntaxError as exc:
