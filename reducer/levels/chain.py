@@ -137,8 +137,8 @@ class ChainJob(Job):
         them); None where it does not go on: the checks were not all passed, the level reached its
         fixpoint or its stall (`LevelResult.cut`), too little time is left, or it made nothing smaller."""
         level, last = self.ended or (None, None)
-        left = self.remaining()
-        spare = None if left is None else left - (1.2 * self.checks_seconds + 2)
+        until = self.shrink_deadline(0.0)  # what the checks took, kept for them again
+        spare = None if until is None else until - time.monotonic()
         final = last is not None and level.name == self.levels()[-1].name  # whose input is a result's form
         if not (verdict.every and final and last.cut and spare is not None and self.bug is None
                 and not self.stop.is_set() and spare >= max(GO_ON_LEAST, self.checks_seconds)):
