@@ -274,3 +274,19 @@ def test_float32_spelled_as_the_default_float_is_float64_once_the_script_is_made
         scope = {}
         exec(compile(body, "repro.py", "exec"), scope)
         assert scope["out"].dtype == jnp.float64 and jnp.isfinite(scope["out"]).all()
+
+
+@pytest.mark.parametrize("fun", [lambda a: a ** 0.5, lambda a: 2.0 ** a, lambda a: (-a) ** 0.5,
+                                 lambda a: a ** a])
+def test_a_power_is_written_as_the_users_operator_and_stages_the_same_primitive(fun):
+    """`(r * r) ** 0.5` in a loss is `r ** 0.5` in the reproducer, not `lax.pow`, and means the same."""
+    from reducer.levels.jaxpr.as_script import emit
+
+    x = jnp.asarray([4.0, 0.0, 2.0], jnp.float32)
+    spec = jp.parse(spec_of(fun, x, values=True))
+    text, _ = emit(spec)
+    assert "pow(" not in text and " ** " in text, text
+    scope = {}
+    exec(compile(text.replace("print(", "out = ("), "repro.py", "exec"), scope)
+    np.testing.assert_array_equal(np.asarray(scope["out"]), np.asarray(fun(x)))
+    assert "pow" in {e.primitive.name for e in jax.make_jaxpr(scope["f"])(x).eqns}

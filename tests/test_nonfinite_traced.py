@@ -4,6 +4,7 @@ would; the calls made inside a traced one are replayed on the values they got
 (`reducer.levels.jaxpr.write_ahead`); the written-back script ends in the program's kind of check; and a
 training script whose own check fires on a NaN gradient reduces through the traced level."""
 import json
+import math
 import os
 import subprocess
 import sys
@@ -326,6 +327,33 @@ assert jnp.isfinite(g).all()
 def test_the_values_an_inner_call_closes_over_are_recorded_too(tmp_path):
     nested = recorded_inner_grads(tmp_path, CLOSED_OVER)
     assert nested and [a.get("values") for a in nested[0]["args"]] == [[2.0], [0.0, 1.5, 2.0]], nested
+
+
+NAN_STEP_THEN_NAN_PARAMETERS = '''
+import jax
+import jax.numpy as jnp
+
+def energy(w, x):
+    return jnp.sum(jnp.where(x > 0, jnp.sqrt(x * w), 0.0))
+
+@jax.jit
+def step(w, x):
+    return w - 0.1 * jax.grad(energy)(w, x)
+
+w = jnp.array([1.0, 1.0, 1.0])
+for x in (jnp.array([1.0, 2.0, 3.0]), jnp.array([0.0, 1.5, 2.0]), jnp.array([1.0, 1.0, 1.0])):
+    w = step(w, x)
+assert jnp.isfinite(w).all()
+'''
+
+
+def test_the_values_recorded_are_the_failing_steps_not_the_nan_parameters_it_handed_on(tmp_path):
+    """The loop's second step makes the NaN from finite parameters; the third reads the NaN it wrote.
+    The call replayed is the second (the last with finite inputs), not the latest."""
+    nested = recorded_inner_grads(tmp_path, NAN_STEP_THEN_NAN_PARAMETERS)
+    assert nested, nested
+    w, x = (a.get("values") for a in nested[0]["args"][:2])
+    assert x == [0.0, 1.5, 2.0] and all(math.isfinite(v) for v in w), nested
 
 
 def test_a_lax_function_given_to_a_transformation_is_the_operation_at_fault(tmp_path):

@@ -35,7 +35,8 @@ from reducer.faults import CutShort, Fault
 
 FLOATING = re.compile(r"^(?:\S*JaxStackTraceBeforeTransformation: )?FloatingPointError: invalid value "
                       r"\((?P<kind>nan|inf)\) encountered in (?P<prim>\w+)", re.M)
-LAX_CALL = re.compile(r"\blax\.(?P<name>\w+)\(")
+#: a public `lax` function called (not a private helper: `lax._convert_element_type` in `jnp.asarray`)
+LAX_CALL = re.compile(r"\blax\.(?P<name>[a-z]\w*)\(")
 #: a primitive bound by the `lax` function itself (`sqrt_p.bind(x)`): what a frame shows of a `lax`
 #: function the program handed to a transformation (`f = lax.sqrt; jax.grad(f)(a)`)
 BIND = re.compile(r"\b(?P<name>[a-z]\w*)_p\.bind\(")

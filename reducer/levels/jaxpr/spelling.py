@@ -16,6 +16,7 @@ import contextvars
 import dataclasses
 import enum
 import math
+import re
 
 import numpy as np
 
@@ -290,6 +291,12 @@ def alike(p: str, shapes: list, variables: list[bool]) -> bool:
     return len(one) == 1 and (all(variables) or p == "select_n" and one == {()} and any(variables[1:]))
 
 
+def _one_shape(ins: list[str], in_dtypes: list[str], dtype: str, alike: bool) -> bool:
+    """Whether the two operands `ins` are of the result's `dtype`, variables of one shape (`alike`)
+    or a scalar variable and a scalar literal (which `**` stages as it is)."""
+    return len(ins) == 2 and all(str(d) == dtype for d in in_dtypes) and (alike or any(i.isidentifier() for i in ins))
+
+
 def users_call(p: str, ins: list[str], params: dict, dtype: str, in_dtypes: list[str], alike: bool) -> str:
     """The primitive `p` (on the operands `ins` of the dtypes `in_dtypes`, of one shape where `alike`,
     making a `dtype` result) as the jax.numpy call a user writes for it (`jnp.sqrt`, `jnp.where`,
@@ -299,6 +306,8 @@ def users_call(p: str, ins: list[str], params: dict, dtype: str, in_dtypes: list
         return f"{USERS_CALLS[p]}({', '.join(ins)})"
     if p == "integer_pow" and floating and alike and params.get("y") in (2, 3):
         return f"{ins[0]} ** {params['y']}"
+    if p == "pow" and floating and _one_shape(ins, in_dtypes, dtype, alike):  # `a ** 0.5`: a Python float too
+        return " ** ".join(i if re.fullmatch(r"[\w.]+", i) else f"({i})" for i in ins)
     if p == "select_n" and len(ins) == 3 and alike and in_dtypes[0] == "bool":
         return f"jnp.where({ins[0]}, {ins[2]}, {ins[1]})"
     return ""

@@ -135,7 +135,7 @@ def _watch_values(top, args: tuple, kwargs: dict, prefix: list, active: list) ->
     if not leaves:
         return
     if not any(isinstance(v, jax.core.Tracer) for v in leaves):
-        _VALUES[key] = (_STATE["calls"], leaves)
+        _keep(key, leaves)
         return
     if key in _WATCHED:
         return
@@ -145,11 +145,33 @@ def _watch_values(top, args: tuple, kwargs: dict, prefix: list, active: list) ->
         seen = _VALUES.get(key)
         if seen is None or seen[0] < _STATE["calls"]:
             try:
-                _VALUES[key] = (_STATE["calls"], [np.asarray(v) for v in values])
+                _keep(key, [np.asarray(v) for v in values])
             except Exception:  # a value NumPy cannot hold (a PRNG key): the call keeps its encoded values
                 pass
 
     jax.debug.callback(keep, *leaves)
+
+
+def _keep(key, leaves: list) -> None:
+    """Record `leaves` as the values of the call `key`, unless the values recorded before were all
+    finite and these are not: a step whose update was NaN hands its NaN parameters to the next
+    call, and the failing call is the last with finite inputs."""
+    seen = _VALUES.get(key)
+    finite = _all_finite(leaves)
+    if seen is None or finite or not seen[2]:
+        _VALUES[key] = (_STATE["calls"], leaves, finite)
+
+
+def _all_finite(leaves: list) -> bool:
+    return all(_finite(v) for v in leaves)
+
+
+def _finite(leaf) -> bool:
+    try:
+        value = np.asarray(leaf)
+    except Exception:  # a value NumPy cannot hold (a PRNG key) has no non-finite element
+        return True
+    return value.dtype.kind not in "fc" or bool(np.isfinite(value).all())
 
 
 def _with_values(key, spec: str | None) -> str | None:
