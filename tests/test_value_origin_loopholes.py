@@ -48,6 +48,10 @@ ORIGINALS = {
                  "np.testing.assert_allclose(jnp.log(jnp.sum(jnp.exp(jnp.array(z)))), logsumexp(z), rtol=1e-5)\n",
     # a hand-written mixture log-likelihood whose every term underflowed: `log(0)`; JAX's function is the fix
     "mixture-underflow": "z = jnp.array([-2000.0, -2100.0])\nassert jnp.isfinite(-jnp.log(jnp.sum(jnp.exp(z))))\n",
+    # a cross-entropy with a log-sigmoid written by hand: `exp(200)` overflows, `1 / inf` is the 0 that
+    # `log` makes `-inf`, and the label's 0 times it the checked NaN
+    "log-sigmoid": "y = jnp.array([0.0, 1.0])\nz = jnp.array([-200.0, 1.0])\n"
+                   "assert jnp.isfinite(jnp.sum(y * jnp.log(1.0 / (1.0 + jnp.exp(-z)))))\n",
     # a Cholesky factor of a rank-deficient Gram matrix: NaN, with no fix of one operation known
     "cholesky": "assert jnp.isfinite(jnp.linalg.cholesky(jnp.ones((2, 2)))).all()\n",
 }
@@ -81,6 +85,10 @@ LOOPHOLES = [
     ("softmax-log", "literal-zero", "assert jnp.isfinite(-jnp.log(0.0))\n", "cause"),
     ("softmax-log", "numpy-alone", "import numpy\nassert numpy.isfinite(-numpy.log(numpy.float32(0)))\n", "fix"),
     ("cholesky", "a-matrix-that-is-not-square", NOT_SQUARE, "contract"),
+    # the 0 that the sigmoid's overflow made, read from the inputs (an unseen Flax program's cut)
+    ("log-sigmoid", "a-zero-read-from-the-inputs", "import numpy\na = numpy.array([0.0, 1.0], numpy.float32)\n"
+     "assert jnp.isfinite(jnp.sum(a * jnp.log(a)))\n", "cause"),
+    ("log-sigmoid", "a-zero-that-underflowed", "assert jnp.isfinite(0.0 * jnp.log(jnp.exp(-200.0)))\n", "cause"),
     # the issue's own: a random number against a constant behind a lambda, no JAX left
     ("overflow", "random-number-against-a-constant-behind-a-lambda", "import numpy\nnumpy.testing.assert_allclose("
      "numpy.random.default_rng().uniform(), (lambda x: 0.0)(1.0), 0.0001, 1e-05)\n", "fix"),
@@ -119,6 +127,7 @@ FAITHFUL = [
     ("norm", "d = jnp.zeros((2, 3))\nassert jnp.isfinite(jax.grad(lambda d: jnp.sum(jnp.linalg.norm(d, axis=-1) ** 2))(d)).all()\n"),
     ("softmax-log", "p = jax.nn.softmax(jnp.array([[1.0, 150.0], [0.0, 1.0]]))\nassert jnp.isfinite(-jnp.log(p).sum())\n"),
     ("cholesky", "assert jnp.isfinite(jax.lax.linalg.cholesky(jnp.ones((3, 3)))).all()\n"),
+    ("log-sigmoid", "assert jnp.isfinite(0.0 * jnp.log(1.0 / (1.0 + jnp.exp(200.0))))\n"),
     ("overflow", "import numpy as np\nnp.testing.assert_allclose(jnp.log(1 + jnp.exp(100.0)), 100.0)\n"),
     ("overflow", "assert jnp.isfinite(jnp.exp(100.0))\n"),
     ("float32-overflow", "assert jnp.isfinite(jnp.exp(jnp.float32(100.0)))\n"),
@@ -171,6 +180,10 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     assert (softmax.get("value"), softmax.get("in"), softmax.get("op"), softmax.get("cause")) == \
         ("+inf", "forward", "log", "exp-underflow")
     assert (origins["cholesky"].get("op"), origins["cholesky"].get("fix")) == ("cholesky", "none")
+    sigmoid = origins["log-sigmoid"]  # a NaN at the pole of `log`, of the 0 an overflow made
+    assert (sigmoid.get("value"), sigmoid.get("in"), sigmoid.get("op"), sigmoid.get("point"), sigmoid.get("cause")) == \
+        ("nan", "forward", "log", "pole", "exp-overflow")
+    assert "cause" not in dict(origins["where-log"].fields)  # made in the gradient: no cause
     overflow = origins["overflow"]
     assert (overflow.get("value"), overflow.get("in"), overflow.get("op"), overflow.get("fix")) == \
         ("+inf", "forward", "exp", "float64")

@@ -28,15 +28,17 @@ what a counterfactual says:
   of its domain (`edge`: `sqrt(0)`, finite, with an infinite derivative), a pole (`pole`: `log(0)`,
   a division by 0) or the outside of its domain (`outside`: `sqrt(-1)`), each told by the fix kept to
   that class;
-- for an Inf made forward, its `cause`: the operation whose underflow to 0 it came from (`exp` in a
-  softmax that `log` reads), the one whose underflow fix makes the program run through, or none.
+- for a value made forward, its `cause` (`reducer.faults.cause`): what made the 0 its operation
+  turned into an Inf, the `exp` of a softmax that underflowed (`exp-underflow`) or of a sigmoid
+  written by hand that overflowed (`exp-overflow`), the first whose fix makes the program run
+  through, or none.
 
 Every candidate is then held to that origin: it must fail as it is, run through with the same fix
 (kept to the original's class of point),
 show every kind of value the original's check read (for a value made forward, of the values the
 operation made with its derivative taken away: `log(0)`'s `-inf` is not the `+inf` of `-log(0)`,
 even beside its derivative's `+inf`), be told the same transformation by the forward fix, for an
-Inf that an underflow made, run through with that underflow fixed, and give the public calls only
+Inf that an underflow or an overflow made, run through with that fixed, and give the public calls only
 inputs they document (`reducer.faults.contracts`: a Cholesky factor of a matrix that is not square
 is not the NaN of a rank-deficient one). A candidate whose check reads a constant, a random number,
 NumPy alone or another operation's value does not run through with the fix; a forward `-inf` in
@@ -57,6 +59,7 @@ from typing import Callable
 from oracles.outcome import RunResult, Signature
 from reducer.faults import (CutShort, Fault, checked_value, contracts, float64_fix, forward_share, nonfinite, safe_ops,
                             stable_fix, suspects)
+from reducer.faults import cause as causes
 from reducer.faults.forward_share import made_in, share_of, taken_away
 
 #: the kind of the checked value when the run under JAX's NaN checks meets no NaN
@@ -78,14 +81,15 @@ class Origin:
     where: str
     op: str
     via: str = ""
-    cause: str = ""  # the operation whose underflow made the 0 that `op` turned into an Inf
+    cause: str = ""  # what made the 0 that `op` turned into an Inf (`reducer.faults.cause`: `exp-underflow`)
     point: str = ""  # the one class of point (`safe_ops.POINTS`) the fix need act at: `edge` for `sqrt(0)`
     breaks_contract: bool = False  # the original gives a public call an input its documentation rules out
     fix: str = FIX  # what takes the value away: the inner `where`, float64 (WIDE) or a stable formula
 
     def fields(self) -> tuple[tuple[str, str], ...]:
-        made_forward = NAN not in self.value.split(",") and self.where == "forward"
-        cause = (("cause", f"{self.cause}-underflow" if self.cause else "none"),) if made_forward else ()
+        made_forward = self.where == "forward"
+        cause = (("cause", self.cause or causes.NONE),) if made_forward and NAN not in self.value.split(",") else \
+            (("cause", self.cause),) if made_forward and self.cause else ()
         point = (("point", self.point),) if self.point else ()
         return (("value", self.value), ("in", self.where), ("op", self.op), *point, *cause, ("fix", self.fix),
                 ("from", self.via or self.op), *contract_field(self.breaks_contract))
@@ -95,9 +99,9 @@ class Origin:
         """The origin a signature names; None when it was not established by a fix."""
         if not sig.get("value") or not sig.get("op") or sig.get("fix") not in (FIX, WIDE, *stable_fix.FORMULAS):
             return None
-        cause = (sig.get("cause") or "").removesuffix("-underflow")
+        cause = sig.get("cause") or ""
         return cls(sig.get("value"), sig.get("in"), sig.get("op"), sig.get("from") or "",
-                   "" if cause == "none" else cause, sig.get("point") or "", sig.get("contract") == BROKEN,
+                   cause if causes.named(cause) else "", sig.get("point") or "", sig.get("contract") == BROKEN,
                    sig.get("fix"))
 
 
@@ -252,8 +256,8 @@ class ValueOrigin:
                 if where == "forward":
                     kind = self._forward_kind(program, op) or kind
                 point = self._point(program, op, reached)
-                cause = self._cause(program, kind, where, op)
-                formula = self._formula(program, reached) if cause == stable_fix.OP else ""
+                cause = self._cause(program, kind, where, op, point, reached)
+                formula = self._formula(program, reached) if cause == f"{stable_fix.OP}-{causes.UNDERFLOW}" else ""
                 self.origin = Origin(kind, where, op, via, cause, point, self.breaks, fix=formula or FIX)
                 found = {"op": op, "from": via, "in": where, "kind": kind,
                          "prim": (nans or both or {}).get("prim", "")}
@@ -325,12 +329,12 @@ class ValueOrigin:
                   ("fix", "none"), ("from", found["from"]), *contract_field(self.breaks))
         return Fault(found["op"], fields, nonfinite.evidence(found))
 
-    def _cause(self, program: str, kind: str, where: str, op: str) -> str:
-        """For an Inf made forward, the operation whose underflow to 0 made it (`exp` in a softmax
-        whose `log` is `-inf`): the first whose underflow fix makes the program run through."""
-        if NAN in kind.split(",") or where != "forward":
-            return ""
-        return next((o for o in safe_ops.UNDERFLOWING if o != op and self.passes(program, o, safe_ops.UNDERFLOW)), "")
+    def _cause(self, program: str, kind: str, where: str, op: str, point: str, reached: tuple | None) -> str:
+        """What made the 0 that `op` made the value from (`reducer.faults.cause`: `exp-underflow` in a
+        softmax whose `log` is `-inf`), or "": the first fix that makes the program run through or get
+        past its check."""
+        found = causes.of(kind, where, op, point, lambda o, how: self.passing(program, o, how, reached)[0])
+        return found if causes.named(found) else ""
 
     def _forward_share(self, program: str, op: str, kind: str, count: int | None, reached: tuple | None) -> str:
         """How much of the checked value making `op`'s forward value finite takes away: ALL when the
@@ -374,7 +378,8 @@ class ValueOrigin:
                 return _fault(origin, where=made_in(share, derivative_mode(program)))
         if origin.fix == WIDE:
             return _fault(origin, **float64_fix.held(self, program, origin, reached))
-        if "cause" in self.guards and origin.cause and not self.passes(program, origin.cause, safe_ops.UNDERFLOW):
+        if "cause" in self.guards and origin.cause and \
+                not self.passing(program, *causes.fix(origin.cause), reached)[0]:
             return _fault(origin, cause="")
         return _fault(origin)
 

@@ -34,6 +34,7 @@ import time
 import traceback
 
 from oracles.outcome import Signature
+from reducer.faults import cause as causes
 from reducer.faults import nonfinite, stable_fix
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr import tidy
@@ -137,25 +138,11 @@ def _with_origin(found: dict, text: str, outputs: dict) -> dict:
         point = next((c for c in safe_ops.POINTS
                       if _fixed_kinds(text, op, f"{safe_ops.DERIVATIVE}@{c}") == ("", 0)), "")
         formula = _stable(text) if where == "forward" else ""
-        cause = _cause(text, op, found["value"]) if where == "forward" else ""
+        cause = causes.of(found["value"], where, op, point, lambda o, how: _fixed_kinds(text, o, how) == ("", 0))
         return {**found, "op": op, "in": where, **({"point": point} if point else {}),
                 **({"fix": formula} if formula else {}), **({"cause": cause} if cause else {})}
     formula = _stable(text)
     return {**found, "op": stable_fix.OP, "fix": formula} if formula else found
-
-
-def _cause(text: str, op: str, kind: str) -> str:
-    """For an Inf made forward, the underflow that made the 0 `op` turned into one (`origin.ValueOrigin._cause`):
-    "exp-underflow" (a softmax's `exp` under a `log`; a cut making the 0 an input loses it) or "none"; "" for a NaN."""
-    from reducer.faults import origin, safe_ops
-
-    if origin.NAN in kind.split(","):
-        return ""
-    if op in safe_ops.OVERFLOW_ONLY:  # its Inf is never a 0's
-        return "none"
-    made = next((o for o in safe_ops.UNDERFLOWING if o != op and _fixed_kinds(text, o, safe_ops.UNDERFLOW) == ("", 0)),
-                "")
-    return f"{made}-underflow" if made else "none"
 
 
 def _stable(text: str) -> str:
@@ -288,8 +275,8 @@ def same(wanted: Signature, run) -> tuple[bool, Signature | None]:
     held = ("value", "in", "op") if wanted.get("value") else ("in", "op")
     held += ("point",) if not same_point(found, wanted) else ()
     held += ("fix",) if wanted.get("fix") in stable_fix.FORMULAS else ()  # the formula whose stable form fixes it
-    # an underflow the job's origin names is kept (naming none, the program may fail past its fix: not held)
-    held += ("cause",) if wanted.get("cause") not in (None, "", "none") else ()
+    # a cause the job's origin names is kept (naming none, the program may fail past its fix: not held)
+    held += ("cause",) if causes.named(wanted.get("cause") or "") else ()
     value = found.get("value", "")
     if wanted.get("value") and covers(value, wanted.get("value")):
         value = wanted.get("value")  # it shows the kinds the program's check did (and maybe more)

@@ -1,0 +1,65 @@
+"""What made the 0 (or the Inf) that the operation at a value's origin turned into a non-finite value.
+
+`log(0)` is `-inf` and `0 * log(0)` a NaN whatever made the 0; a reproducer that reads a 0 from its
+inputs shows the `log` but not the program's bug. So, for a value made forward, the origin names its
+`cause`: the first operation whose own fix makes the program run through (or get past its check):
+
+- `exp-underflow`: an `exp` (or a product, a quotient, a power) rounded to an exact 0 from inputs
+  that are not 0 (a softmax's terms at a low temperature), fixed by a small number in its place
+  (`safe_ops.UNDERFLOW`);
+- `exp-overflow`: an `exp` (or `cosh`, `sinh`…) that overflowed, whose Inf a later division turned
+  into the 0 (`1 / (1 + exp(200))` in a sigmoid written by hand), fixed by its forward value made
+  finite (`safe_ops.FORWARD`); looked for only where the operation is at its pole (`log(0)`).
+
+An Inf made forward has a cause or `none`. A NaN made forward has one only where the operation at
+its origin is at its pole (`0 * log(0)`), and none is named where none is found. A candidate is held
+to the cause: it runs through (or past its check) with that operation fixed.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from reducer.faults import safe_ops
+
+NAN = "nan"
+NONE = "none"
+UNDERFLOW, OVERFLOW = "underflow", "overflow"
+#: each kind of cause: the operations that can make it, and the fix that takes it away
+KINDS = {UNDERFLOW: (safe_ops.UNDERFLOWING, safe_ops.UNDERFLOW), OVERFLOW: (safe_ops.OVERFLOW_ONLY, safe_ops.FORWARD)}
+POLE = "pole"
+
+
+def looked_for(kind: str, where: str, point: str) -> tuple[str, ...]:
+    """The kinds of cause looked for, for a value of `kind` made `where` by an operation at `point`."""
+    if where != "forward":
+        return ()
+    if NAN in kind.split(","):
+        return (UNDERFLOW, OVERFLOW) if point == POLE else ()
+    return (UNDERFLOW, OVERFLOW) if point == POLE else (UNDERFLOW,)
+
+
+def of(kind: str, where: str, op: str, point: str, fixed_passes: Callable[[str, str], bool]) -> str:
+    """The cause (`exp-underflow`, `exp-overflow`), `none` for an Inf made forward with none, else "";
+    `fixed_passes(operation, how)`: whether the program runs through with that fix."""
+    kinds = looked_for(kind, where, point)
+    if not kinds:
+        return ""
+    if op in safe_ops.OVERFLOW_ONLY and NAN not in kind.split(","):
+        return NONE  # its Inf is never a 0's
+    for name in kinds:
+        ops, how = KINDS[name]
+        found = next((o for o in ops if o != op and fixed_passes(o, how)), "")
+        if found:
+            return f"{found}-{name}"
+    return "" if NAN in kind.split(",") else NONE
+
+
+def fix(cause: str) -> tuple[str, str]:
+    """The operation and the fix (`safe_ops.make_safe`'s `how`) that take the `cause` away."""
+    op, _, name = cause.rpartition("-")
+    return op, KINDS[name][1]
+
+
+def named(cause: str) -> bool:
+    """Whether `cause` names an operation (not "" or `none`)."""
+    return cause not in ("", NONE)
