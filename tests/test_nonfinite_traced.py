@@ -18,6 +18,7 @@ from jax import lax
 from oracles.outcome import RunResult, Signature
 from oracles.own_check import OwnCheck
 from reducer.levels.jaxpr import nonfinite_replay as nr
+from reducer.levels.jaxpr import replay_order, value_checks
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr import value_checks
 from reducer.levels.jaxpr.codec import Encoder, registry
@@ -104,7 +105,7 @@ def test_an_array_becomes_a_scalar_at_the_value_that_tells(tmp_path, monkeypatch
 
     spec = spec_of(lambda a: jnp.sum(masked_sqrt(jnp.squeeze(a.reshape(3, 1), 1))),
                    np.array([0.5, 2.0, 0.0], np.float32), transforms=[{"t": "grad", "argnums": [0]}])
-    first, telling = (jp.loads(c) for c in OnePoint().candidates(jp.dumps(spec)))
+    first, telling, *_ = (jp.loads(c) for c in OnePoint().candidates(jp.dumps(spec)))
     assert not {"squeeze", "reduce_sum"} & {e["p"] for e in telling["jaxpr"]["eqns"]}  # a scalar's are gone
     assert (first["args"][0]["values"], telling["args"][0]["values"]) == ([0.5], [0.0])
     assert replay(first, tmp_path, monkeypatch)[0] is None  # at its first value the gradient is finite
@@ -117,6 +118,23 @@ def test_an_array_becomes_a_scalar_at_the_value_that_tells(tmp_path, monkeypatch
     assert [a["values"] for a in telling["args"]] == [[False], [0.0]]
     raised, report = replay(telling, tmp_path, monkeypatch)
     assert raised is not None and report["nonfinite"]["value"] == "nan"
+
+
+def test_an_array_picked_by_a_gather_becomes_a_scalar_at_the_position_it_picks(tmp_path, monkeypatch):
+    """A tempered softmax's `log` of the one `exp` that underflowed, picked by a `gather` (an unseen
+    Equinox program): the telling value (a zero, the largest) is not the one picked, so the small
+    array is cut at each position in turn, and the `gather` of what is now a scalar goes."""
+    from reducer.levels.jaxpr.passes.one_point import OnePoint
+
+    x = np.array([0.0, 0.0, 0.0, 0.0, -291.5, 0.0, 449.1, 801.7, 786.9, 728.6, 0.0, 74.2], np.float32)
+    spec = spec_of(lambda a: jnp.log(jnp.sum(jnp.exp(a).reshape(1, 4, 3), axis=0)[1, 1]), x)  # op by op: XLA
+    # folds `log(exp(a))` to `a` under `jit`
+    assert replay(spec, tmp_path, monkeypatch)[0] is not None
+    found = [jp.loads(c) for c in OnePoint().candidates(jp.dumps(spec))]
+    at = [c for c in found if c["args"][0]["values"] == [-291.5]]
+    assert at and [e["p"] for e in at[0]["jaxpr"]["eqns"]] == ["exp", "log"], at
+    raised, report = replay(at[0], tmp_path, monkeypatch)
+    assert raised is not None and (report["nonfinite"]["op"], report["nonfinite"]["cause"]) == ("log", "exp-underflow")
 
 
 def test_a_dimension_shrinks_to_the_slice_that_holds_the_telling_value(tmp_path, monkeypatch):
@@ -275,7 +293,34 @@ def test_calls_that_take_the_derivative_and_have_their_values_come_first():
 
     plain, guessed = encoded([{"t": "jit"}]), encoded([{"t": "grad", "argnums": [0]}], values=False)
     taken, bigger = encoded([{"t": "grad", "argnums": [0]}]), encoded([{"t": "grad", "argnums": [0]}], eqns=2)
-    assert nr.likeliest_first([plain, guessed, bigger, taken], WANTED) == [taken, bigger, guessed, plain]
+    assert replay_order.likeliest_first([plain, guessed, bigger, taken], WANTED) == [taken, bigger, guessed, plain]
+
+
+def test_a_value_made_forward_is_also_replayed_from_a_value_and_grad_call_as_its_value_alone(tmp_path, monkeypatch):
+    """A hand-written log-sigmoid's `0 * log(1 / (1 + exp(200)))`: the program checks the loss, and
+    the gradient taken beside it stays NaN under `log`'s fix (`exp`'s Inf times a zero cotangent), so
+    the `value_and_grad` call names no origin; its value alone names `log` at its pole and the
+    overflow that made the 0, and a replay held to that cause looks for it alone."""
+    def loss(z, y):
+        return jnp.sum(y * jnp.log(1.0 / (1.0 + jnp.exp(-z))))
+
+    args = (np.array([-200.0, 1.0], np.float32), np.array([0.0, 1.0], np.float32))
+    both = jp.dumps(spec_of(loss, *args, transforms=[{"t": "value_and_grad", "argnums": [0]}]))
+    wanted = Signature("nonfinite", (("value", "nan"), ("in", "forward"), ("op", "log"), ("point", "pole"),
+                                     ("cause", "exp-overflow"), ("fix", "inner-where")))
+    assert replay_order.worth_replaying([both], Signature("nonfinite", (("in", "grad"),))) == [both]
+    first, alone = replay_order.worth_replaying([both], wanted)
+    assert first == both and not jp.loads(alone)["transforms"]
+    found = replay(jp.loads(both), tmp_path, monkeypatch)[1]["nonfinite"]
+    assert "point" not in found, found  # no fix of one operation makes the gradient finite too
+    found = replay(jp.loads(alone), tmp_path, monkeypatch)[1]["nonfinite"]
+    assert (found["op"], found.get("point"), found.get("cause")) == ("log", "pole", "exp-overflow"), found
+    held = jp.loads(value_checks.with_check(alone, "nonfinite", wanted=wanted))
+    assert held["cause"] == "exp-overflow" and replay(held, tmp_path, monkeypatch)[1]["nonfinite"]["cause"] == \
+        "exp-overflow"
+    underflow = Signature("nonfinite", tuple((k, "exp-underflow" if k == "cause" else v) for k, v in wanted.fields))
+    other = jp.loads(value_checks.with_check(alone, "nonfinite", wanted=underflow))
+    assert "cause" not in replay(other, tmp_path, monkeypatch)[1]["nonfinite"]  # a NaN's: none named
 
 
 NESTED = '''

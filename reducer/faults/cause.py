@@ -8,8 +8,10 @@ inputs shows the `log` but not the program's bug. So, for a value made forward, 
   that are not 0 (a softmax's terms at a low temperature), fixed by a small number in its place
   (`safe_ops.UNDERFLOW`);
 - `exp-overflow`: an `exp` (or `cosh`, `sinh`…) that overflowed, whose Inf a later division turned
-  into the 0 (`1 / (1 + exp(200))` in a sigmoid written by hand), fixed by its forward value made
-  finite (`safe_ops.FORWARD`); looked for only where the operation is at its pole (`log(0)`).
+  into the 0 (`1 / (1 + exp(200))` in a sigmoid written by hand), fixed by the inner `where`
+  (`safe_ops.DERIVATIVE`: its value 0 there, and its derivative taken at a safe point, so that a
+  gradient taken beside the checked value stays finite too); looked for only where the operation
+  is at its pole (`log(0)`).
 
 An Inf made forward has a cause or `none`. A NaN made forward has one only where the operation at
 its origin is at its pole (`0 * log(0)`), and none is named where none is found. A candidate is held
@@ -25,7 +27,8 @@ NAN = "nan"
 NONE = "none"
 UNDERFLOW, OVERFLOW = "underflow", "overflow"
 #: each kind of cause: the operations that can make it, and the fix that takes it away
-KINDS = {UNDERFLOW: (safe_ops.UNDERFLOWING, safe_ops.UNDERFLOW), OVERFLOW: (safe_ops.OVERFLOW_ONLY, safe_ops.FORWARD)}
+KINDS = {UNDERFLOW: (safe_ops.UNDERFLOWING, safe_ops.UNDERFLOW),
+         OVERFLOW: (safe_ops.OVERFLOW_ONLY, safe_ops.DERIVATIVE)}
 POLE = "pole"
 
 
@@ -51,6 +54,18 @@ def of(kind: str, where: str, op: str, point: str, fixed_passes: Callable[[str, 
         found = next((o for o in ops if o != op and fixed_passes(o, how)), "")
         if found:
             return f"{found}-{name}"
+    return "" if NAN in kind.split(",") else NONE
+
+
+def held(cause: str, kind: str, where: str, op: str, point: str, fixed_passes: Callable[[str, str], bool]) -> str:
+    """`cause` where its fix makes the program run through (one run: a candidate is held to the
+    original's cause, it need not look for each), else what `of` says when it finds none."""
+    kinds = looked_for(kind, where, point)
+    if not kinds:
+        return ""
+    o, how = fix(cause)
+    if cause.rpartition("-")[2] in kinds and o != op and fixed_passes(o, how):
+        return cause
     return "" if NAN in kind.split(",") else NONE
 
 

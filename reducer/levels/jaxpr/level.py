@@ -29,7 +29,7 @@ from reducer.established import Established
 from reducer.levels.base import LevelContext, LevelResult
 from reducer.levels.jaxpr import crash_site
 from reducer.levels.jaxpr import as_script
-from reducer.levels.jaxpr import nonfinite_replay, value_checks
+from reducer.levels.jaxpr import nonfinite_replay, replay_order, value_checks
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.within_reach import out_of_reach
 from reducer.levels.jaxpr.kept import kept_spec
@@ -115,11 +115,11 @@ class Judge:
         if self.check:
             specs = [s for s in specs if value_checks.fits(jp.parse(s), self.check)]
         if self.check == "nonfinite":
-            specs = nonfinite_replay.likeliest_first(specs, self.wanted)
+            specs = replay_order.worth_replaying(specs, self.wanted)
         return specs
 
     def request(self, spec: str, explain: bool = False) -> str:
-        return value_checks.with_check(spec, self.check, explain) if self.check else spec
+        return value_checks.with_check(spec, self.check, explain, self.wanted) if self.check else spec
 
     def __call__(self, run, spec: str | None = None) -> tuple[bool, Signature | None]:
         """The verdict on `run` of the candidate `spec` (whose crash is located when the wanted

@@ -27,6 +27,7 @@ it is given in place (`inlined`: `jax.grad(lax.sqrt)(0.0)`).
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import tempfile
@@ -39,7 +40,6 @@ from reducer.faults import nonfinite, stable_fix
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr import tidy
 from reducer.levels.jaxpr.model import Spec
-from reducer.watches.gradients import FORWARD
 
 SCRIPT = "replayed.py"
 
@@ -109,18 +109,21 @@ def locate(spec: Spec) -> dict | None:
             linecache.checkcache()
             outputs = {infs: _output(text, infs) for infs in (False, True)}
             found = nonfinite.located(outputs.__getitem__, text)
-            return _with_origin(found, text, outputs) if found else found
+            bound = {e.primitive for _, j in users.jaxpr.walk() for e in j.eqns}
+            return _with_origin(found, text, outputs, bound, spec.cause) if found else found
         finally:
             os.chdir(here)
 
 
-def _with_origin(found: dict, text: str, outputs: dict) -> dict:
+def _with_origin(found: dict, text: str, outputs: dict, bound: set, wanted_cause: str = "") -> dict:
     """`found` with the origin the fixes say (`reducer.faults.origin`): the kinds of the call's
     non-finite values, the operation whose fix (the inner `where`) makes them all finite, and
     whether its forward fix alone takes one of them away (`in=forward`), and the one class of point
     that fix need act at (`point`), as the job's runs of a candidate are held to it; where none does,
     the formula written by hand whose stable form does (`fix`, `reducer.faults.stable_fix`; beside the
-    operation, where the formula's terms underflowed: `log` of a `sum(exp(x))` that is 0)."""
+    operation, where the formula's terms underflowed: `log` of a `sum(exp(x))` that is 0); what made
+    the 0 it turned non-finite (`cause`), looked for among the primitives the call binds (`bound`), or
+    the `wanted_cause` alone (the job's origin's, which a candidate is held to)."""
     from reducer.faults import forward_share, origin, safe_ops, stable_fix, suspects
 
     nans, both = (nonfinite.read(outputs[infs], text) for infs in (False, True))
@@ -138,7 +141,11 @@ def _with_origin(found: dict, text: str, outputs: dict) -> dict:
         point = next((c for c in safe_ops.POINTS
                       if _fixed_kinds(text, op, f"{safe_ops.DERIVATIVE}@{c}") == ("", 0)), "")
         formula = _stable(text) if where == "forward" else ""
-        cause = causes.of(found["value"], where, op, point, lambda o, how: _fixed_kinds(text, o, how) == ("", 0))
+        def fixed_passes(o: str, how: str) -> bool:
+            return bool(bound & set(safe_ops.primitives(o))) and _fixed_kinds(text, o, how) == ("", 0)
+
+        look = functools.partial(causes.held, wanted_cause) if causes.named(wanted_cause) else causes.of
+        cause = look(found["value"], where, op, point, fixed_passes)
         return {**found, "op": op, "in": where, **({"point": point} if point else {}),
                 **({"fix": formula} if formula else {}), **({"cause": cause} if cause else {})}
     formula = _stable(text)
@@ -240,22 +247,6 @@ def start(spec: str, first, log) -> str:
     return alone
 
 
-def likeliest_first(specs: list[str], wanted: Signature) -> list[str]:
-    """The captured calls in the order worth replaying for the non-finite value `wanted`: those that
-    take a derivative (the one it is found in, or for a value made forward any: a `where` hides it
-    from the value itself, not from its derivative), then those replayed on the values the program
-    gave them, then the smaller."""
-    def key(text: str) -> tuple:
-        spec = jp.parse(text)
-        kinds = set(spec.kinds())
-        takes = {"grad": jp.GRAD_LIKE | {"vjp"}, "jvp": FORWARD}.get(wanted.get("in"),
-                                                                          jp.GRAD_LIKE | {"vjp", "jvp"})
-        guessed = sum(a.values is None for a in spec.args)
-        return (not kinds & takes, guessed > 0, jp.count_eqns(spec.jaxpr))
-
-    return sorted(specs, key=key)
-
-
 # -- judging a replay -----------------------------------------------------------------------------
 def same_point(seen, wanted) -> bool:
     """Whether a replay's class of point (`seen`, a mapping with `get`) is the wanted one's. A replay
@@ -281,7 +272,7 @@ def same(wanted: Signature, run) -> tuple[bool, Signature | None]:
     if wanted.get("value") and covers(value, wanted.get("value")):
         value = wanted.get("value")  # it shows the kinds the program's check did (and maybe more)
     found = {**found, "value": value, "fix": found.get("fix") or "none"}
-    fields = tuple((k, found.get(k) if k in held else wanted.get(k)) for k, _ in wanted.fields)
+    fields = tuple((k, (found.get(k) or causes.NONE) if k in held else wanted.get(k)) for k, _ in wanted.fields)
     seen = Signature("nonfinite", fields, wanted.title)
     return all(found.get(k) == wanted.get(k) for k in held), seen
 

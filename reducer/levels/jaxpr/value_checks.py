@@ -26,7 +26,9 @@ import json
 import os
 
 from oracles import kinds
+from oracles.outcome import Signature
 from oracles.wrong_result import CPU, against_cpu_alone
+from reducer.faults import cause as causes
 from reducer.levels.jaxpr import nonfinite_replay
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.model import REAL_FLOATING, Spec, Transform
@@ -52,11 +54,15 @@ def check_of(signature) -> str:
     return ""
 
 
-def with_check(spec: str, check: str, explain: bool = False) -> str:
+def with_check(spec: str, check: str, explain: bool = False, wanted: Signature | None = None) -> str:
     """The spec text a worker replays with `check`; with `explain`, a gradient check also takes finite
-    differences at the operation at fault (once, for the log: not for every candidate)."""
+    differences at the operation at fault (once, for the log: not for every candidate); where the
+    `wanted` failure names a non-finite value's cause, the replay looks for that one alone
+    (`reducer.faults.cause.held`)."""
     model = jp.parse(spec)
+    cause = (wanted.get("cause") if wanted is not None else "") or ""
     model.check, model.explain = check, model.explain or explain
+    model.cause = cause if causes.named(cause) else model.cause
     return model.to_json()
 
 

@@ -1,9 +1,10 @@
 """Make arrays scalars: first every array of the jaxpr (each input keeping its first value, then,
 when that loses the failure, the value at the position most likely to make it: a non-finite one,
 a zero, the largest in magnitude, one position for the inputs of one shape so that a padded slot's
-zero keeps its mask), then only the arrays of one element (what `shrink-dims` leaves). The shape
-parameters that build them (`shape`, `new_sizes`, a scalar's `broadcast_dimensions`) follow, and a
-reduction of what is now a scalar goes, its users reading the scalar itself. A wrong derivative
+zero keeps its mask; then, for small arrays, each other position in turn), then only the arrays of
+one element (what `shrink-dims` leaves). The shape parameters that build them (`shape`, `new_sizes`,
+a scalar's `broadcast_dimensions`) follow, and a reduction of what is now a scalar goes, as does an
+indexing of it (`gather`, `slice`), its users reading the scalar itself. A wrong derivative
 isolated on fresh inputs and summed (`isolate-equation`) then comes back as the operation at one
 point: `jax.grad(enzyme_jax_ir()(lax.digamma))(1.5)`, with no sum (or squeeze) for the source level to
 peel off.
@@ -18,7 +19,12 @@ from reducer.levels.jaxpr.passes._edit import JaxprPass, clone, finish
 
 REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"}
 #: what a scalar input passes through unchanged once its output is a scalar too
-PASS_THROUGH = REDUCTIONS | {"squeeze", "expand_dims", "transpose"}
+PASS_THROUGH = REDUCTIONS | {"squeeze", "expand_dims", "transpose", "reshape", "broadcast_in_dim"}
+#: what picks elements of its first input by the others (indices): of a scalar, that scalar
+INDEXING = {"gather", "dynamic_slice", "slice"}
+#: the recorded arrays this small are also cut at each of their positions in turn (a `log` of the
+#: one `exp` that underflowed, picked by a `gather` the telling value does not know of)
+MAX_POSITIONS = 16
 SHAPE_PARAMS = ("shape", "new_sizes")
 
 
@@ -60,6 +66,21 @@ def telling_positions(args) -> dict:
     return {shape: k for shape, (_, k) in found.items()}
 
 
+def _recorded(args) -> list:
+    return [a for a in args if a.values and len(a.values) > 1 and not any(isinstance(v, list) for v in a.values)]
+
+
+def _positions(args) -> int:
+    """How many positions to cut the recorded arrays at in turn: all of the largest, when it is small."""
+    sizes = [len(a.values) for a in _recorded(args)]
+    return max(sizes) if sizes and max(sizes) <= MAX_POSITIONS else 0
+
+
+def _at(args, k: int) -> dict:
+    """Every recorded array's shape cut at position `k`, where it has one."""
+    return {tuple(a.shape): k for a in _recorded(args) if k < len(a.values)}
+
+
 class OnePoint(JaxprPass):
     name = "one-point"
 
@@ -69,13 +90,16 @@ class OnePoint(JaxprPass):
         points = ["every array"] if any(_array(s) for s in shapes) else []
         if points and any(telling_positions(spec.args).values()):
             points.append("every array, at its telling value")
+        told = set(telling_positions(spec.args).values()) | {0}
+        points += [f"every array, at position {k}" for k in range(_positions(spec.args)) if k not in told]
         if any(_unit(s) for s in shapes) and not all(_unit(s) for s in shapes if s):
             points.append("one-element arrays")
         return points
 
     def apply(self, spec: Spec, point) -> str:
         which = _unit if point == "one-element arrays" else _array
-        at = telling_positions(spec.args) if point.endswith("telling value") else {}
+        at = telling_positions(spec.args) if point.endswith("telling value") else \
+            _at(spec.args, int(point.rpartition(" ")[2])) if "position" in point else {}
         new = clone(spec)
         for a in new.args:
             if which(a.shape):
@@ -101,8 +125,10 @@ class OnePoint(JaxprPass):
         for e in j.eqns:
             e.inputs = [mapping.get(a, a) if isinstance(a, str) else a for a in e.inputs]
             scalar_in = [a for a in names(e.inputs) if rank.get(a) == 0]
-            if e.primitive in PASS_THROUGH and len(e.inputs) == 1 and scalar_in and len(e.outputs) == 1 \
-                    and not scalar(e.outputs[0]).shape:
+            first_scalar = bool(e.inputs) and isinstance(e.inputs[0], str) and rank.get(e.inputs[0]) == 0
+            through = e.primitive in PASS_THROUGH and len(e.inputs) == 1 and scalar_in or \
+                e.primitive in INDEXING and first_scalar
+            if through and len(e.outputs) == 1 and not scalar(e.outputs[0]).shape:
                 mapping[e.outputs[0].name] = e.inputs[0]  # the sum (or squeeze) of a scalar is that scalar
                 continue
             e.outputs = [scalar(o) for o in e.outputs]
