@@ -137,6 +137,21 @@ def test_an_array_picked_by_a_gather_becomes_a_scalar_at_the_position_it_picks(t
     assert raised is not None and (report["nonfinite"]["op"], report["nonfinite"]["cause"]) == ("log", "exp-underflow")
 
 
+def test_paired_arrays_are_cut_first_where_their_values_tell_together(tmp_path, monkeypatch):
+    """A cross-entropy's labels and logits: the NaN is `0 * log(1 / (1 + exp(z)))` where a label is 0
+    and its logit overflows `exp`; the first zero label (the telling value) has a small logit."""
+    from reducer.levels.jaxpr.passes.one_point import OnePoint, positions
+
+    y = np.array([1.0, 0.0, 1.0, 0.0, 0.0, 1.0], np.float32)
+    z = np.array([-300.0, 2.0, 5.0, 150.0, 150.0, 1.0], np.float32)
+    spec = spec_of(lambda a, b: jnp.sum(a * jnp.log(1.0 / (1.0 + jnp.exp(b)))), y, z)
+    assert positions(jp.parse(jp.dumps(spec)).args)[:2] == [3, 1]  # a zero label: the largest logit first, once
+    found = [jp.loads(c) for c in OnePoint().candidates(jp.dumps(spec))]
+    at = [c for c in found if [a["values"] for a in c["args"]] == [[0.0], [150.0]]]
+    raised, report = replay(at[0], tmp_path, monkeypatch)
+    assert raised is not None and report["nonfinite"]["value"] == "nan"
+
+
 def test_a_dimension_shrinks_to_the_slice_that_holds_the_telling_value(tmp_path, monkeypatch):
     """`shrink-dims` cuts an input's recorded values with its shape, keeping the padded row's zeros."""
     from reducer.levels.jaxpr.passes.shrink_dims import ShrinkDims

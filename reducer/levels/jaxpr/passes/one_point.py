@@ -1,7 +1,7 @@
 """Make arrays scalars: first every array of the jaxpr (each input keeping its first value, then,
 when that loses the failure, the value at the position most likely to make it: a non-finite one,
 a zero, the largest in magnitude, one position for the inputs of one shape so that a padded slot's
-zero keeps its mask; then, for small arrays, each other position in turn), then only the arrays of
+zero keeps its mask; then other positions in turn, the most telling first), then only the arrays of
 one element (what `shrink-dims` leaves). The shape parameters that build them (`shape`, `new_sizes`,
 a scalar's `broadcast_dimensions`) follow, and a reduction of what is now a scalar goes, as does an
 indexing of it (`gather`, `slice`), its users reading the scalar itself. A wrong derivative
@@ -22,9 +22,11 @@ REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_a
 PASS_THROUGH = REDUCTIONS | {"squeeze", "expand_dims", "transpose", "reshape", "broadcast_in_dim"}
 #: what picks elements of its first input by the others (indices): of a scalar, that scalar
 INDEXING = {"gather", "dynamic_slice", "slice"}
-#: the recorded arrays this small are also cut at each of their positions in turn (a `log` of the
-#: one `exp` that underflowed, picked by a `gather` the telling value does not know of)
-MAX_POSITIONS = 16
+#: the recorded arrays are also cut at other positions in turn, this many at most, the most telling
+#: first (a `log` of the one `exp` that underflowed, picked by a `gather` the telling value does not
+#: know of; a label's 0 beside the logit that overflows)
+MAX_POSITIONS = 12
+MAX_SCANNED = 1 << 16
 SHAPE_PARAMS = ("shape", "new_sizes")
 
 
@@ -70,10 +72,24 @@ def _recorded(args) -> list:
     return [a for a in args if a.values and len(a.values) > 1 and not any(isinstance(v, list) for v in a.values)]
 
 
-def _positions(args) -> int:
-    """How many positions to cut the recorded arrays at in turn: all of the largest, when it is small."""
-    sizes = [len(a.values) for a in _recorded(args)]
-    return max(sizes) if sizes and max(sizes) <= MAX_POSITIONS else 0
+def positions(args) -> list[int]:
+    """The positions to cut the recorded arrays at in turn: one for each tuple of values the largest
+    ones hold there, the most telling first (by the ranks of those values, then their largest
+    magnitude), at most `MAX_POSITIONS`."""
+    recorded = _recorded(args)
+    n = max((len(a.values) for a in recorded), default=0)
+    if n > MAX_SCANNED:
+        return []
+    same = [a.values for a in recorded if len(a.values) == n]
+    firsts = {}
+    for k in range(n):
+        firsts.setdefault(tuple(values[k] for values in same), k)
+
+    def telling(k: int) -> tuple:
+        at = [values[k] for values in same]
+        return -sum(_rank(v) for v in at), -max((abs(v) for v in at if _rank(v) == 1), default=0)
+
+    return sorted(firsts.values(), key=telling)[:MAX_POSITIONS]
 
 
 def _at(args, k: int) -> dict:
@@ -91,7 +107,7 @@ class OnePoint(JaxprPass):
         if points and any(telling_positions(spec.args).values()):
             points.append("every array, at its telling value")
         told = set(telling_positions(spec.args).values()) | {0}
-        points += [f"every array, at position {k}" for k in range(_positions(spec.args)) if k not in told]
+        points += [f"every array, at position {k}" for k in positions(spec.args) if k not in told]
         if any(_unit(s) for s in shapes) and not all(_unit(s) for s in shapes if s):
             points.append("one-element arrays")
         return points
