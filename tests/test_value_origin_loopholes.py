@@ -52,6 +52,10 @@ ORIGINALS = {
     # `log` makes `-inf`, and the label's 0 times it the checked NaN
     "log-sigmoid": "y = jnp.array([0.0, 1.0])\nz = jnp.array([-200.0, 1.0])\n"
                    "assert jnp.isfinite(jnp.sum(y * jnp.log(1.0 / (1.0 + jnp.exp(-z)))))\n",
+    # a layer norm's `sqrt` of a zero variance under `grad`: the program raises on the NaN gradient, in a
+    # statement that reads no non-finite value (an Equinox training loop's)
+    "nan-checks-raise": "g = jax.grad(lambda x: jnp.sqrt(jnp.var(x)))(jnp.ones(3))\nloss = 1.0\n"
+                        "if not jnp.isfinite(g).all():\n    raise FloatingPointError(f'NaN in gradients (loss {loss})')\n",
     # a Cholesky factor of a rank-deficient Gram matrix: NaN, with no fix of one operation known
     "cholesky": "assert jnp.isfinite(jnp.linalg.cholesky(jnp.ones((2, 2)))).all()\n",
 }
@@ -184,6 +188,8 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     assert (sigmoid.get("value"), sigmoid.get("in"), sigmoid.get("op"), sigmoid.get("point"), sigmoid.get("cause")) == \
         ("nan", "forward", "log", "pole", "exp-overflow")
     assert "cause" not in dict(origins["where-log"].fields)  # made in the gradient: no cause
+    raised = origins["nan-checks-raise"]  # the forward fix leaves the raise where it was: not `forward`
+    assert (raised.get("value"), raised.get("in"), raised.get("op")) == ("nan", "grad", "sqrt"), raised
     overflow = origins["overflow"]
     assert (overflow.get("value"), overflow.get("in"), overflow.get("op"), overflow.get("fix")) == \
         ("+inf", "forward", "exp", "float64")

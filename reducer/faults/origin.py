@@ -339,14 +339,16 @@ class ValueOrigin:
     def _forward_share(self, program: str, op: str, kind: str, count: int | None, reached: tuple | None) -> str:
         """How much of the checked value making `op`'s forward value finite takes away: ALL when the
         program runs through, its check then fails on a value of another kind or on finite values
-        alone (a wrong value, no longer a non-finite one), or passes where it
+        alone where it read non-finite ones (a wrong value, no longer a non-finite one: not JAX's own
+        NaN check raising there again, which reads none), or passes where it
         failed (`reached`) and fails later (a training loop's NaN parameters one step after the
         loss's NaN is gone: made by the derivative the forward fix leaves); SOME when the check
         reads fewer non-finite elements than the `count` it read before (a forward NaN beside the
         gradient's); else NONE."""
         done = self.watched(fixed(program, op, safe_ops.FORWARD))
         stop, seen = checked_value.stopped_at(done.output), checked_value.kind_in(done.output)
-        finite = not seen and stop is not None and reached is not None and stop[0] == reached[0]  # the same check
+        # the same check, reading finite values where it read non-finite ones (not a raise that read none)
+        finite = count is not None and not seen and stop is not None and reached is not None and stop[0] == reached[0]
         after = "" if done.returncode == 0 or finite or checked_value.got_past(done.output, reached) else seen
         return taken_away(after, checked_value.count_in(done.output), kind, count)
 
