@@ -41,9 +41,11 @@ def looked_for(kind: str, where: str, point: str) -> tuple[str, ...]:
     return (UNDERFLOW, OVERFLOW) if point == POLE else (UNDERFLOW,)
 
 
-def of(kind: str, where: str, op: str, point: str, fixed_passes: Callable[[str, str], bool]) -> str:
+def of(kind: str, where: str, op: str, point: str, fixed_passes: Callable[[str, str], bool],
+       together: Callable[[tuple[str, ...], str], bool] | None = None) -> str:
     """The cause (`exp-underflow`, `exp-overflow`), `none` for an Inf made forward with none, else "";
-    `fixed_passes(operation, how)`: whether the program runs through with that fix."""
+    `fixed_passes(operation, how)`: whether the program runs through with that fix; `together(operations,
+    how)`: with all those fixed at once (one run that rules a kind of cause out, where each costs one)."""
     kinds = looked_for(kind, where, point)
     if not kinds:
         return ""
@@ -51,7 +53,10 @@ def of(kind: str, where: str, op: str, point: str, fixed_passes: Callable[[str, 
         return NONE  # its Inf is never a 0's
     for name in kinds:
         ops, how = KINDS[name]
-        found = next((o for o in ops if o != op and fixed_passes(o, how)), "")
+        ops = tuple(o for o in ops if o != op)
+        if together is not None and len(ops) > 1 and not together(ops, how):
+            continue
+        found = next((o for o in ops if fixed_passes(o, how)), "")
         if found:
             return f"{found}-{name}"
     return "" if NAN in kind.split(",") else NONE

@@ -19,6 +19,15 @@ import importlib
 
 import numpy as np
 
+BROKEN = "broken"  # the signature's `contract` where the original breaks one
+
+
+def field(breaks: bool) -> tuple[tuple[str, str], ...]:
+    """The signature field that records that the original breaks a public call's contract (then its
+    candidates may too, and the contract checks stay off), or none."""
+    return (("contract", BROKEN),) if breaks else ()
+
+
 #: the calls that take square matrices, by module
 SQUARE = {"jax.numpy.linalg": ("cholesky", "inv", "det", "slogdet", "eigh", "eigvalsh", "eig", "eigvals",
                                "matrix_power", "solve"),

@@ -68,7 +68,6 @@ NO_FIX = "unfixed"  # the `op` of a candidate that the original's fix does not m
 INVALID = "invalid-input"  # the `op` of a candidate that gives a call an input its documentation rules out
 FIX = "inner-where"  # the signature's `fix`: the origin was found by it ("none": as JAX's checks name it)
 WIDE = float64_fix.WIDE  # the signature's `fix` of an overflow: the origin in float64 (`float64_fix`)
-BROKEN = "broken"  # the signature's `contract` where the original breaks one (`contracts`)
 #: the line, run before the program, that prints the kinds of value its failing check read
 WATCH = "from reducer.faults.checked_value import watch as _reducer_watch; _reducer_watch()"
 
@@ -92,7 +91,7 @@ class Origin:
             (("cause", self.cause),) if made_forward and self.cause else ()
         point = (("point", self.point),) if self.point else ()
         return (("value", self.value), ("in", self.where), ("op", self.op), *point, *cause, ("fix", self.fix),
-                ("from", self.via or self.op), *contract_field(self.breaks_contract))
+                ("from", self.via or self.op), *contracts.field(self.breaks_contract))
 
     @classmethod
     def of(cls, sig: Signature) -> "Origin | None":
@@ -101,23 +100,20 @@ class Origin:
             return None
         cause = sig.get("cause") or ""
         return cls(sig.get("value"), sig.get("in"), sig.get("op"), sig.get("from") or "",
-                   cause if causes.named(cause) else "", sig.get("point") or "", sig.get("contract") == BROKEN,
-                   sig.get("fix"))
+                   cause if causes.named(cause) else "", sig.get("point") or "",
+                   sig.get("contract") == contracts.BROKEN, sig.get("fix"))
 
 
-def contract_field(breaks: bool) -> tuple[tuple[str, str], ...]:
-    """The signature field that records that the original breaks a public call's contract (then its
-    candidates may too, and the contract checks stay off), or none."""
-    return (("contract", BROKEN),) if breaks else ()
-
-
-def fixed(program: str, op: str, how: str) -> str:
-    """`program` with `op` made safe before it runs (its lines where they were); with `how` WIDE, the
-    program made float64, `op` (when named) evaluated in float64 (`float64_fix`); with `how` one of
-    `stable_fix.FORMULAS`, that formula computed by JAX's function (`program` itself where it has none)."""
+def fixed(program: str, op: str | tuple[str, ...], how: str) -> str:
+    """`program` with `op` (or each of several) made safe before it runs (its lines where they were);
+    with `how` WIDE, the program made float64, `op` (when named) evaluated in float64 (`float64_fix`);
+    with `how` one of `stable_fix.FORMULAS`, that formula computed by JAX's function (`program` itself
+    where it has none)."""
     if how in stable_fix.FORMULAS:
         return stable_fix.rewritten(program, how) or program
-    return float64_fix.widened(program, op) if how == WIDE else nonfinite.first_of(program, safe_ops.line(op, how))
+    if how == WIDE:
+        return float64_fix.widened(program, op)
+    return nonfinite.first_of(program, "; ".join(safe_ops.line(o, how) for o in ((op,) if isinstance(op, str) else op)))
 
 
 def derivative_mode(program: str) -> str:
@@ -156,7 +152,7 @@ class ValueOrigin:
         self.origin = Origin.of(sig)
         self.unfixed = self.origin is None
         self.later = True  # not known from a signature: a candidate may get past its check the way the original did
-        self.breaks = sig.get("contract") == BROKEN
+        self.breaks = sig.get("contract") == contracts.BROKEN
         self.contracts = "contract" in self.guards and not self.breaks
 
     def ran(self, program: str) -> RunResult:
@@ -326,28 +322,29 @@ class ValueOrigin:
         if found is None:
             return None
         fields = (("value", self.kind_of(program, outputs[False])[0]), ("in", found["in"]), ("op", found["op"]),
-                  ("fix", "none"), ("from", found["from"]), *contract_field(self.breaks))
+                  ("fix", "none"), ("from", found["from"]), *contracts.field(self.breaks))
         return Fault(found["op"], fields, nonfinite.evidence(found))
 
     def _cause(self, program: str, kind: str, where: str, op: str, point: str, reached: tuple | None) -> str:
         """What made the 0 that `op` made the value from (`reducer.faults.cause`: `exp-underflow` in a
         softmax whose `log` is `-inf`), or "": the first fix that makes the program run through or get
-        past its check."""
-        found = causes.of(kind, where, op, point, lambda o, how: self.passing(program, o, how, reached)[0])
+        past its check (all of a kind at once first: one run rules that kind out)."""
+        def passes(ops: str | tuple[str, ...], how: str) -> bool:
+            return self.passing(program, ops, how, reached)[0]
+
+        found = causes.of(kind, where, op, point, passes, passes)
         return found if causes.named(found) else ""
 
     def _forward_share(self, program: str, op: str, kind: str, count: int | None, reached: tuple | None) -> str:
         """How much of the checked value making `op`'s forward value finite takes away: ALL when the
         program runs through, its check then fails on a value of another kind or on finite values
-        alone where it read non-finite ones (a wrong value, no longer a non-finite one: not JAX's own
-        NaN check raising there again, which reads none), or passes where it
+        alone where it read non-finite ones (a wrong value; not a raise that reads none), or passes where it
         failed (`reached`) and fails later (a training loop's NaN parameters one step after the
         loss's NaN is gone: made by the derivative the forward fix leaves); SOME when the check
         reads fewer non-finite elements than the `count` it read before (a forward NaN beside the
         gradient's); else NONE."""
         done = self.watched(fixed(program, op, safe_ops.FORWARD))
         stop, seen = checked_value.stopped_at(done.output), checked_value.kind_in(done.output)
-        # the same check, reading finite values where it read non-finite ones (not a raise that read none)
         finite = count is not None and not seen and stop is not None and reached is not None and stop[0] == reached[0]
         after = "" if done.returncode == 0 or finite or checked_value.got_past(done.output, reached) else seen
         return taken_away(after, checked_value.count_in(done.output), kind, count)
