@@ -37,8 +37,8 @@ Every candidate is then held to that origin: it must fail as it is, run through 
 (kept to the original's class of point),
 show every kind of value the original's check read (for a value made forward, of the values the
 operation made with its derivative taken away: `log(0)`'s `-inf` is not the `+inf` of `-log(0)`,
-even beside its derivative's `+inf`), be told the same transformation by the forward fix, for an
-Inf that an underflow or an overflow made, run through with that fixed, and give the public calls only
+even beside its derivative's `+inf`), be told the same transformation by the forward fix, for a
+value whose 0 an underflow or an overflow made, run through with that fixed, and give the public calls only
 inputs they document (`reducer.faults.contracts`: a Cholesky factor of a matrix that is not square
 is not the NaN of a rank-deficient one). A candidate whose check reads a constant, a random number,
 NumPy alone or another operation's value does not run through with the fix; a forward `-inf` in

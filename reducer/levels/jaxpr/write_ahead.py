@@ -11,7 +11,8 @@ failure is a numeric comparison (a wrong gradient, a wrong result) raise nothing
 their calls come back the same way.
 
 For those, with `REDUCER_CAPTURE_VALUES` set too, the report's specs carry the values of each call's
-inputs at its latest call (a loop's failing step is seldom its first): kept at each call when known,
+inputs at its latest call (a loop's failing step is seldom its first; but not a call whose inputs a
+NaN step before it made non-finite, where that step's finite inputs were recorded): kept at each call when known,
 and for a call made while an outer one is traced (its arguments are tracers) recorded by a
 `jax.debug.callback` it leaves in the outer program, which runs with it (the first batch element
 under `vmap`), so that the call replays on the values it got. Those include the values of the outer
