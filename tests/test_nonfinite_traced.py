@@ -148,6 +148,7 @@ def test_paired_arrays_are_cut_first_where_their_values_tell_together(tmp_path, 
     assert positions(jp.parse(jp.dumps(spec)).args)[:2] == [3, 1]  # a zero label: the largest logit first, once
     found = [jp.loads(c) for c in OnePoint().candidates(jp.dumps(spec))]
     at = [c for c in found if [a["values"] for a in c["args"]] == [[0.0], [150.0]]]
+    assert at, found
     raised, report = replay(at[0], tmp_path, monkeypatch)
     assert raised is not None and report["nonfinite"]["value"] == "nan"
 
