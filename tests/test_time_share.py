@@ -1,4 +1,6 @@
 """The traced level's deadline: its share of --max-time, longer only while it is still shrinking."""
+import pytest
+
 from reducer.levels.time_share import TimeShare
 
 
@@ -68,6 +70,19 @@ def test_the_traced_level_stops_shrinking_before_its_write_back_and_the_final_ch
     # quick runs: the final checks still get what the job keeps for them before they ran (a fifth)
     assert shrinking_ends(ctx, 1.0) == 180.0 - AFTER_RUNS * (1.5 + FRESH_START) - 0.2 * 180.0
     assert shrinking_ends(SimpleNamespace(until=None, deadline=None, started=0.0), 3.0) is None
+
+
+def test_a_replay_costs_the_first_replays_seconds_but_those_it_spent_explaining():
+    """A loaded Flax loss's first replay took 20.6 s, most of it finding the operation alone and
+    recording values: taken for a replay's, its write-back and final checks were reckoned at 132 s
+    and the level stopped before its first candidate."""
+    from types import SimpleNamespace
+
+    from reducer.levels.jaxpr.model import EXPLAINED
+    from reducer.levels.jaxpr.value_checks import replay_seconds
+
+    assert replay_seconds(SimpleNamespace(seconds=20.6, harness={EXPLAINED: 15.0})) == pytest.approx(5.6)
+    assert replay_seconds(SimpleNamespace(seconds=4.0, harness={})) == 4.0
 
 
 def test_a_share_cut_to_its_end_before_the_level_began_is_not_said_to_be_extended():

@@ -249,9 +249,9 @@ class ValueOrigin:
                     continue
                 share = share.result()
                 where = made_in(share, mode)
-                if where == "forward":
-                    kind = self._forward_kind(program, op) or kind
-                point = self._point(program, op, reached)
+                forward = pool.submit(self._forward_kind, program, op) if where == "forward" else None
+                point = self._point(program, op, reached)  # beside the forward kind: the next round needs both
+                kind = (forward.result() if forward else None) or kind
                 cause = self._cause(program, kind, where, op, point, reached)
                 formula = self._formula(program, reached) if cause == f"{stable_fix.OP}-{causes.UNDERFLOW}" else ""
                 self.origin = Origin(kind, where, op, via, cause, point, self.breaks, fix=formula or FIX)

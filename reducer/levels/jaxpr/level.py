@@ -214,15 +214,15 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
         log(f"jaxpr level: {fault}")
     clock = None if hang else AdaptiveTimeout(timeout)
     keep = ctx.on_accept or (lambda best, counts: None)  # the best program so far, for --resume
-    stall = progress_stall(ctx.stall, budget, first.seconds or 0.0)
-    share = TimeShare(start, budget, shrinking_ends(ctx, first.seconds or 0.0), window=stall / 2)
+    replay = value_checks.replay_seconds(first)  # what a candidate's run costs: not the first's explaining
+    stall = progress_stall(ctx.stall, budget, replay)
+    share = TimeShare(start, budget, shrinking_ends(ctx, replay), window=stall / 2)
     problem = Problem(jp.JaxprSpec(), candidate_test(judge, ctx, established.votes, clock or timeout),
                       on_event=ctx.on_event, on_accept=share.watching(lambda best: keep(best, problem.stats)),
                       level="jaxpr")
     keep(spec, problem.stats)
     harness = first.harness or {}
-    values = ({} if resumed or harness.get("alone")
-              else harness.get("recorded") or {})  # of the captured call's variables
+    values = {} if resumed or harness.get("alone") else harness.get("recorded") or {}  # the call's variables
     engine = Engine(problem, jaxpr_passes(values), jobs=ctx.jobs, stop=ctx.stop, deadline=share, stall=stall,
                     reorder=ctx.reorder)
     best = engine.reduce(spec)

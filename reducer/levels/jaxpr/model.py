@@ -226,6 +226,10 @@ class Arg:
         return data
 
 
+#: the harness report's seconds of a first replay spent explaining (`Spec.explain`), not replaying
+EXPLAINED = "explained_seconds"
+
+
 @dataclass
 class Spec:
     transforms: list  # outermost first
@@ -233,7 +237,7 @@ class Spec:
     args: list
     x64: bool = False  # captured with `jax_enable_x64`
     check: str = ""  # the numeric check a worker replays it with (`reducer.levels.jaxpr.value_checks`)
-    explain: bool = False  # with it, finite differences at the operation at fault
+    explain: bool = False  # with it, finite differences at the operation at fault (its seconds: EXPLAINED)
     cause: str = ""  # the cause of a non-finite value the replay is held to (`reducer.faults.cause`)
 
     @classmethod

@@ -39,7 +39,7 @@ from reducer.faults import cause as causes
 from reducer.faults import nonfinite, stable_fix
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr import tidy
-from reducer.levels.jaxpr.model import Spec
+from reducer.levels.jaxpr.model import EXPLAINED, Spec
 
 SCRIPT = "replayed.py"
 
@@ -202,10 +202,12 @@ def run_check(spec) -> None:
     started = time.monotonic()
     found = judged(spec)
     report = {"program": {"exit": 0 if found is None else 1}, "nonfinite": found}
+    replayed = time.monotonic()
     if found and "op" in found and spec.explain:  # within about the time the replay took, not to time out
-        report["alone"] = smallest_alone(spec, found, time.monotonic() + max(10.0, time.monotonic() - started))
+        report["alone"] = smallest_alone(spec, found, replayed + max(10.0, replayed - started))
     if found and spec.explain:
         report["recorded"] = jp.recorded(spec)
+        report[EXPLAINED] = time.monotonic() - replayed
     out = os.environ.get("REDUCER_HARNESS_OUT")
     if out:
         with open(out, "w") as fh:

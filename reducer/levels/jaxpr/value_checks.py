@@ -24,6 +24,7 @@ import ast
 import dataclasses
 import json
 import os
+import time
 
 from oracles import kinds
 from oracles.outcome import Signature
@@ -31,7 +32,7 @@ from oracles.wrong_result import CPU, against_cpu_alone
 from reducer.faults import cause as causes
 from reducer.levels.jaxpr import nonfinite_replay
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.model import REAL_FLOATING, Spec, Transform
+from reducer.levels.jaxpr.model import EXPLAINED, REAL_FLOATING, Spec, Transform
 
 #: signature fields only the whole program shows: the written-back script restores them
 PROGRAM_FIELDS = ("program-compares", "program-exit")
@@ -105,6 +106,12 @@ def fault_line(run) -> str:
     return f"no finite differences at the operation at fault ({failed[0]})" if failed else ""
 
 
+def replay_seconds(run) -> float:
+    """How long a replay of the call takes: a first replay's seconds but those it spent explaining
+    (finite differences, the fault alone, the values recorded: `model.EXPLAINED`)."""
+    return max(0.0, (run.seconds or 0.0) - float(run.harness.get(EXPLAINED, 0.0)))
+
+
 # -- in the worker --------------------------------------------------------------------------------
 def run_check(spec: Spec) -> None:
     """Replay `spec` (parsed from the text a worker request carries) with its check; writes the
@@ -125,7 +132,9 @@ def run_check(spec: Spec) -> None:
               "results": []}
     report[key] = [entry] if entry else []
     if bad and spec.explain:  # the values a cut gives the inputs it makes (`promote-to-inputs`)
+        began = time.monotonic()
         report["recorded"] = jp.recorded(spec)
+        report[EXPLAINED] = entry.pop(EXPLAINED, 0.0) + time.monotonic() - began
     out = os.environ.get("REDUCER_HARNESS_OUT")
     if out:
         with open(out, "w") as fh:
@@ -158,6 +167,7 @@ def _gradient(spec: Spec) -> dict | None:
     if spec.explain and entry.get("mismatch") and entry.get("operation"):
         from reducer.watches.differences import at_fault
 
+        began = time.monotonic()
         try:
             found = at_fault(sample, entry["operation"])
         except Exception as exc:  # an explanation only: the check's verdict stands without it
@@ -165,6 +175,7 @@ def _gradient(spec: Spec) -> dict | None:
             entry["at_fault_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         if found:
             entry["at_fault"] = found
+        entry[EXPLAINED] = time.monotonic() - began
     return entry
 
 
