@@ -26,6 +26,8 @@ import runpy
 import sys
 import traceback
 
+from reducer import compile_cache
+
 
 def apply_limits() -> None:
     limits = json.loads(os.environ.get("REDUCER_LIMITS") or "{}")
@@ -37,9 +39,6 @@ def apply_limits() -> None:
         size = int(limits["output_mb"]) * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
-
-#: compilations that take less than this are not worth a cache entry (JAX's default is 1 s)
-COMPILE_CACHE_MIN_SECONDS = 0.2
 
 
 def synchronous_dispatch(script: str) -> None:
@@ -54,9 +53,7 @@ def synchronous_dispatch(script: str) -> None:
         import jax
 
         jax.config.update("jax_cpu_enable_async_dispatch", False)
-        if os.environ.get("REDUCER_COMPILE_CACHE"):  # shared by the warm candidates (`Sandbox.compile_cache`)
-            jax.config.update("jax_compilation_cache_dir", os.environ["REDUCER_COMPILE_CACHE"])
-            jax.config.update("jax_persistent_cache_min_compile_time_secs", COMPILE_CACHE_MIN_SECONDS)
+        compile_cache.shared_by_candidates()
     except Exception:  # no JAX, or one without the option
         pass
 

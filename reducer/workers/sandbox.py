@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracles.outcome import RunResult
+from reducer.compile_cache import ENV as COMPILE_CACHE_ENV
 from reducer.workers.forkserver import REQUEST_FILE
 from reducer.workers.requests import ScriptFile, wire
 
@@ -273,7 +274,7 @@ class Sandbox:
         if mode == "fresh":
             env["REDUCER_EXPLAIN"] = "1"  # the watches may take their costlier explanations here
         elif self.compile_cache is not None:
-            env["REDUCER_COMPILE_CACHE"] = str(self.compile_cache)
+            env[COMPILE_CACHE_ENV] = str(self.compile_cache)
         try:
             process = self._launch(scratch, request, env, mode) if mode != "cold" else None
             start = time.monotonic()

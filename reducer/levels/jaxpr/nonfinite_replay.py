@@ -36,6 +36,7 @@ import traceback
 
 from oracles.outcome import Signature
 from reducer.faults import cause as causes
+from reducer.compile_cache import every_compile_kept
 from reducer.faults import nonfinite, stable_fix
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr import tidy
@@ -200,11 +201,12 @@ def run_check(spec) -> None:
     On the first replay (`explain`), the smallest program of the operation at fault alone that
     shows the same fault goes into the report too, under `alone` (`fault_alone`)."""
     started = time.monotonic()
-    found = judged(spec)
-    report = {"program": {"exit": 0 if found is None else 1}, "nonfinite": found}
-    replayed = time.monotonic()
-    if found and "op" in found and spec.explain:  # within about the time the replay took, not to time out
-        report["alone"] = smallest_alone(spec, found, replayed + max(10.0, replayed - started))
+    with every_compile_kept():  # the written-back script runs again and again, its caches cleared
+        found = judged(spec)
+        report = {"program": {"exit": 0 if found is None else 1}, "nonfinite": found}
+        replayed = time.monotonic()
+        if found and "op" in found and spec.explain:  # within about the time the replay took, not to time out
+            report["alone"] = smallest_alone(spec, found, replayed + max(10.0, replayed - started))
     if found and spec.explain:
         report["recorded"] = jp.recorded(spec)
         report[EXPLAINED] = time.monotonic() - replayed
