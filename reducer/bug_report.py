@@ -27,6 +27,8 @@ LAPACK_ROUTINES = {"potrf": "jnp.linalg.cholesky", "trsm": "jax.scipy.linalg.sol
                    "gees": "jax.scipy.linalg.schur", "gehrd": "jax.scipy.linalg.hessenberg",
                    "sytrd": "jax.lax.linalg.tridiagonal"}
 MAX_LINE = 300
+#: a reproducer longer than this goes into a collapsed section: the report's first screen stays a screen
+SHOWN_LINES = 40
 
 GRADIENT_CHECK_NOTE = ("the verdict comes from reducer's harness, which compares each Enzyme-JAX gradient "
                        "with JAX's own AD of the same function")
@@ -216,8 +218,8 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
     if known:
         out += [f"> Already known to reducer's regression corpus ({known}): look for the existing report before "
                 "filing a new one.", ""]
-    out += [_what_happens(sig, scrub(run_excerpt, *private_paths)), "", "## Reproducer", "",
-           f"Run with `{run_command(sig)}`:", "", "```python", code.rstrip(), "```", ""]
+    shown, later = _reproducer(code, sig)
+    out += [_what_happens(sig, scrub(run_excerpt, *private_paths)), "", *shown]
     out += ["## What happens", "", "```", trim(scrub(run_excerpt.strip(), *private_paths)) or "(no output)", "```", ""]
     out += ["## What was expected", "", _expected(sig), ""]
     if fixed_by:
@@ -226,7 +228,6 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
         out += [f"With {_origin_fix(sig) or 'this change'}, it runs through; as a change to `repro.py`:", "",
                 "```diff", source_fix.as_diff(reproducer(code, sig, info, summary),
                                               reproducer(fixed_code, sig, info, summary)), "```", ""]
-    later: list[str] = []
     if mlir:
         module = []
         if mlir_failure:
@@ -255,6 +256,18 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
         notes=[note for note in (traced, summary.failure_rate and f"Failure rate: {summary.failure_rate}.")
                if note])[2:])
     return with_filing(out, later, sig, owner=owner, fix=fixed_by or _origin_fix(sig))
+
+
+def _reproducer(code: str, sig: Signature) -> tuple[list[str], list[str]]:
+    """The reproducer's section, and the collapsed one that holds its code when it is longer than a
+    screen (a reduction stopped short of its end leaves a long one)."""
+    shown = code.rstrip()
+    lines, count = ["```python", shown, "```"], shown.count("\n") + 1
+    if count <= SHOWN_LINES:
+        return ["## Reproducer", "", f"Run with `{run_command(sig)}`:", "", *lines, ""], []
+    return (["## Reproducer", "", f"Run with `{run_command(sig)}`; `repro.py` is {count} lines long (the reduction "
+             "stopped before it got shorter), in the collapsed section below.", ""],
+            details(f"repro.py ({count} lines)", lines))
 
 
 def _overflow(sig: Signature) -> str:

@@ -52,6 +52,19 @@ def test_the_first_screen_ends_where_the_collapsed_sections_begin():
     assert lines.count("</details>") == 4 and "## Versions" not in lines
 
 
+def test_a_reproducer_longer_than_a_screen_is_attached_collapsed_and_the_first_screen_stays_a_screen():
+    """A reduction stopped short (an Enzyme case beside a second load: 684 tokens, 78 lines) made a
+    report of 107 lines above its collapsed sections."""
+    code = "\n".join(f"x{k} = jax.numpy.ones(3)" for k in range(78)) + "\n"
+    lines = report(ADJOINT, code=code).splitlines()
+    first = lines.index(next(line for line in lines if line.startswith("<details>")))
+    assert first <= 80 and "## Where to file" in lines[:first] and "x0 = jax.numpy.ones(3)" not in lines[:first]
+    assert "78 lines long" in "\n".join(lines[:first])
+    assert lines[first] == "<details><summary>repro.py (78 lines)</summary>" and "x77 = jax.numpy.ones(3)" in lines
+    short = report(ADJOINT, code="import jax\nx = jax.numpy.ones(3)\n").splitlines()
+    assert "x = jax.numpy.ones(3)" in short[:short.index("## What happens")]
+
+
 def test_a_body_longer_than_a_link_carries_is_cut_and_says_so():
     code = "\n".join(f"x{k} = jax.numpy.ones(3)  # a line of a long reproducer" for k in range(400)) + "\n"
     found = filing.read(report(ADJOINT, code=code))
