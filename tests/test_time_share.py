@@ -85,6 +85,19 @@ def test_a_replay_costs_the_first_replays_seconds_but_those_it_spent_explaining(
     assert replay_seconds(SimpleNamespace(seconds=4.0, harness={})) == 4.0
 
 
+def test_the_written_back_script_runs_as_long_as_the_call_not_as_the_replay_that_locates_its_value():
+    """Beside a second load, a Flax loss's replay took 12 s, ten runs of its written-back script that
+    locate the Inf's origin: taken for one run, it kept 92 s for the write-back and the final checks,
+    the level stopped after 3 candidates, and the job ended with 38 s of --max-time unused."""
+    from types import SimpleNamespace
+
+    from reducer.levels.jaxpr.model import CALLED, EXPLAINED
+    from reducer.levels.jaxpr.value_checks import script_seconds
+
+    assert script_seconds(SimpleNamespace(seconds=15.3, harness={EXPLAINED: 3.3, CALLED: 1.5})) == 1.5
+    assert script_seconds(SimpleNamespace(seconds=15.3, harness={EXPLAINED: 3.3})) == pytest.approx(12.0)
+
+
 def test_a_share_cut_to_its_end_before_the_level_began_is_not_said_to_be_extended():
     clock = Clock()
     share = TimeShare(start=100.0, share=90.0, job_deadline=100.0, window=9.0, clock=clock)

@@ -214,9 +214,8 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
         log(f"jaxpr level: {fault}")
     clock = None if hang else AdaptiveTimeout(timeout)
     keep = ctx.on_accept or (lambda best, counts: None)  # the best program so far, for --resume
-    replay = value_checks.replay_seconds(first)  # what a candidate's run costs: not the first's explaining
-    stall = progress_stall(ctx.stall, budget, replay)
-    share = TimeShare(start, budget, shrinking_ends(ctx, replay), window=stall / 2)
+    stall = progress_stall(ctx.stall, budget, value_checks.replay_seconds(first))  # not the first's explaining
+    share = TimeShare(start, budget, shrinking_ends(ctx, value_checks.script_seconds(first)), window=stall / 2)
     problem = Problem(jp.JaxprSpec(), candidate_test(judge, ctx, established.votes, clock or timeout),
                       on_event=ctx.on_event, on_accept=share.watching(lambda best: keep(best, problem.stats)),
                       level="jaxpr")
@@ -252,8 +251,9 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
 def shrinking_ends(ctx: LevelContext, run_seconds: float) -> float | None:
     """When the traced level must have stopped shrinking: before its write-back, the source level's
     first run and the final checks (no less than the job keeps for them, `least_for_checks`), in
-    fresh runs of about its replay's first run. Not the job's `until`, sized by the original's runs,
-    which the written-back script does not make again (a Flax loss's 11 s runs, loaded)."""
+    fresh runs of the written-back script, each about as long as the call's own run (`run_seconds`).
+    Not the job's `until`, sized by the original's runs, which the written-back script does not make
+    again (a Flax loss's 11 s runs, loaded), nor a candidate's replay, which also locates its value."""
     if ctx.deadline is None:
         return None
     fresh = 1.5 * run_seconds + FRESH_START

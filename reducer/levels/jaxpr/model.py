@@ -228,6 +228,8 @@ class Arg:
 
 #: the harness report's seconds of a first replay spent explaining (`Spec.explain`), not replaying
 EXPLAINED = "explained_seconds"
+#: … and of the call's own compiled run, without the runs that locate a non-finite value's origin
+CALLED = "call_seconds"
 
 
 @dataclass

@@ -40,7 +40,7 @@ from reducer.compile_cache import every_compile_kept
 from reducer.faults import nonfinite, stable_fix
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr import tidy
-from reducer.levels.jaxpr.model import EXPLAINED, Spec
+from reducer.levels.jaxpr.model import CALLED, EXPLAINED, Spec
 
 SCRIPT = "replayed.py"
 
@@ -181,15 +181,18 @@ def _fixed_kinds(text: str, op: str, how: str) -> tuple[str, int] | None:
         jax.clear_caches()
 
 
-def judged(spec) -> dict | None:
+def judged(spec, timed: dict | None = None) -> dict | None:
     """Replay `spec`: None when every output is finite, else the fault its written-back script
-    shows under JAX's checks ({} when they name none)."""
+    shows under JAX's checks ({} when they name none). `timed[CALLED]` gets the call's own seconds."""
     import jax
 
     from reducer.faults import checked_value
 
+    began = time.monotonic()
     fun, args = jp.build(spec)
     outs = jax.tree_util.tree_leaves(jax.block_until_ready(fun(*args)))
+    if timed is not None:
+        timed[CALLED] = time.monotonic() - began
     if all(finite(o) for o in outs):
         return None
     found = locate(spec) or {}
@@ -202,8 +205,9 @@ def run_check(spec) -> None:
     shows the same fault goes into the report too, under `alone` (`fault_alone`)."""
     started = time.monotonic()
     with every_compile_kept():  # the written-back script runs again and again, its caches cleared
-        found = judged(spec)
-        report = {"program": {"exit": 0 if found is None else 1}, "nonfinite": found}
+        timed: dict = {}
+        found = judged(spec, timed)
+        report = {"program": {"exit": 0 if found is None else 1}, "nonfinite": found, **timed}
         replayed = time.monotonic()
         if found and "op" in found and spec.explain:  # within about the time the replay took, not to time out
             report["alone"] = smallest_alone(spec, found, replayed + max(10.0, replayed - started))

@@ -32,7 +32,7 @@ from oracles.wrong_result import CPU, against_cpu_alone
 from reducer.faults import cause as causes
 from reducer.levels.jaxpr import nonfinite_replay
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.model import EXPLAINED, REAL_FLOATING, Spec, Transform
+from reducer.levels.jaxpr.model import CALLED, EXPLAINED, REAL_FLOATING, Spec, Transform
 
 #: signature fields only the whole program shows: the written-back script restores them
 PROGRAM_FIELDS = ("program-compares", "program-exit")
@@ -110,6 +110,13 @@ def replay_seconds(run) -> float:
     """How long a replay of the call takes: a first replay's seconds but those it spent explaining
     (finite differences, the fault alone, the values recorded: `model.EXPLAINED`)."""
     return max(0.0, (run.seconds or 0.0) - float(run.harness.get(EXPLAINED, 0.0)))
+
+
+def script_seconds(run) -> float:
+    """How long the call itself runs, as its written-back script will run it once: a non-finite
+    replay's seconds but the runs that locate the value's origin (`model.CALLED`), else the replay's."""
+    called = run.harness.get(CALLED)
+    return float(called) if called is not None else replay_seconds(run)
 
 
 # -- in the worker --------------------------------------------------------------------------------
