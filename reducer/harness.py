@@ -40,7 +40,6 @@ def apply_limits() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
 
-
 def synchronous_dispatch(script: str) -> None:
     """Run CPU computations on the thread that launches them. JAX reads the option when it creates
     its CPU client, so jax is imported (as warm workers have it already) and set before the program;

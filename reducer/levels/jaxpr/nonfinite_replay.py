@@ -35,8 +35,8 @@ import time
 import traceback
 
 from oracles.outcome import Signature
-from reducer.faults import cause as causes
 from reducer.compile_cache import every_compile_kept
+from reducer.faults import cause as causes
 from reducer.faults import nonfinite, stable_fix
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr import tidy
