@@ -1,5 +1,6 @@
 """JAX's persistent compilation cache in a candidate's process: shared by a reduction's warm
-candidates (`REDUCER_COMPILE_CACHE`, `reducer.workers.sandbox.Sandbox.compile_cache`), and open to
+candidates, scripts and traced programs alike (`REDUCER_COMPILE_CACHE`,
+`reducer.workers.sandbox.Sandbox.compile_cache`), and open to
 every compilation while a replay runs the same small program again and again (`every_compile_kept`).
 
 A candidate's program compiles hundreds of operations of a few milliseconds each (a Flax training
@@ -37,25 +38,25 @@ def shared_by_candidates() -> None:
 @contextlib.contextmanager
 def every_compile_kept():
     """Within it, every compilation goes to the persistent cache and is read back from there (the
-    shared folder, a folder this process set, or a temporary one); the settings, and a cache this
-    made, are as they were after it. For a replay that clears JAX's caches between runs of a program
-    (`reducer.levels.jaxpr.nonfinite_replay`: about 500 compilations, three quarters of a Flax loss's
-    38-equation replay)."""
+    folder this process set, the shared one, or a temporary one where there is none: a fresh
+    interpreter); the settings, and a cache this made, are as they were after it. For a replay that
+    clears JAX's caches between runs of a program (`reducer.levels.jaxpr.nonfinite_replay`: about 500
+    compilations, three quarters of a Flax loss's 38-equation replay)."""
     import jax
     from jax.experimental.compilation_cache import compilation_cache
 
     before = {name: getattr(jax.config, name) for name in (MIN_SECONDS, FOLDER)}
-    made = None
+    shared, temporary = os.environ.get(ENV), None
     if not before[FOLDER]:
-        made = os.environ.get(ENV) or tempfile.mkdtemp(prefix="reducer-compiled-")
-        jax.config.update(FOLDER, made)
+        temporary = None if shared else tempfile.mkdtemp(prefix="reducer-compiled-")
+        jax.config.update(FOLDER, shared or temporary)
     jax.config.update(MIN_SECONDS, 0.0)
     try:
         yield
     finally:
         for name, value in before.items():
             jax.config.update(name, value)
-        if made is not None:
+        if not before[FOLDER]:
             compilation_cache.reset_cache()  # the next compilation finds no folder set, as before
-            if made != os.environ.get(ENV):
-                shutil.rmtree(made, ignore_errors=True)
+        if temporary:
+            shutil.rmtree(temporary, ignore_errors=True)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from reducer.faults import safe_ops
-from reducer.compile_cache import MIN_SECONDS, every_compile_kept
+from reducer.compile_cache import ENV, MIN_SECONDS, every_compile_kept
 
 
 def log_and_sin(x):
@@ -16,7 +16,7 @@ def log_and_sin(x):
 
 
 def test_a_patched_operation_is_compiled_anew_and_the_settings_are_as_before_after_it(tmp_path, monkeypatch):
-    monkeypatch.setenv("REDUCER_COMPILE_CACHE", str(tmp_path))
+    monkeypatch.setenv(ENV, str(tmp_path))
     before = (jax.config.jax_compilation_cache_dir, getattr(jax.config, MIN_SECONDS))
     x = jnp.zeros(3)
     with every_compile_kept():
@@ -38,7 +38,7 @@ def test_a_patched_operation_is_compiled_anew_and_the_settings_are_as_before_aft
 
 
 def test_without_a_shared_folder_a_temporary_one_is_used_and_removed(monkeypatch):
-    monkeypatch.delenv("REDUCER_COMPILE_CACHE", raising=False)
+    monkeypatch.delenv(ENV, raising=False)
     if jax.config.jax_compilation_cache_dir:
         pytest.skip("this process set a cache folder of its own")
     with every_compile_kept():
@@ -49,14 +49,19 @@ def test_without_a_shared_folder_a_temporary_one_is_used_and_removed(monkeypatch
     assert jax.config.jax_compilation_cache_dir is None
 
 
-def test_a_reductions_warm_candidates_keep_their_quick_compilations_in_the_shared_folder(tmp_path):
+@pytest.mark.parametrize("form", ["script", "traced program"])
+def test_a_reductions_warm_candidates_keep_their_quick_compilations_in_the_shared_folder(tmp_path, form):
+    from reducer.levels.jaxpr.worker import TracedProgram
     from reducer.workers.sandbox import Limits, Sandbox
+    from test_fault_alone import spec_of
 
     folder = tmp_path / "jax-cache"
     sandbox = Sandbox(tmp_path / "runs", script_name="prog.py", warm=True, compile_cache=folder)
+    candidate = ("import jax.numpy as jnp\nprint(float(jnp.sin(jnp.ones(3)).sum()))\n" if form == "script"
+                 else TracedProgram(spec_of(lambda a: jnp.sin(a).sum(), np.ones(3, np.float32),
+                                            transforms=[{"t": "grad", "argnums": [0]}]).to_json()))
     try:
-        program = "import jax.numpy as jnp\nprint(float(jnp.sin(jnp.ones(3)).sum()))\n"
-        runs = [sandbox.run(program, Limits(timeout=120)) for _ in range(2)]
+        runs = [sandbox.run(candidate, Limits(timeout=120)) for _ in range(2)]
     finally:
         sandbox.close()
     assert all(run.returncode == 0 for run in runs), runs[0].stderr[-2000:]

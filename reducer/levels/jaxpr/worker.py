@@ -34,6 +34,9 @@ class TracedProgram:
     spec: str
 
     def run(self) -> int:
+        from reducer import compile_cache
+
+        compile_cache.shared_by_candidates()  # as a script's harness does: what a candidate compiles stays
         return requests.status_of(lambda: run_traced(self))
 
 
