@@ -56,6 +56,9 @@ ORIGINALS = {
     # statement that reads no non-finite value (an Equinox training loop's)
     "nan-checks-raise": "g = jax.grad(lambda x: jnp.sqrt(jnp.var(x)))(jnp.ones(3))\nloss = 1.0\n"
                         "if not jnp.isfinite(g).all():\n    raise FloatingPointError(f'NaN in gradients (loss {loss})')\n",
+    # a fractional power masked by a `where` under `grad`: its derivative at 0 is infinite, the mask's 0 times
+    # it the NaN (an unseen Equinox spectral-gain loss, `jnp.power(gain * noisy, 0.3)` at padded frames)
+    "where-power": "assert jnp.isfinite(jax.grad(lambda a: jnp.where(a > 0, a ** 0.3, 0.0))(0.0))\n",
     # a Cholesky factor of a rank-deficient Gram matrix: NaN, with no fix of one operation known
     "cholesky": "assert jnp.isfinite(jnp.linalg.cholesky(jnp.ones((2, 2)))).all()\n",
 }
@@ -76,6 +79,10 @@ LOOPHOLES = [
     ("where-log", "a-forward-nan-beside-the-gradient-nan",
      "assert all(jnp.isfinite(x) for x in jax.value_and_grad(lambda a: a * jnp.log(a))(0.0))\n", "transformation"),
     ("norm", "inf-for-a-nan", "assert jnp.isfinite(jax.grad(jax.lax.sqrt)(0.0))\n", "kind"),
+    # its exponent cut to 0: the NaN is now JAX's rule for `x ** 0.0` at 0 (0 times an infinity), whose
+    # derivative is 0: no edge of its domain, and no `where` (the unseen program's reduction met it)
+    ("where-power", "a-rules-nan-for-an-infinite-derivative", "assert jnp.isfinite(jax.grad(lambda a: a ** 0.0)(0.0))\n",
+     "domain"),
     # a `sqrt` outside its domain (NaN forward too) for the original's at its edge (finite, its derivative not)
     ("norm", "outside-the-domain-for-its-edge", "assert jnp.isfinite(jax.grad(lambda a: jnp.sum(jnp.sqrt(a)))(-1.0))\n",
      "domain"),
@@ -131,6 +138,8 @@ FAITHFUL = [
     ("norm", "d = jnp.zeros((2, 3))\nassert jnp.isfinite(jax.grad(lambda d: jnp.sum(jnp.linalg.norm(d, axis=-1) ** 2))(d)).all()\n"),
     ("softmax-log", "p = jax.nn.softmax(jnp.array([[1.0, 150.0], [0.0, 1.0]]))\nassert jnp.isfinite(-jnp.log(p).sum())\n"),
     ("cholesky", "assert jnp.isfinite(jax.lax.linalg.cholesky(jnp.ones((3, 3)))).all()\n"),
+    ("where-power", "g = jnp.array([0.5, 0.5])\nx = jnp.array([1.0, 0.0])\n"
+                    "assert jnp.isfinite(jax.grad(lambda g: jnp.where(x > 0, jnp.power(g * x, 0.3), 0.0).sum())(g)).all()\n"),
     ("log-sigmoid", "assert jnp.isfinite(0.0 * jnp.log(1.0 / (1.0 + jnp.exp(200.0))))\n"),
     ("overflow", "import numpy as np\nnp.testing.assert_allclose(jnp.log(1 + jnp.exp(100.0)), 100.0)\n"),
     ("overflow", "assert jnp.isfinite(jnp.exp(100.0))\n"),
@@ -180,6 +189,8 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     assert (origins["where-log"].get("op"), origins["norm"].get("op")) == ("log", "sqrt")
     assert origins["norm"].get("value") == "nan" and origins["norm"].get("in") == "grad"
     assert (origins["norm"].get("point"), origins["where-log"].get("point")) == ("edge", "pole")
+    power = origins["where-power"]  # an infinite derivative at the edge of `pow`'s domain, masked: a NaN
+    assert (power.get("value"), power.get("in"), power.get("op"), power.get("point")) == ("nan", "grad", "pow", "edge")
     softmax = origins["softmax-log"]
     assert (softmax.get("value"), softmax.get("in"), softmax.get("op"), softmax.get("cause")) == \
         ("+inf", "forward", "log", "exp-underflow")

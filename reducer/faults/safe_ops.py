@@ -21,7 +21,7 @@ operation's value or its derivative is not finite at finite inputs, the operatio
 safe point instead (`sqrt(where(x == 0, 1, x))`), its value there replaced by the original value
 when that is finite (0 for `sqrt(0)`), so that neither the value nor the derivative is infinite.
 `make_safe("sqrt", "derivative@edge")` does so only at the points of one class (`POINTS`): the edge
-of the operation's domain, where its value is finite and its derivative is not (`sqrt(0)`); a pole,
+of the operation's domain, where its value is finite and its derivative infinite (`sqrt(0)`); a pole,
 where its value is infinite (`log(0)`, `1 / 0`), or NaN at a division's (`0 / 0`); the outside of its
 domain, where its value is NaN (`sqrt(-1)`, `log(-1)`). So a fix tells the edge of a domain from
 its outside, and a `where` around `log(0)` from one around `log(-1)`.
@@ -167,27 +167,31 @@ def _safe(bind, args, params, safe: float, how: str, no_outside: bool = False):
             nonzero = nonzero & (args[k] != 0)
         small = jnp.full(shape, float(jnp.finfo(raw.dtype).tiny) ** 0.5, raw.dtype)
         return lax.select((raw == 0) & nonzero & inputs_finite, small, bind(*args, **params))
+    infinite = jnp.zeros(shape, bool)  # where a derivative is infinite, not NaN
     for k in floats:
         def one(x, k=k):
             return bind(*[x if j == k else lax.stop_gradient(a) for j, a in enumerate(args)], **params)
 
         x = lax.stop_gradient(args[k])
-        bad = bad | ~lax.is_finite(jax.jvp(one, (x,), (jnp.ones_like(x),))[1])
+        derivative = jax.jvp(one, (x,), (jnp.ones_like(x),))[1]
+        bad, infinite = bad | ~lax.is_finite(derivative), infinite | jnp.isinf(derivative)
     bad = bad & inputs_finite
     if point:
-        bad = bad & _of_class(raw, point, no_outside)
+        bad = bad & _of_class(raw, point, no_outside, infinite)
     kept = lax.stop_gradient(lax.select(lax.is_finite(raw), raw, jnp.zeros_like(raw)))
     return lax.select(bad, kept, bind(*_moved(args, floats, bad, shape, safe), **params))
 
 
-def _of_class(raw, point: str, no_outside: bool):
+def _of_class(raw, point: str, no_outside: bool, infinite):
     """Where the operation's value `raw` is of the class `point` (`POINTS`); a NaN is at a pole for an
-    operation with no outside (`no_outside`)."""
+    operation with no outside (`no_outside`). At an edge a derivative is `infinite` (`sqrt`'s at 0,
+    `x ** 0.3`'s): a NaN derivative of a finite value is no edge of the mathematics but JAX's rule
+    multiplying an infinity by 0 (`x ** 0.0` at 0, whose derivative is 0)."""
     import jax.numpy as jnp
     from jax import lax
 
     if point == "edge":
-        return lax.is_finite(raw)
+        return lax.is_finite(raw) & infinite
     if point == "pole":
         return jnp.isinf(raw) | (jnp.isnan(raw) if no_outside else False)
     return jnp.isnan(raw) & (not no_outside)
