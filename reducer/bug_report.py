@@ -72,6 +72,22 @@ def reproducer(code: str, sig: Signature, info: dict, summary: ReductionSummary,
     return "\n".join(header) + "\n" + code
 
 
+def as_run_of_repro(excerpt: str, script: str, header_lines: int) -> str:
+    """What a run printed, as a run of `repro.py` prints it: the candidate's file (`script`) named
+    `repro.py`, its line numbers moved past the reproducer's header, and the frames of the runner that
+    started it (`runpy`, the tool's harness) left out."""
+    runner = re.compile(r'^\s*File "(<frozen runpy>|[^"]*/reducer/harness\.py)"')
+    shown, skip = [], False
+    for line in excerpt.splitlines():
+        if (skip and line.startswith("    ") and not line.lstrip().startswith("File ")) or runner.match(line):
+            skip = bool(runner.match(line))
+            continue
+        skip = False
+        shown.append(re.sub(rf'File "{re.escape(script)}", line (\d+)',
+                            lambda m: f'File "repro.py", line {int(m.group(1)) + header_lines}', line))
+    return "\n".join(shown)
+
+
 def jax_function_for(target: str) -> str | None:
     """`jnp.linalg.cholesky` for `lapack_spotrf_ffi`, and so on."""
     for routine, function in LAPACK_ROUTINES.items():

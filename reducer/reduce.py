@@ -330,8 +330,11 @@ class Reduction(ChainJob):
         private = (str(self.scratch), str(self.script.resolve().parent))
         story = " ".join([r.story for r in self.chain if r.story] + standalone.notes(self.data))
         sig, said, culprit = fixes.for_report(self, best, established, self.fix, searched=verdict.ok and not stopped)
-        files = {"repro.py": bug_report.reproducer(best, sig, info, summary, fixed_by=said["fixed_by"]),
-                 "report.md": bug_report.report(best, sig, self.excerpt(established, verdict), info, summary,
+        repro = bug_report.reproducer(best, sig, info, summary, fixed_by=said["fixed_by"])
+        excerpt = bug_report.as_run_of_repro(self.excerpt(established, verdict), self.script.name,
+                                             len(repro.splitlines()) - len(best.splitlines()))
+        files = {"repro.py": repro,
+                 "report.md": bug_report.report(best, sig, excerpt, info, summary,
                                           private_paths=private, known=self.known(sig), traced=story,
                                           **said, **(follow.report if follow else {}))}
         if self.notebook:  # a notebook's reproducer is a script, and a one-cell notebook beside it

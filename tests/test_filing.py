@@ -127,3 +127,17 @@ def test_a_module_report_goes_to_xla_or_enzyme_jax_by_what_ran_it():
     assert filing.read(text).repo == "EnzymeAD/Enzyme-JAX"
     made = module_report.made_lines(text)
     assert made[0].startswith("Reduced automatically") and "</details>" not in made
+
+
+def test_what_happens_reads_as_a_run_of_repro_py_not_of_the_tools_runner():
+    printed = ('Traceback (most recent call last):\n'
+               '  File "<frozen runpy>", line 98, in _run_module_code\n'
+               '  File "/somewhere/reducer/harness.py", line 196, in _run_main\n'
+               '    exec(code, namespace)\n'
+               '  File "gain.py", line 2, in <module>\n'
+               '    assert jnp.isfinite(g)\n'
+               'AssertionError')
+    shown = bug_report.as_run_of_repro(printed, "gain.py", 6)
+    assert shown.splitlines() == ["Traceback (most recent call last):", '  File "repro.py", line 8, in <module>',
+                                  "    assert jnp.isfinite(g)", "AssertionError"]
+    assert bug_report.as_run_of_repro("boom", "gain.py", 6) == "boom"
