@@ -38,8 +38,14 @@ def _numpy(name: str):
 
 
 def inputs_lines(arguments: list[tuple[list[int], str]]) -> list[str]:
-    """`ARGS` made as `xla_check.example_inputs` makes them: the same generator, seed and order."""
-    lines = ["rng = np.random.default_rng(0)", "ARGS = ["]
+    """`ARGS` made as `xla_check.example_inputs` makes them: the same generator, seed and order (in
+    one line where every argument is a float of one type)."""
+    lines = ["rng = np.random.default_rng(0)"]
+    names = {name for _, name in arguments}
+    if len(names) == 1 and (next(iter(names)).startswith("float") or names == {"bfloat16"}):
+        shapes = ", ".join(repr(tuple(shape)) for shape, _ in arguments)
+        return lines + [f"ARGS = [rng.standard_normal(shape).astype({_dtype(names.pop())}) for shape in [{shapes}]]"]
+    lines.append("ARGS = [")
     for shape, name in arguments:
         shape_text, dtype = repr(tuple(shape)), _dtype(name)
         if name.startswith("complex"):
@@ -62,10 +68,8 @@ def run(**xla_options):
     backend = jax.extend.backend.get_backend()
     options = xla_client.CompileOptions()
     options.env_option_overrides = list(xla_options.items())
-    print("compiling the module with XLA", flush=True)
     exe = backend.compile_and_load(MODULE, executable_devices=xla_client.DeviceList(tuple(backend.devices()[:1])),
                                    compile_options=options)
-    print("running the compiled module", flush=True)
     return [np.asarray(o) for o in exe.execute([jax.device_put(a, backend.devices()[0]) for a in ARGS])]
 
 
@@ -73,14 +77,11 @@ def run(**xla_options):
 CRASH_CHECK = '''outputs = run({options})  # XLA crashes here, or raises an error status
 print("XLA compiled and ran the module:", ", ".join(f"{{o.dtype}}{{list(o.shape)}}" for o in outputs))
 '''
-RESULTS_CHECK = '''RTOL, ATOL = {{"float64": 1e-9, "float32": 1e-4, "float16": 1e-2, "bfloat16": 2e-2}}, 1e-6
+RESULTS_CHECK = '''RTOL = {{"float64": 1e-9, "float32": 1e-4, "float16": 1e-2, "bfloat16": 2e-2}}  # times max|want|
 got, want = run({options}), run({reference})  # {said}
-for k, (g, w) in enumerate(zip(got, want)):
-    if w.dtype.kind in "biu":
-        np.testing.assert_array_equal(g, w, err_msg=f"output {{k}}")
-    else:  # |got - want| <= RTOL * max|want| + ATOL
-        tol = RTOL.get(w.dtype.name, 1e-4) * np.max(np.abs(w[np.isfinite(w)]), initial=0.0) + ATOL
-        np.testing.assert_allclose(g, w, rtol=0, atol=float(tol), err_msg=f"output {{k}}")
+for k, (g, w) in enumerate(zip(got, want)):  # integers and booleans exactly
+    tol = 0 if w.dtype.kind in "biu" else RTOL.get(w.dtype.name, 1e-4) * abs(w[np.isfinite(w)]).max(initial=0) + 1e-6
+    np.testing.assert_allclose(g, w, rtol=0, atol=float(tol), err_msg=f"output {{k}}")
 print("the results agree")
 '''
 
@@ -168,11 +169,13 @@ def run_file(path, timeout: float | None = None) -> str:
 
 def excerpt(output: str, tool_excerpt: str = "", lines: int = 16) -> str:
     """What a run of the reproducer printed, as the report shows it: its last lines (without
-    faulthandler's list of extension modules, or the frames of installed libraries), and for a
-    crash the native frames the tool's own signal handler found."""
+    faulthandler's list of extension modules, or the frames of installed libraries, of the runner
+    that started it and of the tool's harness), and for a crash the native frames the tool's own
+    signal handler found."""
     kept, skip = [], False
-    for line in output.strip().splitlines():  # the library's own frames say nothing of the failure
-        library = line.lstrip().startswith('File "<site-packages>') or "/site-packages/" in line
+    for line in output.strip().splitlines():  # these frames say nothing of the failure
+        library = (line.lstrip().startswith(('File "<site-packages>', 'File "<frozen runpy>'))
+                   or "/site-packages/" in line or '/reducer/harness.py"' in line)
         if not (skip and line.startswith("    ")) and not library and not line.startswith("Extension modules:"):
             kept.append(line)
         skip = library
