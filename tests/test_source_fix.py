@@ -35,6 +35,10 @@ UNIT = ("import jax.numpy as jnp\nz = jnp.zeros(2)\nassert jnp.isfinite(z / jnp.
 ANGLE = ("import jax\nimport jax.numpy as jnp\n"
          "assert jnp.isfinite(jax.grad(lambda v: jnp.arctan2(v[1], v[0]))(jnp.zeros(2))).all()\n")
 
+#: a compressive gain masked at padded frames (an unseen Equinox program's reduction): 0.3 * 0 ** -0.7 times 0
+MASKED_POWER = ("import jax\nimport jax.numpy as jnp\n"
+                "assert jnp.isfinite(jax.grad(lambda a: jnp.where(a > 0, a ** 0.3, 0.0) + a ** 2)(0.0))\n")
+
 
 def runs(program: str, tmp_path) -> subprocess.CompletedProcess:
     path = tmp_path / "repro.py"
@@ -47,6 +51,9 @@ def runs(program: str, tmp_path) -> subprocess.CompletedProcess:
     (NORM, "sqrt", "norm", "jnp.where(jnp.any(x != 0), jnp.linalg.norm(jnp.where(jnp.any(x != 0), x, 1.0)), 0.0)"),
     (ENTROPY, "log", "", "p * jax.numpy.log(jax.numpy.where(p > 0, p, 1.0))"),
     (SURVIVAL, "log1p", "", "jnp.log1p(jnp.where((-c) > -1, -c, 1.0))"),
+    (MASKED_POWER, "pow", "power", "jnp.where(a > 0, jnp.where(a > 0, a, 1.0) ** 0.3, 0.0) + a ** 2"),
+    ("import jax.numpy as jnp\ny = jnp.power(x, 0.5)\n", "pow", "power",
+     "jnp.where(x > 0, jnp.power(jnp.where(x > 0, x, 1.0), 0.5), 0.0)"),
     (ANGLE, "atan2", "arctan2", "jnp.where((v[1] != 0) | (v[0] != 0), jnp.arctan2(jnp.where((v[1] != 0) | (v[0] != 0), "
                                 "v[1], 0.0), jnp.where((v[1] != 0) | (v[0] != 0), v[0], 1.0)), 0.0)"),
 ])
@@ -86,6 +93,13 @@ def test_a_division_at_the_origin_moves_its_denominator_alone_and_runs_through(t
     assert len(fixed) == 2 and "z / jnp.where(jnp.linalg.norm(z) != 0, jnp.linalg.norm(z), 1.0)" in fixed[0]
     done = runs(fixed[0], tmp_path)
     assert done.returncode == 0, done.stderr  # and the unit vector of a row that is not 0 is unchanged
+
+
+def test_a_fractional_power_rewrite_moves_its_base_alone_and_runs_through(tmp_path):
+    assert runs(MASKED_POWER, tmp_path).returncode == 1
+    (fixed,) = rewrites(MASKED_POWER, "pow", "power")  # not the whole power `a ** 2`: finite everywhere
+    done = runs(fixed + "assert jnp.where(True, 4.0 ** 0.5, 0.0) == 2.0\n", tmp_path)
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.parametrize("program, op, via", [

@@ -7,7 +7,8 @@ evaluated at a safe point where its value or its derivative is not finite, and i
 the one it has at the edge of its domain where that is finite (`sqrt(0)` is 0), so neither the value
 nor the gradient the program reads is NaN or infinite. `jnp.arctan2(y, x)` at the origin, where both
 are 0, becomes `jnp.where((y != 0) | (x != 0), jnp.arctan2(jnp.where(…, y, 0.0), jnp.where(…, x, 1.0)), 0.0)`;
-a division `z / n`, `jnp.where(n != 0, z / jnp.where(n != 0, n, 1.0), 0.0)`.
+a division `z / n`, `jnp.where(n != 0, z / jnp.where(n != 0, n, 1.0), 0.0)`; a fractional power
+`x ** 0.3` (`jnp.power(x, 0.3)`), `jnp.where(x > 0, jnp.where(x > 0, x, 1.0) ** 0.3, 0.0)`.
 The calls rewritten are those a program
 spells: the operation's own (`jnp.log`, `jax.lax.sqrt`) or the user's call the origin was reached
 through (`jnp.linalg.norm`); one passed by name (`jax.grad(jnp.linalg.norm)`) becomes a lambda that
@@ -22,17 +23,19 @@ import difflib
 from reducer.faults.safe_ops import ALIASES, primitives
 
 #: where the operation's value and derivative are finite, for its argument `{x}` (`{y}`, `{x}`: `arctan2(y, x)`,
-#: `y / x`)
+#: `y / x`, `y ** x`)
 DOMAIN = {"sqrt": "{x} > 0", "rsqrt": "{x} > 0", "log": "{x} > 0", "log1p": "{x} > -1", "acos": "abs({x}) < 1",
           "asin": "abs({x}) < 1", "atanh": "abs({x}) < 1", "acosh": "{x} > 1", "norm": "{where_any}({x} != 0)",
-          "atan2": "({y} != 0) | ({x} != 0)", "div": "{x} != 0"}
+          "atan2": "({y} != 0) | ({x} != 0)", "div": "{x} != 0", "pow": "{y} > 0"}
 #: how many arguments the operation takes (1 when not listed)
-ARITY = {"atan2": 2, "div": 2}
+ARITY = {"atan2": 2, "div": 2, "pow": 2}
 #: a point inside the domain (1.0 when not listed), for each argument; None: the argument is left as it is
 SAFE = {"acos": ("0.0",), "asin": ("0.0",), "atanh": ("0.0",), "acosh": ("2.0",), "atan2": ("0.0", "1.0"),
-        "div": (None, "1.0")}
+        "div": (None, "1.0"), "pow": ("1.0", None)}
 #: the value at the edge of the domain, where it is finite: the rewritten call gives it there
-EDGE = {"sqrt": "0.0", "norm": "0.0", "atan2": "0.0", "div": "0.0"}
+EDGE = {"sqrt": "0.0", "norm": "0.0", "atan2": "0.0", "div": "0.0", "pow": "0.0"}
+#: the operators a rewrite may meet as a binary operation, by the rewrite's kind
+OPERATORS = {"div": (ast.Div, "/"), "pow": (ast.Pow, "**")}
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -63,7 +66,7 @@ def _kind(name: str, op: str, via: str) -> str | None:
 
 
 def rewritten(program: str, call: ast.Call | ast.BinOp, kind: str, masked: bool = False) -> str:
-    """`program` with `call` (of its operation's arguments, or a division `y / x`) evaluated inside
+    """`program` with `call` (of its operation's arguments, or an operator's: `y / x`, `y ** x`) evaluated inside
     its domain (see the module's docstring); `masked` when a `where` of the program already chooses
     its value outside the domain."""
     operands = [call.left, call.right] if isinstance(call, ast.BinOp) else call.args
@@ -76,7 +79,7 @@ def rewritten(program: str, call: ast.Call | ast.BinOp, kind: str, masked: bool 
     ok = DOMAIN[kind].format(**named, where_any=f"{np_}.any")
     safe = SAFE.get(kind, ("1.0",) * len(args))
     moved = [a if point is None else f"{np_}.where({ok}, {r}, {point})" for a, r, point in zip(args, raw, safe)]
-    inner = " / ".join(moved) if isinstance(call, ast.BinOp) else \
+    inner = f" {OPERATORS[kind][1]} ".join(moved) if isinstance(call, ast.BinOp) else \
         f"{ast.get_source_segment(program, call.func)}({', '.join(moved)})"
     text = f"{np_}.where({ok}, {inner}, {EDGE[kind]})" if kind in EDGE and not masked else inner
     return replaced(program, call, text)
@@ -105,6 +108,13 @@ def _byte_col(line: str, offset: int) -> int:
     return len(line.encode("utf-8")[:offset].decode("utf-8", "replace"))
 
 
+def _whole_power(kind: str, exponent: ast.expr) -> bool:
+    """Whether a power's exponent is a whole number of at least 1 (`x ** 2`): finite, with its
+    derivative, everywhere, so not the origin's."""
+    value = exponent.value if isinstance(exponent, ast.Constant) else None
+    return kind == "pow" and isinstance(value, (int, float)) and value >= 1 and float(value).is_integer()
+
+
 def rewrites(program: str, op: str, via: str = "") -> list[str]:
     """The program with the inner `where` around one call at the origin, for each such call (or
     function passed by name, `jax.grad(jnp.linalg.norm)`), the user's own call first."""
@@ -120,11 +130,13 @@ def rewrites(program: str, op: str, via: str = "") -> list[str]:
         if isinstance(node, (ast.Call, ast.Attribute)):  # what is called, or an attribute taken of: not passed
             called.add(id(node.func if isinstance(node, ast.Call) else node.value))
         kind = _kind(name, op, via) if name and not node.keywords else None
-        if kind and len(node.args) == ARITY.get(kind, 1):
+        if kind and len(node.args) == ARITY.get(kind, 1) and not _whole_power(kind, node.args[-1]):
             found.append((name.rsplit(".", 1)[-1] != via, node.lineno, node.col_offset, node, kind, rewritten))
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and "div" in (op, *primitives(op)):
-            found.append((via not in ("div", "divide", "true_divide"), node.lineno, node.col_offset, node, "div",
-                          rewritten))
+        for kind, (operator, _) in OPERATORS.items():
+            if (isinstance(node, ast.BinOp) and isinstance(node.op, operator) and kind in (op, *primitives(op))
+                    and not _whole_power(kind, node.right)):
+                found.append((not (via == kind or kind in primitives(via)), node.lineno, node.col_offset, node, kind,
+                              rewritten))
     for node in ast.walk(tree):
         name = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in called else None
         if name and "." in name and _kind(name, op, via):
