@@ -12,6 +12,7 @@ from oracles import kinds
 from oracles.base import Oracle, Signature
 from reducer.established import Established
 from reducer.faults import nonfinite, origin
+from reducer.faults.ahead import CANCEL
 from reducer.faults.attach import Attached
 from reducer.levels.jaxpr import crash_site
 from reducer.workers.sandbox import Limits
@@ -19,7 +20,8 @@ from reducer.workers.sandbox import Limits
 
 def _nonfinite(job, oracle: Oracle, limits: Limits) -> Attached:
     def run(text: str):  # in a child of its own: a fix patches JAX in the process it runs in
-        return job.sandbox.run(text, dataclasses.replace(limits, timeout=job.bounded(limits.timeout)), isolated=True)
+        return job.sandbox.run(text, dataclasses.replace(limits, timeout=job.bounded(limits.timeout)), CANCEL.get(),
+                               isolated=True)
 
     return Attached(origin.ValueOrigin(run, job.log), oracle, nonfinite.applies)
 

@@ -26,6 +26,7 @@ from reducer import bug_report, counterfactual, fixes, located, second_look, xla
 from reducer.data_literals import standalone
 from reducer.engine import Event
 from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
+from reducer.faults.ahead import cancelled_by
 from reducer.readers.inputs import argument_files, data_files, read_input, with_arguments
 from reducer.established import Established, Options, default_memory_mb
 from reducer.verdict import Verdict, last_words, no_backend, not_failing
@@ -87,7 +88,10 @@ class Reduction(ChainJob):
             return self.command.run(source, self.file_name, limits.timeout)
         run = self.sandbox.run(source, limits, cancel, **how)
         run = self.timed_fresh(run) if how.get("fresh") else run
-        return self.sites.attach(source, run) if self.sites is not None and not run.cancelled else run
+        if self.sites is None or run.cancelled:
+            return run
+        with cancelled_by(cancel):  # the runs that place its fault stop with the candidate
+            return self.sites.attach(source, run)
 
     def fresh_run(self, program: str) -> RunResult:
         return self.execute(program, self.limits, fresh=True)

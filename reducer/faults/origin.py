@@ -33,21 +33,7 @@ what a counterfactual says:
   written by hand that overflowed (`exp-overflow`), the first whose fix makes the program run
   through, or none.
 
-Every candidate is then held to that origin: it must fail as it is, run through with the same fix
-(kept to the original's class of point),
-show every kind of value the original's check read (for a value made forward, of the values the
-operation made with its derivative taken away: `log(0)`'s `-inf` is not the `+inf` of `-log(0)`,
-even beside its derivative's `+inf`), be told the same transformation by the forward fix, for a
-value whose 0 an underflow or an overflow made, run through with that fixed, and give the public calls only
-inputs they document (`reducer.faults.contracts`: a Cholesky factor of a matrix that is not square
-is not the NaN of a rank-deficient one). A candidate whose check reads a constant, a random number,
-NumPy alone or another operation's value does not run through with the fix; a forward `-inf` in
-place of a gradient's NaN runs through with the forward fix alone, and a forward NaN beside it
-loses its part to that fix; an `inf` in place of a NaN is another kind; a `sqrt` outside its
-domain in place of one at its edge does not run through with the fix kept to the edge; an overflow
-of float64 too does not run through made float64, and another operation's overflow does not come
-back with the origin's alone in float32. When no fix is found, the origin is held the way JAX's
-checks name it (`nonfinite.NonFiniteValues`) and the log says so.
+Every candidate is then held to that origin (`reducer.faults.hold`).
 """
 from __future__ import annotations
 
@@ -60,6 +46,8 @@ from oracles.outcome import RunResult, Signature
 from reducer.faults import (CutShort, Fault, checked_value, contracts, float64_fix, forward_share, nonfinite, safe_ops,
                             stable_fix, suspects)
 from reducer.faults import cause as causes
+from reducer.faults import hold
+from reducer.faults.ahead import Ahead
 from reducer.faults.forward_share import made_in, share_of, taken_away
 
 #: the kind of the checked value when the run under JAX's NaN checks meets no NaN
@@ -147,6 +135,7 @@ class ValueOrigin:
         self.contracts = False  # candidates' runs check the public calls' inputs (once the original is known)
         self.breaks = False  # the original breaks a contract: recorded in the signature
         self.later = False  # the original's fix got its check past where it failed, not through the program
+        self.ahead = Ahead()  # a candidate's runs started before they are read (`_hold`)
 
     def expect(self, sig: Signature) -> None:
         self.origin = Origin.of(sig)
@@ -156,9 +145,10 @@ class ValueOrigin:
         self.contracts = "contract" in self.guards and not self.breaks
 
     def ran(self, program: str) -> RunResult:
-        done = self.run(nonfinite.first_of(program, contracts.LINE) if self.contracts else program)
-        if done.timed_out:
-            raise CutShort("a run to find the non-finite value's origin timed out")
+        text = self.run_text(program)
+        done = self.ahead.take(text) or self.run(text)
+        if done.timed_out or done.cancelled:
+            raise CutShort("a run to find the non-finite value's origin timed out or was cancelled")
         broken = contracts.broken(done.output) if self.contracts else None
         if broken:
             raise _Invalid(broken)
@@ -184,6 +174,11 @@ class ValueOrigin:
     def watched(self, program: str) -> RunResult:
         """A run of `program` that prints the kinds of value its failing check read (`checked_value`)."""
         return self.ran(nonfinite.first_of(program, WATCH))
+
+    def run_text(self, program: str, watched: bool = False) -> str:
+        """The text `ran` (`watched`) runs for `program`."""
+        program = nonfinite.first_of(program, WATCH) if watched else program
+        return nonfinite.first_of(program, contracts.LINE) if self.contracts else program
 
     def checked(self, program: str, infs: bool, again: bool = False) -> str:
         """What `program` prints under JAX's NaN checks (and its Inf checks too, with `infs`); with
@@ -217,7 +212,7 @@ class ValueOrigin:
             self.contracts = "contract" in self.guards and not self.breaks
             return fault
         try:
-            return self._as_checks_name_it(program) if self.unfixed else self._hold(program)
+            return self._as_checks_name_it(program) if self.unfixed else hold.held(self, program)
         except _Invalid as broken:
             fields = (("value", ""), ("in", ""), ("op", INVALID), ("fix", "none"), ("from", ""))
             return Fault(INVALID, fields, f"A call was given an input its documentation rules out: {broken}")
@@ -244,7 +239,7 @@ class ValueOrigin:
         vias = suspects.vias(named, guessed, program)
         for op, via in vias.items():
             with ThreadPoolExecutor(max_workers=2) as pool:
-                share = pool.submit(self._forward_share, program, op, kind, count, reached)
+                share = pool.submit(self.forward_share_of, program, op, kind, count, reached)
                 if not self.passes(program, op, safe_ops.DERIVATIVE, reached):
                     continue
                 share = share.result()
@@ -262,7 +257,7 @@ class ValueOrigin:
                 return Fault(op, self.origin.fields(), said)
         overflowing = suspects.candidates(guessed, both, nans, overflows=True)
         widened = self._widened(program, overflowing, kind, reached, vias, lambda op: made_in(
-            self._forward_share(program, op, kind, count, reached), mode))
+            self.forward_share_of(program, op, kind, count, reached), mode))
         return widened or self._as_unfixed(program, outputs)
 
     def _widened(self, program: str, ops: list[str], kind: str, reached: tuple | None, vias: dict, made):
@@ -335,7 +330,7 @@ class ValueOrigin:
         found = causes.of(kind, where, op, point, passes, passes)
         return found if causes.named(found) else ""
 
-    def _forward_share(self, program: str, op: str, kind: str, count: int | None, reached: tuple | None) -> str:
+    def forward_share_of(self, program: str, op: str, kind: str, count: int | None, reached: tuple | None) -> str:
         """How much of the checked value making `op`'s forward value finite takes away: ALL when the
         program runs through, its check then fails on a value of another kind or on finite values
         alone where it read non-finite ones (a wrong value; not a raise that reads none), or passes where it
@@ -349,39 +344,6 @@ class ValueOrigin:
         after = "" if done.returncode == 0 or finite or checked_value.got_past(done.output, reached) else seen
         return taken_away(after, checked_value.count_in(done.output), kind, count)
 
-    def _hold(self, program: str) -> Fault:
-        """The candidate's origin as far as the original's fix tells it: the first difference found
-        ends the look (each costs a run). The fix is the original's: the inner `where` (it makes the
-        forward value finite too), float64, or the stable form of a formula written by hand."""
-        origin = self.origin
-        made_by = origin.op if origin.where == "forward" else ""
-        read = {"kind", "transformation"} & set(self.guards)
-        past = self.later and bool(read)  # getting past the check counts, as it did for the original
-        point = origin.point if "domain" in self.guards else ""
-        how = origin.fix if origin.fix != FIX else f"{safe_ops.DERIVATIVE}@{point}" if point else safe_ops.DERIVATIVE
-        with_fix = fixed(program, origin.op, how)
-        if "fix" in self.guards and with_fix == program:
-            return _fault(origin, op=NO_FIX)  # the formula the original's fix rewrites is not written here
-        fix_run = (self.watched(with_fix) if past else self.ran(with_fix)) if "fix" in self.guards else None
-        stuck = fix_run is not None and fix_run.returncode != 0
-        if stuck and not past:
-            return _fault(origin, op=NO_FIX)  # one run, where the original's fix ran through
-        kind, count, reached = self.kind_of(program, made_by=made_by) if read else (origin.value, None, None)
-        if stuck and not checked_value.got_past(fix_run.output, reached):
-            return _fault(origin, op=NO_FIX)
-        if "kind" in self.guards and not checked_value.covers(kind, origin.value):
-            return _fault(origin, value=kind)
-        if origin.fix in (FIX, WIDE) and "transformation" in self.guards:
-            share = self._forward_share(program, origin.op, origin.value, count, reached)
-            if share != share_of(origin.where):
-                return _fault(origin, where=made_in(share, derivative_mode(program)))
-        if origin.fix == WIDE:
-            return _fault(origin, **float64_fix.held(self, program, origin, reached))
-        if "cause" in self.guards and origin.cause and \
-                not self.passing(program, *causes.fix(origin.cause), reached)[0]:
-            return _fault(origin, cause="")
-        return _fault(origin)
-
 
 class _Invalid(Exception):
     """A run of a candidate broke a public call's contract (`contracts`)."""
@@ -393,6 +355,6 @@ def _nan_or_inf(nan_checked: str, program: str) -> str:
     return NAN if found and found["kind"] == NAN else INF
 
 
-def _fault(origin: Origin, **changed: str) -> Fault:
+def as_fault(origin: Origin, **changed: str) -> Fault:
     seen = Origin(**{**origin.__dict__, **changed})
     return Fault(seen.op, seen.fields(), "")
