@@ -354,5 +354,5 @@ class Reduction(ChainJob):
                 "original_tokens": summary.original_tokens,
                 "final_tokens": summary.final_tokens, "seconds": round(summary.seconds, 1),
                 "tested": summary.tested, "accepted": summary.accepted, "cache_hits": hits, "levels": summary.levels,
-                **({"xla_pass": culprit} if culprit else {}),
+                **({"xla_pass": {"pass": culprit}} if culprit else {}),  # as a module's result gives it
                 "files": files}

@@ -75,7 +75,8 @@ def test_wrong_result_a_jit_miscompile_keeps_its_comparison(tmp_path):
     rerun = run_fresh(out / "repro.py")
     assert rerun.returncode != 0 and "jit and eager results differ" in rerun.stderr, rerun.stderr[-2000:]
     # XLA's culprit pass, found from the script: in the title, the header's command, and a run with it off
-    assert result.get("xla_pass") == "dot-library-rewriter", (out / "reduce.log").read_text()[-3000:]
+    culprit = (result.get("xla_pass") or {}).get("pass")
+    assert culprit == "dot-library-rewriter", (out / "reduce.log").read_text()[-3000:]
     report = (out / "report.md").read_text()
     assert report.splitlines()[0].endswith("(XLA pass `dot-library-rewriter`)") and "openxla/xla" in report
     header = "# Runs through with: XLA_FLAGS=--xla_disable_hlo_passes=dot-library-rewriter python repro.py"
