@@ -8,7 +8,7 @@ from __future__ import annotations
 from oracles.outcome import Signature
 from reducer import xla_culprit
 from reducer.faults import stable_fix
-from reducer.faults.origin import WIDE, Origin
+from reducer.faults.named_origin import WIDE, Origin
 from reducer.faults.source_fix import in_float64, rewrites
 
 #: the most rewrites of the reproducer run

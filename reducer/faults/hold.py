@@ -25,7 +25,7 @@ from __future__ import annotations
 from oracles.outcome import RunResult
 from reducer.faults import Fault, checked_value, float64_fix, safe_ops
 from reducer.faults import cause as causes
-from reducer.faults import origin as origins
+from reducer.faults import named_origin as origins
 from reducer.faults.forward_share import made_in, share_of
 
 

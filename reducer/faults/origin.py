@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Callable
 
 from oracles.outcome import RunResult, Signature
@@ -48,67 +47,8 @@ from reducer.faults import (CutShort, Fault, checked_value, contracts, float64_f
 from reducer.faults import cause as causes
 from reducer.faults import hold
 from reducer.faults.ahead import Ahead
-from reducer.faults.forward_share import made_in, share_of, taken_away
-
-#: the kind of the checked value when the run under JAX's NaN checks meets no NaN
-NAN, INF = "nan", "inf"
-NO_FIX = "unfixed"  # the `op` of a candidate that the original's fix does not make run through
-INVALID = "invalid-input"  # the `op` of a candidate that gives a call an input its documentation rules out
-FIX = "inner-where"  # the signature's `fix`: the origin was found by it ("none": as JAX's checks name it)
-WIDE = float64_fix.WIDE  # the signature's `fix` of an overflow: the origin in float64 (`float64_fix`)
-#: the line, run before the program, that prints the kinds of value its failing check read
-WATCH = "from reducer.faults.checked_value import watch as _reducer_watch; _reducer_watch()"
-
-
-@dataclass(frozen=True)
-class Origin:
-    """The failing value's kind, the operation that made it and the transformation it was made in."""
-
-    value: str
-    where: str
-    op: str
-    via: str = ""
-    cause: str = ""  # what made the 0 that `op` turned into an Inf (`reducer.faults.cause`: `exp-underflow`)
-    point: str = ""  # the one class of point (`safe_ops.POINTS`) the fix need act at: `edge` for `sqrt(0)`
-    breaks_contract: bool = False  # the original gives a public call an input its documentation rules out
-    fix: str = FIX  # what takes the value away: the inner `where`, float64 (WIDE) or a stable formula
-
-    def fields(self) -> tuple[tuple[str, str], ...]:
-        made_forward = self.where == "forward"
-        cause = (("cause", self.cause or causes.NONE),) if made_forward and NAN not in self.value.split(",") else \
-            (("cause", self.cause),) if made_forward and self.cause else ()
-        point = (("point", self.point),) if self.point else ()
-        return (("value", self.value), ("in", self.where), ("op", self.op), *point, *cause, ("fix", self.fix),
-                ("from", self.via or self.op), *contracts.field(self.breaks_contract))
-
-    @classmethod
-    def of(cls, sig: Signature) -> "Origin | None":
-        """The origin a signature names; None when it was not established by a fix."""
-        if not sig.get("value") or not sig.get("op") or sig.get("fix") not in (FIX, WIDE, *stable_fix.FORMULAS):
-            return None
-        cause = sig.get("cause") or ""
-        return cls(sig.get("value"), sig.get("in"), sig.get("op"), sig.get("from") or "",
-                   cause if causes.named(cause) else "", sig.get("point") or "",
-                   sig.get("contract") == contracts.BROKEN, sig.get("fix"))
-
-
-def fixed(program: str, op: str | tuple[str, ...], how: str) -> str:
-    """`program` with `op` (or each of several) made safe before it runs (its lines where they were);
-    with `how` WIDE, the program made float64, `op` (when named) evaluated in float64 (`float64_fix`);
-    with `how` one of `stable_fix.FORMULAS`, that formula computed by JAX's function (`program` itself
-    where it has none)."""
-    if how in stable_fix.FORMULAS:
-        return stable_fix.rewritten(program, how) or program
-    if how == WIDE:
-        return float64_fix.widened(program, op)
-    return nonfinite.first_of(program, "; ".join(safe_ops.line(o, how) for o in ((op,) if isinstance(op, str) else op)))
-
-
-def derivative_mode(program: str) -> str:
-    """The mode of the derivative the program takes (the first transformation it names), `grad` when
-    it names none (a library's training step)."""
-    m = nonfinite.TRANSFORMS.search(program)
-    return nonfinite.MODES.get(m.group(1), "grad") if m else "grad"
+from reducer.faults.forward_share import made_in, taken_away
+from reducer.faults.named_origin import FIX, INF, INVALID, NAN, WATCH, WIDE, Origin, derivative_mode, fixed
 
 
 class ValueOrigin:
@@ -353,8 +293,3 @@ def _nan_or_inf(nan_checked: str, program: str) -> str:
     """The kind by whether JAX's NaN checks met a NaN (`nan_checked`: the output of that run)."""
     found = nonfinite.read(nan_checked, program)
     return NAN if found and found["kind"] == NAN else INF
-
-
-def as_fault(origin: Origin, **changed: str) -> Fault:
-    seen = Origin(**{**origin.__dict__, **changed})
-    return Fault(seen.op, seen.fields(), "")
