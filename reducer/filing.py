@@ -20,6 +20,8 @@ KEYWORD_FIELDS = ("op", "target", "rule", "pass", "xla-pass", "type", "detail", 
 MAX_KEYWORDS = 6
 REST = "\n\n(The report is longer than a link carries: paste the rest from `report.md`.)"
 #: what a signature's message masks (`oracles.base.normalize_message` and the families' own)
+#: the XLA pass a title names as the culprit (`reducer.xla_culprit`)
+CULPRIT_IN_TITLE = re.compile(r"\(XLA pass `([\w.-]+)`\)")
 MASKS = re.compile(r"<[a-z-]+>|\bN\b")
 
 
@@ -75,6 +77,9 @@ def filing(sig: Signature, title: str, body: str, owner: str | None = None) -> F
     the links that file `title` and `body` there."""
     project = owners.PROJECTS[owner] if owner else owners.project(sig)
     words = keywords(sig)
+    culprit = CULPRIT_IN_TITLE.search(title)  # a script's culprit pass is its title's, not a field of its failure
+    if culprit and culprit.group(1).lower() not in words.lower().split():
+        words = f"{culprit.group(1)} {words}".strip()
     if project.repo is None:
         return Filing(project.name, None, title, None, None, words)
     return Filing(project.name, project.repo, title, new_issue_link(project.repo, title, body),

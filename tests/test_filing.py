@@ -141,3 +141,16 @@ def test_what_happens_reads_as_a_run_of_repro_py_not_of_the_tools_runner():
     assert shown.splitlines() == ["Traceback (most recent call last):", '  File "repro.py", line 8, in <module>',
                                   "    assert jnp.isfinite(g)", "AssertionError"]
     assert bug_report.as_run_of_repro("boom", "gain.py", 6) == "boom"
+
+
+def test_a_scripts_culprit_pass_is_searched_for_with_its_operation():
+    from reducer import xla_culprit
+
+    jit = Signature("wrong-result", (("source", "jit"), ("reference", "op-by-op"), ("op", "sub")),
+                    "`jit` result disagrees with op-by-op evaluation (`sub`)")
+    sig, fixed_by, owner = xla_culprit.named(jit, "algsimp", "", None)
+    found = filing.read(report(sig, fixed_by=fixed_by, owner=owner))
+    path, query = parts(found.search)
+    assert found.repo == "openxla/xla" and query["q"] == "is:issue algsimp sub"
+    _, query = parts(found.new_issue)
+    assert query["title"].endswith("(XLA pass `algsimp`)")
