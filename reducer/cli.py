@@ -19,7 +19,7 @@ from rich.text import Text
 from reducer import env as envmod, filing
 from reducer.engine import Event
 from reducer.errors import USAGE, ReducerError
-from reducer.settings import project_defaults  # [tool.reducer] in pyproject.toml: the options' defaults
+from reducer.settings import command_keys, project_defaults  # [tool.reducer] in pyproject.toml: the options' defaults
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Shrink failing JAX / Enzyme-JAX programs to minimal reproducers with bug reports.")
@@ -297,6 +297,13 @@ from reducer.cli_hunt import hunt_command  # noqa: E402
 app.command("hunt")(hunt_command)
 from reducer.versions.cli import bisect_command  # noqa: E402
 app.command("bisect")(bisect_command)
+
+
+def cli_keys() -> set[str]:
+    """The [tool.reducer] keys the `reducer` command allows (for readers outside the CLI: the pytest plugin)."""
+    import typer.main
+
+    return command_keys(typer.main.get_command(app))
 
 
 def main() -> None:  # pragma: no cover

@@ -212,10 +212,10 @@ class FailureReducer:
         """The [tool.reducer] settings the reduction will read (for its time limit); None when unreadable
         (the reduction itself then says why, in its one line)."""
         from reducer import settings
+        from reducer.cli import cli_keys
 
         try:
-            return settings.load(settings.start_for(Path(self.config.rootpath) / node_id),
-                                 known=settings.cli_keys())
+            return settings.load(settings.start_for(Path(self.config.rootpath) / node_id), known=cli_keys())
         except Exception:
             return None
 

@@ -123,15 +123,6 @@ def all_option_keys(ctx) -> set[str]:
     return command_keys(ctx.find_root().command)
 
 
-def cli_keys() -> set[str]:
-    """The keys the `reducer` command allows (for readers outside the CLI: the pytest plugin)."""
-    import typer.main
-
-    from reducer.cli import app
-
-    return command_keys(typer.main.get_command(app))
-
-
 def defaults_for(ctx, settings: Settings) -> dict[str, Any]:
     """The command's default_map entries the settings give (parameter name -> value), each value
     checked by its option; a bad one is a USAGE error naming the file and the key."""

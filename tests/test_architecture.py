@@ -37,6 +37,27 @@ def test_a_failures_kind_is_asked_of_oracles():
     _fail_listing(architecture.family_violations(architecture.modules()))
 
 
+def test_no_import_circle_but_those_still_listed():
+    _fail_listing(architecture.circle_violations(architecture.modules()))
+
+
+def test_a_new_import_circle_is_found_and_a_listed_one_may_only_shrink(tmp_path):
+    root = _tree(tmp_path, {
+        "reducer/a.py": "from reducer import b\n",
+        "reducer/b.py": "def f():\n    from reducer.c import g  # a lazy import counts\n",
+        "reducer/c.py": "import reducer.a\n",
+        "reducer/d.py": "from reducer import c\n",
+    })
+    mods = architecture.modules(root)
+    ring = {"reducer.a", "reducer.b", "reducer.c"}
+    assert architecture.circles(mods) == [ring]
+    found = architecture.circle_violations(mods, allowed=[])
+    assert found == ["reducer/a.py:1: circle: reducer.a, reducer.b, reducer.c import one another (take the shared "
+                     "part into a module of its own)"]
+    assert architecture.circle_violations(mods, allowed=[frozenset(ring | {"reducer.x"})]) == []
+    assert architecture.circle_violations(mods, allowed=[frozenset({"reducer.a", "reducer.b"})]) == found
+
+
 def test_every_module_has_a_layer():
     assert [m.name for m in architecture.modules() if architecture.layer_of(m.name) is None] == []
 

@@ -18,9 +18,8 @@ from jax import lax
 from oracles.outcome import RunResult, Signature
 from oracles.own_check import OwnCheck
 from reducer.levels.jaxpr import nonfinite_replay as nr
-from reducer.levels.jaxpr import replay_order, value_checks
+from reducer.levels.jaxpr import as_users_write, replay_order, value_checks
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr import value_checks
 from reducer.levels.jaxpr.codec import Encoder, registry
 from reducer.levels.jaxpr.model import CALLED
 from reducer.levels.jaxpr.params import flat_values
@@ -290,10 +289,10 @@ def test_a_gradient_nan_read_beside_a_finite_value_is_written_back_as_the_gradie
     from reducer.levels.jaxpr.as_script import emit
 
     spec = jp.parse(jp.dumps(spec_of(masked_sqrt, np.float32(0.0), transforms=[{"t": "value_and_grad", "argnums": [0]}])))
-    alone = value_checks.gradient_alone(spec, WANTED)
+    alone = as_users_write.gradient_alone(spec, WANTED)
     assert [t.kind for t in alone.transforms] == ["grad"] and alone.transforms[0].argnums == [0]
     forward = Signature("nonfinite", tuple((k, "forward" if k == "in" else v) for k, v in WANTED.fields))
-    assert value_checks.gradient_alone(spec, forward) is None
+    assert as_users_write.gradient_alone(spec, forward) is None
     text = value_checks.finish_script(emit(alone)[0], alone, WANTED)
     assert "jax.grad(" in text and "value_and_grad" not in text and text.rstrip().endswith("assert jnp.isfinite(g)")
     (tmp_path / "repro.py").write_text(text)

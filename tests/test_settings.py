@@ -7,6 +7,7 @@ import pytest
 
 from conftest import reducer_cli
 from reducer import errors, settings
+from reducer.cli import cli_keys
 
 
 def project(folder: Path, body: str) -> Path:
@@ -46,13 +47,13 @@ def test_where_the_search_starts(tmp_path, monkeypatch):
 def test_bad_settings_name_the_file_and_the_key(tmp_path, body, words):
     path = project(tmp_path, body)
     with pytest.raises(errors.ReducerError) as info:
-        settings.load(tmp_path, known=settings.cli_keys())
+        settings.load(tmp_path, known=cli_keys())
     assert info.value.status == errors.USAGE
     assert str(info.value).startswith(f"{path}: ") and words in str(info.value)
 
 
 def test_the_keys_are_the_commands_long_options():
-    keys = settings.cli_keys()
+    keys = cli_keys()
     assert {"max-time", "oracle", "timeout", "platform", "jobs", "runs", "stall", "memory-mb", "hangs", "cold",
             "runner", "pass-order", "levels", "quiet", "json", "bisect"} <= keys
     assert not keys & {"out", "resume", "o", "j", "help", "junit", "budget"}

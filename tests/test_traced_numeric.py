@@ -12,7 +12,7 @@ import pytest
 import oracles
 from conftest import PROGRAMS, needs_enzyme
 from oracles.outcome import RunResult, Signature
-from reducer.levels.jaxpr import value_checks
+from reducer.levels.jaxpr import as_users_write, value_checks
 from reducer.levels.jaxpr.codec import Encoder
 from reducer.levels.jaxpr.as_script import NPZ, emit
 from reducer.levels.jaxpr.level import reduce_traced
@@ -285,12 +285,12 @@ def test_an_enzyme_function_differentiated_inside_a_larger_one_is_recorded_with_
 def test_a_vjp_of_one_scalar_result_is_written_back_as_grad():
     scalar = spec_with_values(lambda x, n: jax.scipy.special.digamma(x) * n, 1.5, 2,
                               transforms=[{"t": "jit"}, {"t": "vjp"}, {"t": "enzyme"}])
-    users = value_checks.as_users_write(Spec.from_data(scalar))
+    users = as_users_write.as_users_write(Spec.from_data(scalar))
     assert users.kinds() == ["jit", "grad", "enzyme"]
     assert users.transforms[1].argnums == [0]  # the float input only
     vector = Spec.from_data(spec_with_values(jnp.sin, jnp.ones(2), transforms=[{"t": "jit"}, {"t": "vjp"},
                                                                               {"t": "enzyme"}]))
-    assert value_checks.as_users_write(vector) is vector
+    assert as_users_write.as_users_write(vector) is vector
 
 
 @needs_enzyme

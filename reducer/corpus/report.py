@@ -9,7 +9,7 @@ from pathlib import Path
 
 from oracles.base import Signature
 from reducer import bug_report, env as envmod
-from reducer.corpus.add import reduction_facts, strip_header
+from reducer.corpus.facts import reduction_facts, strip_header
 from reducer.corpus.cases import CASE_FILE, LABELS, REPRODUCES, bad_case, load_case, oracle_spec
 from reducer.corpus.check import run_module_once, run_once
 from reducer.errors import BAD_CASE, ReducerError

@@ -93,7 +93,7 @@ def locate(spec: Spec) -> dict | None:
     import numpy as np
 
     from reducer.levels.jaxpr import as_script
-    from reducer.levels.jaxpr.value_checks import as_users_write
+    from reducer.levels.jaxpr.as_users_write import as_users_write
 
     users = as_users_write(spec)
     text, arrays = as_script.emit(users)

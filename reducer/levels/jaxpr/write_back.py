@@ -15,7 +15,7 @@ from oracles.base import Oracle, Signature
 from reducer.faults import float64_fix, nonfinite, origin
 from reducer.faults.attach import Attached
 from reducer.levels.jaxpr import crash_site
-from reducer.levels.jaxpr import as_script
+from reducer.levels.jaxpr import as_script, as_users_write
 from reducer.levels.jaxpr import value_checks
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr import spelling, tidy
@@ -57,8 +57,8 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
     Each form that does not is logged with what its run showed instead and where it stopped; when
     none does, the log says "write-back failed" (a bug of the emitter, not an outcome). No form is
     tried once `late()` (--max-time has passed: loaded, four forms' runs went 56 s past it)."""
-    users = value_checks.as_users_write(jp.parse(spec))
-    alone = value_checks.gradient_alone(users, wanted)
+    users = as_users_write.as_users_write(jp.parse(spec))
+    alone = as_users_write.gradient_alone(users, wanted)
     tried = [(alone, False, "the gradient alone", "the gradient alone, public jax.numpy / jax.lax calls")]
     tried = tried if alone else []
     for text, arrays, bind_all, short, long in _scripts(tried + [(users, *form) for form in FORMS], wanted):
