@@ -72,5 +72,6 @@ def derivative_mode(program: str) -> str:
 
 
 def as_fault(origin: Origin, **changed: str) -> Fault:
+    """The fault of a candidate whose origin is `origin` but for the fields `changed`."""
     seen = Origin(**{**origin.__dict__, **changed})
     return Fault(seen.op, seen.fields(), "")

@@ -75,7 +75,7 @@ class ValueOrigin:
         self.contracts = False  # candidates' runs check the public calls' inputs (once the original is known)
         self.breaks = False  # the original breaks a contract: recorded in the signature
         self.later = False  # the original's fix got its check past where it failed, not through the program
-        self.ahead = Ahead()  # a candidate's runs started before they are read (`_hold`)
+        self.ahead = Ahead()  # a candidate's runs started before they are read (`hold.held`)
 
     def expect(self, sig: Signature) -> None:
         self.origin = Origin.of(sig)
