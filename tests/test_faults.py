@@ -75,11 +75,12 @@ def test_hostile_candidates_do_not_hurt_the_reduction(tmp_path):
 
 @pytest.mark.slow
 def test_flaky_failure_is_measured_and_voted(tmp_path):
-    done = reducer_cli("reduce", PROGRAMS / "hostile" / "flaky.py", "--oracle", "regex:^FLAKY-BUG after", "--runs", "8",
+    # 16 runs of a coin flip: all alike (no rate to measure) once in 32768 CI runs; with 8, once in 128 (seen)
+    done = reducer_cli("reduce", PROGRAMS / "hostile" / "flaky.py", "--oracle", "regex:^FLAKY-BUG after", "--runs", "16",
                        "--out", tmp_path / "out", "--json", "--jobs", "2", timeout=900)
     assert done.returncode == 0, done.stderr
     report = (tmp_path / "out" / "report.md").read_text()
-    assert "Failure rate:" in report and "of 8 runs of the original" in report
+    assert "Failure rate:" in report and "of 16 runs of the original" in report
     repro = (tmp_path / "out" / "repro.py").read_text()
     # its sibling module is the user's own code, inlined: the reproducer stands alone
     assert "FLAKY-BUG" in repro and "import flaky_component" not in repro
