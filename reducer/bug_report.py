@@ -72,17 +72,19 @@ def reproducer(code: str, sig: Signature, info: dict, summary: ReductionSummary,
     return "\n".join(header) + "\n" + code
 
 
+#: a traceback's frame of the runner that started a program (`runpy`, the tool's harness), not the program's
+RUNNER_FRAME = re.compile(r'^\s*File "(<frozen runpy>|[^"]*/reducer/harness\.py)"')
+
+
 def as_run_of_repro(excerpt: str, script: str, header_lines: int) -> str:
     """What a run printed, as a run of `repro.py` prints it: the candidate's file (`script`) named
-    `repro.py`, its line numbers moved past the reproducer's header, and the frames of the runner that
-    started it (`runpy`, the tool's harness) left out."""
-    runner = re.compile(r'^\s*File "(<frozen runpy>|[^"]*/reducer/harness\.py)"')
+    `repro.py`, its line numbers moved past the reproducer's header, and the runner's frames (with
+    their source lines) left out."""
     shown, skip = [], False
     for line in excerpt.splitlines():
-        if (skip and line.startswith("    ") and not line.lstrip().startswith("File ")) or runner.match(line):
-            skip = bool(runner.match(line))
+        skip = bool(RUNNER_FRAME.match(line)) or (skip and line.startswith("    "))
+        if skip:
             continue
-        skip = False
         shown.append(re.sub(rf'File "{re.escape(script)}", line (\d+)',
                             lambda m: f'File "repro.py", line {int(m.group(1)) + header_lines}', line))
     return "\n".join(shown)

@@ -13,6 +13,7 @@ import math
 
 from oracles import Crash
 from oracles.outcome import RunResult, Signature
+from reducer import bug_report
 from reducer.levels.mlir.run_module import XLA_KINDS, XLA_RESULTS, python_literal
 
 #: numpy's name for each argument element type `xla_check.argument_types` gives
@@ -174,8 +175,8 @@ def excerpt(output: str, tool_excerpt: str = "", lines: int = 16) -> str:
     signal handler found."""
     kept, skip = [], False
     for line in output.strip().splitlines():  # these frames say nothing of the failure
-        library = (line.lstrip().startswith(('File "<site-packages>', 'File "<frozen runpy>'))
-                   or "/site-packages/" in line or '/reducer/harness.py"' in line)
+        library = (line.lstrip().startswith('File "<site-packages>') or "/site-packages/" in line
+                   or bool(bug_report.RUNNER_FRAME.match(line)))
         if not (skip and line.startswith("    ")) and not library and not line.startswith("Extension modules:"):
             kept.append(line)
         skip = library
