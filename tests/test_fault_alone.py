@@ -132,6 +132,61 @@ def test_a_division_that_broadcasts_its_denominator_is_tried_at_one_point_masked
     assert [a.shape for a in whole.args] == [(4, 16), (4, 1)]
 
 
+def squashed_log_prob(mean, actions, advantages):
+    """A tanh-squashed policy's log-probability: `arctanh` of the actions at the bounds makes ±Inf,
+    and the mean of the advantage-weighted terms adds a +Inf to a -Inf: the checked NaN."""
+    z = jnp.arctanh(jnp.clip(actions, -1.0, 1.0)) - mean
+    logp = -0.5 * jnp.sum(z ** 2, axis=-1) - jnp.sum(jnp.log(1.0 - actions ** 2 + 1e-6), axis=-1)
+    return -jnp.mean(logp * advantages)
+
+
+def test_a_value_that_turns_into_the_checked_kind_downstream_starts_from_its_flow():
+    mean = np.zeros((4, 2), np.float32)
+    actions = np.array([[1.0, 0.5], [0.2, 0.1], [1.0, -0.3], [0.0, 0.4]], np.float32)
+    spec = spec_of(squashed_log_prob, mean, actions, np.linspace(-1, 1, 4).astype(np.float32),
+                   transforms=[{"t": "jit"}, {"t": "value_and_grad", "argnums": [0]}])
+    fault = {"op": "atanh", "in": "forward", "value": "nan"}
+    *alone, flow = list(fault_alone.candidates(spec, fault, nr.finite))
+    assert all([e.primitive for e in c.jaxpr.eqns] == ["atanh"] for c in alone)
+    assert [nr.judged(c)["value"] for c in alone] == ["+inf", "+inf"]  # another kind: another failure
+    prims = [e.primitive for e in flow.jaxpr.eqns]
+    assert prims[0] == "atanh" and prims[-1] == "reduce_sum" and "log" not in prims  # the finite branch is an input
+    assert flow.kinds() == ["jit"] and len(flow.args) == len(flow.jaxpr.inputs)
+    assert {k: nr.judged(flow)[k] for k in fault} == fault
+    replayed = nr.judged(spec)  # the gradients' ±Inf too: the program's check reads the loss's NaN alone
+    assert replayed["value"] == "+inf,-inf,nan" and nr.smallest_alone(spec, replayed) is None
+    assert nr.smallest_alone(spec, {**replayed, "value": "nan"}) == flow.to_json()
+    # the operation's own result of the kind already, or no equation after it making the kind: no flow
+    e = next(x for x in spec.jaxpr.eqns if x.primitive == "atanh")
+    values = fault_alone.intermediate_values(spec)
+    assert fault_alone.flow(spec, (), e, values, "+inf") is None
+    assert fault_alone.flow(spec, (), e, values, "-inf,nan,+inf") is None
+
+
+def glyph_nll(w, x, labels):
+    """A classifier's loss on raw 0..255 pixels: the softmax of logits hundreds apart underflows to 0
+    in its `exp`, `log` makes the -Inf and the mean negative log-likelihood is +Inf."""
+    logp = jnp.log(jax.nn.softmax(x @ w, axis=-1))
+    return -jnp.mean(jnp.take_along_axis(logp, labels[:, None], axis=-1)[:, 0])
+
+
+def test_a_zero_made_by_an_underflow_starts_from_the_exp_that_made_it():
+    x = np.random.default_rng(0).uniform(0, 255, (4, 6)).astype(np.float32)
+    w = np.random.default_rng(1).normal(size=(6, 3)).astype(np.float32)
+    spec = spec_of(glyph_nll, w, x, np.array([0, 1, 2, 0], np.int32),
+                   transforms=[{"t": "jit"}, {"t": "value_and_grad", "argnums": [0]}])
+    spec.cause = "exp-underflow"
+    found = nr.judged(spec)
+    assert (found["op"], found["cause"]) == ("log", "exp-underflow")
+    # the `log` of a recorded 0 shows no `exp`: only the flow from the `exp` is tried
+    only, = fault_alone.candidates(spec, {**found, "value": "+inf"}, nr.finite)
+    prims = [e.primitive for e in only.jaxpr.eqns]
+    assert prims[0] == "exp" and "log" in prims and prims[-1] == "neg" and "dot_general" not in prims
+    assert nr.smallest_alone(spec, {**found, "value": "+inf"}) is not None  # its replay names the cause too
+    spec.cause = found["cause"] = "mul-underflow"  # a cause the flow cannot show: no start
+    assert nr.smallest_alone(spec, {**found, "value": "+inf"}) is None
+
+
 def test_names_only_the_call_reads_are_read_in_place():
     spec = jp.parse(jp.dumps({"transforms": [{"t": "grad", "argnums": [0]}], "args": [{"shape": [], "dtype": "float32"}],
                               "jaxpr": {"in": [["a", [], "float32"]], "eqns": [], "out": ["a"]}}))

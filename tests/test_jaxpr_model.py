@@ -91,6 +91,12 @@ def test_what_a_worker_request_carries_comes_back_too():
     spec = round_trips(checked)
     assert (spec.check, spec.explain) == ("result", True)
     assert json.loads(checked) == dict(json.loads(text), check="result", explain=True)
+    from oracles.outcome import Signature
+
+    wanted = Signature("nonfinite", (("value", "nan"), ("in", "forward"), ("op", "atanh")))
+    explained = round_trips(value_checks.with_check(text, "nonfinite", explain=True, wanted=wanted))
+    assert explained.checked == "nan"  # what the operation alone is held to: the kinds the program's check read
+    assert round_trips(value_checks.with_check(text, "nonfinite", wanted=wanted)).checked == ""
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 
 import jax
 import jax.numpy as jnp
@@ -541,5 +542,24 @@ def test_no_written_back_form_is_tried_once_max_time_has_passed():
 
     spec = jp.dumps(spec_of(lambda p: jnp.sum(jnp.log(p)), np.zeros(3, np.float32), transforms=[{"t": "jit"}]))
     said = []  # no sandbox: a form run would fail the test
-    assert write_back(spec, None, Limits(), OwnCheck(), WANTED, 2, said.append, late=lambda: True) is None
+    assert write_back(spec, None, Limits(), OwnCheck(), WANTED, 2, said.append, late=lambda need: True) is None
     assert said == ["jaxpr level: write-back stopped: --max-time reached before every written-back form was tried"]
+
+
+def test_no_written_back_form_starts_that_would_run_past_max_time(monkeypatch):
+    """Each form waited for --max-time to pass, and the last one ran 22 s past it: the next form is
+    tried only when the seconds the last one took are left."""
+    from reducer.levels.jaxpr import write_back as module
+    from reducer.workers.sandbox import Limits
+
+    def form_runs(*args):
+        time.sleep(0.05)
+        return 0, "it showed no failure"
+
+    monkeypatch.setattr(module, "_verify", form_runs)
+    spec = jp.dumps(spec_of(lambda p: jnp.sum(jnp.log(p)), np.zeros(3, np.float32), transforms=[{"t": "jit"}]))
+    needs, said = [], []
+    late = lambda need: needs.append(need) or need > 0.0  # noqa: E731
+    assert module.write_back(spec, None, Limits(), OwnCheck(), WANTED, 2, said.append, late=late) is None
+    assert needs[0] == 0.0 and needs[1] >= 0.05 and len(needs) == 2
+    assert said[-1].startswith("jaxpr level: write-back stopped: --max-time")

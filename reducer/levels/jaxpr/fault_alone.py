@@ -11,16 +11,26 @@ point (the first element whose derivative, or value, is not finite), then on its
 first program whose replay shows the same fault is the level's start (`nonfinite_replay.run_check`
 reports it): fx_minifier's move of turning a node into an input fed by its recorded value, aimed at
 once at the node the fault is in, which spares the engine the slow candidates of a large call.
+
+A value made forward may be of another kind than the one the program checks: `arctanh` at ±1 makes
+±Inf, and the mean of a +Inf and a -Inf is the NaN. Then the operation alone shows an Inf, another
+failure, and the start is the operation with the equations its non-finite values flow through, up
+to the first that makes the checked kind (`flow`), each other input fed its recorded value. Where
+the 0 the operation turned non-finite has a cause (a softmax's `exp` that underflowed, under the
+`log`), the operation on a recorded 0 shows none: the start is the flow from that `exp` on.
 """
 from __future__ import annotations
 
 from typing import Callable, Iterator
 
+from reducer.faults import cause as causes
+from reducer.faults import checked_value
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.model import REAL_FLOATING, Arg, Equation, Jaxpr, Literal, Spec, Transform, Var
 from reducer.levels.jaxpr.params import flat_values
 
 MAX_EQUATIONS = 4  # equations of the faulty operation tried, in program order
+MAX_FLOW = 24  # equations a value may flow through, from the cause of its 0 or on to the checked kind
 
 
 def intermediate_values(spec: Spec) -> dict:
@@ -137,21 +147,108 @@ def first_bad_point(candidate: Spec, finite: Callable) -> int | None:
 
 
 def candidates(spec: Spec, fault: dict, finite: Callable) -> Iterator[Spec]:
-    """Programs of the operation at fault alone, smallest first: at one point, then whole."""
+    """Programs of the operation at fault alone, smallest first: at one point, then whole; then with
+    the equations its values flow through (`flow`), alone where the fault names a cause of its 0."""
     if any(t.kind == "vmap" for t in spec.transforms):
         return
     values, where = intermediate_values(spec), fault["in"]
+    cause = fault.get("cause") or ""
+    held = causes.named(cause)  # the operation on a recorded 0 shows no cause: its ways from the cause only
     for path, e in list(_equations(spec.jaxpr, fault["op"]))[:MAX_EQUATIONS]:
         whole = alone(spec, path, e, where, values)
         if whole is None:
             continue
-        if elementwise(spec, path, e) and e.outputs[0].shape:
+        if not held and elementwise(spec, path, e) and e.outputs[0].shape:
             point = first_bad_point(whole if where == "forward" else _unsummed(whole), finite)
             # a NaN made in a derivative is most often an infinite one that a `where` gave a zero cotangent
             trap = where != "forward" and "nan" in fault.get("value", "").split(",")
             for masked in ((True, False) if trap else (False,)) if point is not None else ():
                 yield alone(spec, path, e, where, values, point, masked)
-        yield whole
+        if not held:
+            yield whole
+        if where == "forward" and fault.get("value"):
+            made = flow(spec, path, e, values, fault["value"], causes.fix(cause)[0] if held else None)
+            if made is not None:
+                yield made
+
+
+def flow(spec: Spec, path: tuple, e: Equation, values: dict, kind: str, cause: str | None = None) -> Spec | None:
+    """Equation `e` of the jaxpr at `path` with the equations its values flow through: after it,
+    those its non-finite values reach, up to the first whose result holds the non-finite `kind`
+    (`nan`); before it, where the 0 it turned non-finite was made by a `cause` operation (`exp`),
+    those between that operation and `e`. Run forward (as the captured call ran it) on the values
+    their other inputs had; None when no such equations are found, or none beside `e`."""
+    import numpy as np
+
+    j = spec.jaxpr.at(path)
+    at = next(i for i, x in enumerate(j.eqns) if x is e)
+    value = lambda name: np.asarray(values[(path, name)])  # noqa: E731
+    before = _back_to(j, at, cause) if cause else []
+    after = _on_to(j, at, value, kind)
+    if (cause and not before) or after is None or not (before or after):
+        return None
+    chain = before + [e] + after
+    made = {o.name for x in chain for o in x.outputs}
+    avals = j.variables()
+    inputs = list({a: avals[a] for x in chain for a in x.inputs if isinstance(a, str) and a not in made}.values())
+    args = [Arg(tuple(v.shape), v.dtype, flat_values(value(v.name))) for v in inputs]
+    ending = next(o.name for o in chain[-1].outputs if checked_value.covers(_kinds(value(o.name)), kind))
+    body = Jaxpr(inputs, [Equation(x.primitive, list(x.inputs), x.outputs, x.params, x.subs, x.src) for x in chain],
+                 [ending])
+    return Spec(_mode(spec, "forward"), body, args, x64=spec.x64)
+
+
+def _kinds(value) -> str:
+    return checked_value.named(checked_value.kinds_of(value))
+
+
+def _on_to(j: Jaxpr, at: int, value, kind: str) -> list[Equation] | None:
+    """The equations after `j.eqns[at]` that its non-finite values flow through, up to the first
+    whose result holds `kind`: [] when its own result does, None when none does within
+    MAX_FLOW equations."""
+    carried = {o.name for o in j.eqns[at].outputs if _kinds(value(o.name))}
+    if not carried:
+        return None
+    if any(checked_value.covers(_kinds(value(v)), kind) for v in carried):
+        return []
+    chain = []
+    for x in j.eqns[at + 1:]:
+        bad = [o.name for o in x.outputs if _kinds(value(o.name))]
+        if not bad or not carried & {a for a in x.inputs if isinstance(a, str)}:
+            continue
+        chain.append(x)
+        carried.update(bad)
+        if any(checked_value.covers(_kinds(value(v)), kind) for v in bad):
+            return chain
+        if len(chain) >= MAX_FLOW:
+            return None
+    return None
+
+
+def _calls(x: Equation, op: str) -> bool:
+    """Whether equation `x` is `op` or binds it in a jaxpr of its own (`jax.nn.softmax`'s `exp`)."""
+    return x.primitive == op or any(y.primitive == op for sub in x.subs for _, inner in sub.walk() for y in inner.eqns)
+
+
+def _back_to(j: Jaxpr, at: int, op: str) -> list[Equation]:
+    """The equations before `j.eqns[at]` on the ways from an `op` equation (or a call binding it) to
+    its inputs, within MAX_FLOW equations before it; [] when no way starts at one."""
+    first = max(0, at - MAX_FLOW)
+    maker = {o.name: i for i in range(first, at) for o in j.eqns[i].outputs}
+    reaches: dict[int, bool] = {}
+    for i in range(first, at):  # in order: what an equation reads is made before it
+        x = j.eqns[i]
+        reaches[i] = _calls(x, op) or any(reaches.get(maker.get(a, -1), False) for a in x.inputs if isinstance(a, str))
+    chosen: set[int] = set()
+    todo = [maker[a] for a in j.eqns[at].inputs if isinstance(a, str) and a in maker]
+    while todo:
+        i = todo.pop()
+        if i in chosen or not reaches[i]:
+            continue
+        chosen.add(i)
+        if not _calls(j.eqns[i], op):
+            todo += [maker[a] for a in j.eqns[i].inputs if isinstance(a, str) and a in maker]
+    return [j.eqns[i] for i in sorted(chosen)]
 
 
 def _unsummed(whole: Spec) -> Spec:

@@ -238,7 +238,7 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
     if ctx.stop.is_set():
         log("jaxpr level: interrupted before the write-back")
         return None
-    late = lambda: ctx.deadline is not None and time.monotonic() >= ctx.deadline  # noqa: E731
+    late = lambda need: ctx.deadline is not None and time.monotonic() + need >= ctx.deadline  # noqa: E731
     result = write_back(best, sandbox, limits, oracle, wanted, verify_runs, log, ctx.judge, late)
     if result is None:
         return None

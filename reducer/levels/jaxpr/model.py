@@ -14,7 +14,7 @@ spaces), so that the engine's cache keys and saved files stay as they are.
 - `Jaxpr`: inputs, equations, outputs; walking (`walk`, `at`), what it reads (`uses`), renaming and
   dead-code removal, the edits every pass shares.
 - `Transform` (`jit`, `grad` … with `argnums`, `in_axes`, `options`), `Arg` (shape, dtype, recorded
-  values) and `Spec` (with `x64`, and the replay `check`, `explain` and `cause` a worker request may carry).
+  values) and `Spec` (with `x64`, and the replay `check`, `explain`, `cause` and `checked` a worker request may carry).
 
 Dataclasses copy with `copy.deepcopy` (`Spec.clone`); variables and literals are shared, as they
 never change in place.
@@ -241,13 +241,14 @@ class Spec:
     check: str = ""  # the numeric check a worker replays it with (`reducer.levels.jaxpr.value_checks`)
     explain: bool = False  # with it, finite differences at the operation at fault (its seconds: EXPLAINED)
     cause: str = ""  # the cause of a non-finite value the replay is held to (`reducer.faults.cause`)
+    checked: str = ""  # with `explain`, the kinds of non-finite value the program's check reads (`nan`)
 
     @classmethod
     def from_data(cls, data: dict) -> Spec:
         spec = cls([Transform.from_data(t) for t in data["transforms"]], Jaxpr.from_data(data["jaxpr"]),
                    [Arg.from_data(a) for a in data["args"]], bool(data.get("x64")), data.get("check", ""),
-                   bool(data.get("explain")), data.get("cause", ""))
-        _fields(data, {"transforms", "jaxpr", "args", "x64", "check", "explain", "cause"}, "a spec")
+                   bool(data.get("explain")), data.get("cause", ""), data.get("checked", ""))
+        _fields(data, {"transforms", "jaxpr", "args", "x64", "check", "explain", "cause", "checked"}, "a spec")
         return spec
 
     @classmethod
@@ -265,6 +266,8 @@ class Spec:
             data["explain"] = True
         if self.cause:
             data["cause"] = self.cause
+        if self.checked:
+            data["checked"] = self.checked
         return data
 
     def to_json(self) -> str:

@@ -210,7 +210,8 @@ def run_check(spec) -> None:
         report = {"program": {"exit": 0 if found is None else 1}, "nonfinite": found, **timed}
         replayed = time.monotonic()
         if found and "op" in found and spec.explain:  # within about the time the replay took, not to time out
-            report["alone"] = smallest_alone(spec, found, replayed + max(10.0, replayed - started))
+            held = {**found, "value": spec.checked or found["value"]}  # not the kinds of gradients it does not read
+            report["alone"] = smallest_alone(spec, held, replayed + max(10.0, replayed - started))
     if found and spec.explain:
         report["recorded"] = jp.recorded(spec)
         report[EXPLAINED] = time.monotonic() - replayed
@@ -225,8 +226,9 @@ def run_check(spec) -> None:
 
 def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | None:
     """The text of the first program of the operation at fault alone, on the values it got, whose
-    replay shows the same fault as `spec`'s (`found`); None when none does before `deadline` (a
-    `time.monotonic()` value)."""
+    replay shows the same fault as `spec`'s (`found`), the cause of its 0 included where it names
+    one (a `log` of a recorded 0 shows no `exp` that underflowed); None when none does before
+    `deadline` (a `time.monotonic()` value)."""
     from reducer.faults import checked_value
     from reducer.levels.jaxpr import fault_alone
 
@@ -234,8 +236,10 @@ def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | N
         for candidate in fault_alone.candidates(spec, found, finite):
             if time.monotonic() > deadline:
                 return None
+            candidate.cause = spec.cause
             seen = judged(candidate)
-            if seen and all(seen.get(k) == found.get(k) for k in ("in", "op")) and same_point(seen, found) \
+            held = ("in", "op", "cause") if causes.named(found.get("cause") or "") else ("in", "op")
+            if seen and all(seen.get(k) == found.get(k) for k in held) and same_point(seen, found) \
                     and checked_value.covers(seen.get("value", ""), found.get("value", "")):
                 return candidate.to_json()
     except Exception:  # a program the forward run or a replay cannot build: the level starts from the call

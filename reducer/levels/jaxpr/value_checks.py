@@ -57,13 +57,16 @@ def check_of(signature) -> str:
 
 def with_check(spec: str, check: str, explain: bool = False, wanted: Signature | None = None) -> str:
     """The spec text a worker replays with `check`; with `explain`, a gradient check also takes finite
-    differences at the operation at fault (once, for the log: not for every candidate); where the
+    differences at the operation at fault (once, for the log: not for every candidate), and the
+    operation alone is held to the kinds of value the `wanted` failure's check read; where the
     `wanted` failure names a non-finite value's cause, the replay looks for that one alone
     (`reducer.faults.cause.held`)."""
     model = jp.parse(spec)
     cause = (wanted.get("cause") if wanted is not None else "") or ""
     model.check, model.explain = check, model.explain or explain
     model.cause = cause if causes.named(cause) else model.cause
+    if explain and wanted is not None:
+        model.checked = wanted.get("value") or ""
     return model.to_json()
 
 

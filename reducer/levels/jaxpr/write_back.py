@@ -7,6 +7,7 @@ through the job's judge.
 """
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -52,17 +53,19 @@ FORMS = ((False, "public calls", "public jax.numpy / jax.lax calls"),
 
 
 def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature, runs: int,
-               log, verdict=plain_judge, late=lambda: False) -> tuple[str, dict, str] | None:
+               log, verdict=plain_judge, late=lambda need: False) -> tuple[str, dict, str] | None:
     """The script for `spec` that reproduces the failure in fresh interpreters, its arrays and verdict.
     Each form that does not is logged with what its run showed instead and where it stopped; when
     none does, the log says "write-back failed" (a bug of the emitter, not an outcome). No form is
-    tried once `late()` (--max-time has passed: loaded, four forms' runs went 56 s past it)."""
+    tried once `late(need)`: --max-time would pass within the `need` seconds the last form's runs
+    took (loaded, four forms' runs went 56 s past it, then 22 s when each waited for it to pass)."""
     users = as_users_write.as_users_write(jp.parse(spec))
     alone = as_users_write.gradient_alone(users, wanted)
     tried = [(alone, False, "the gradient alone", "the gradient alone, public jax.numpy / jax.lax calls")]
     tried = tried if alone else []
+    need = 0.0
     for text, arrays, bind_all, short, long in _scripts(tried + [(users, *form) for form in FORMS], wanted):
-        if late():
+        if late(need):
             log("jaxpr level: write-back stopped: --max-time reached before every written-back form was tried")
             return None
         try:
@@ -71,7 +74,9 @@ def write_back(spec: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, want
             log(f"jaxpr level: the written-back script ({short}) is not valid Python, line {exc.lineno}: "
                 f"{(exc.text or '').strip()[:160]}")
             continue
+        began = time.monotonic()
         good, why = _verify(text, arrays, bind_all, sandbox, limits, oracle, wanted, runs, verdict)
+        need = time.monotonic() - began
         if good == runs:
             return text, arrays, f"yes ({good}/{runs} runs of the written-back script, {long})"
         log(f"jaxpr level: the written-back script ({short}) showed the failure in {good}/{runs} runs; {why}")

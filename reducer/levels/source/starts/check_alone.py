@@ -1,0 +1,190 @@
+"""The check-alone start: the program's failing check and the statements of its function that
+compute what it compares, fed the arrays those statements read as they were when it failed.
+
+A check in a helper of a training script (`check_against_reference(model, x, y)`: a residual of the
+model, a JAX formula and a NumPy formula of it, compared) fails on what the last few statements
+make of an array; the model, the data pipeline and the optimizer only made that array. The program
+runs once more with `check_probe` on, which reports the line of the program's frame the failure was
+raised at and the floating-point arrays that frame held. The proposal is the failing statement, the
+statements before it in its function that bind what it reads (followed back through what they read:
+`program_slice`), stopping at the arrays the probe saw, which are written out, and the imports and
+module-level definitions all these read:
+
+    import jax.numpy as jnp
+    import numpy as np
+    def log_cosh(x):
+        return jnp.log(jnp.cosh(x))
+    residual = 119.5
+    got = np.asarray(log_cosh(residual))
+    np.testing.assert_allclose(got, np.logaddexp(residual, -residual) - np.log(2.0), rtol=0.0001)
+
+first at the one element where the compared values part (a non-finite one where only one side is,
+else the largest gap), then the whole arrays when they are small. The values the check compares
+are never written out (a check of constants shows nothing of the program). A name that is bound by
+neither a statement this reading follows nor an array the probe saw (a model, a parameter that is
+no array) leaves no proposal.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import math
+from typing import Callable, Iterator
+
+from oracles import kinds
+from oracles.outcome import RunResult, Signature
+from reducer.faults.nonfinite import first_of
+from reducer.levels.source.computed_check import PREDICATES, _callee
+from reducer.levels.source.starts.check_probe import MARK
+from reducer.levels.source.starts.program_slice import outer_names, scope_of, slice_for
+
+MAX_WHOLE = 256  # elements of the arrays written out whole, at most, in all
+PRELUDE = "import reducer.levels.source.starts.check_probe as _check_probe"
+
+
+def facts(output: str) -> dict | None:
+    """What the probe reported last in a run's output; None when it reported nothing."""
+    lines = [ln for ln in output.splitlines() if ln.startswith(MARK + " ")]
+    try:
+        return json.loads(lines[-1][len(MARK) + 1:]) if lines else None
+    except ValueError:
+        return None
+
+
+def failing_statement(tree: ast.Module, line: int) -> ast.stmt | None:
+    """The innermost simple statement of `tree` that spans `line`."""
+    found = [s for s in ast.walk(tree) if isinstance(s, (ast.Expr, ast.Assert, ast.Assign, ast.AugAssign,
+                                                         ast.AnnAssign, ast.Return))
+             and s.lineno <= line <= (s.end_lineno or s.lineno)]
+    return max(found, key=lambda s: s.lineno, default=None)
+
+
+def _compares(node: ast.AST) -> bool:
+    """Whether `node` is a closeness or equality test of two values (`np.testing.assert_allclose`)."""
+    return isinstance(node, ast.Call) and len(node.args) >= 2 and any(w in _callee(node)[1] for w in ("close", "equal"))
+
+
+def compared(stmt: ast.stmt) -> list[ast.expr]:
+    """What the failing statement checks: the two values a closeness call compares, or the test of
+    an `assert`."""
+    calls = [c for c in ast.walk(stmt) if _compares(c)]
+    if calls:
+        return list(calls[0].args[:2])
+    return [stmt.test] if isinstance(stmt, ast.Assert) else []
+
+
+def checked_as_is(node: ast.expr) -> set[str]:
+    """The names whose values a checked expression reads with nothing computed on them but the
+    check's predicates (`jnp.isfinite(x).all()`, `np.asarray(got)`): the values the check itself
+    is about, which a proposal must compute, not write out."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.Call) and _callee(node)[1] in PREDICATES:
+        inner = [node.func.value] if isinstance(node.func, ast.Attribute) else []
+        return set().union(*(checked_as_is(a) for a in [*inner, *node.args]))
+    if isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+        return checked_as_is(node.value)
+    parts = {ast.Compare: lambda n: [n.left, *n.comparators], ast.BoolOp: lambda n: n.values,
+             ast.UnaryOp: lambda n: [n.operand]}.get(type(node))
+    return set().union(*(checked_as_is(a) for a in parts(node))) if parts else set()
+
+
+def _checks(function: ast.AST) -> bool:
+    """Whether a function's body has a check of its own: an `assert`, a `raise`, or a closeness or
+    equality test."""
+    return any(isinstance(n, (ast.Assert, ast.Raise)) or _compares(n) for n in ast.walk(function))
+
+
+def _number(value: float) -> str:
+    return repr(value) if math.isfinite(value) else f"float('{value}')"
+
+
+def _nested(values: list, shape: list) -> str:
+    if not shape:
+        return _number(values[0])
+    step = len(values) // shape[0] if shape[0] else 0
+    return "[" + ", ".join(_nested(values[k * step:(k + 1) * step], shape[1:]) for k in range(shape[0])) + "]"
+
+
+def _point(arrays: dict, sides: list[str]) -> int | None:
+    """The flat index where the two compared arrays part: the first where one is not finite and the
+    other is, else where they differ most; None unless both were seen, of one shape."""
+    if len(sides) != 2 or not all(s in arrays for s in sides):
+        return None
+    a, b = (arrays[s] for s in sides)
+    if a["shape"] != b["shape"] or not a["values"]:
+        return None
+    pairs = list(zip(a["values"], b["values"]))
+    parted = [k for k, (x, y) in enumerate(pairs) if math.isfinite(x) != math.isfinite(y)]
+    if parted:
+        return parted[0]
+    gaps = [abs(x - y) if math.isfinite(x - y) else 0.0 for x, y in pairs]
+    return max(range(len(gaps)), key=gaps.__getitem__)
+
+
+def _module_alias(tree: ast.Module, module: str) -> str | None:
+    return next((a.asname or a.name for s in tree.body if isinstance(s, ast.Import) for a in s.names
+                 if a.name == module), None)
+
+
+def compose(program: str, found: dict) -> Iterator[str]:
+    """The proposals for the probe's `found` facts: the failing check at one point, then whole."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError):
+        return
+    stmt = failing_statement(tree, found.get("line", 0))
+    scope = scope_of(tree, stmt) if stmt is not None else None
+    if scope is None:
+        return
+    arrays = found.get("arrays", {})
+    sides = compared(stmt)
+    direct = set().union(*(checked_as_is(side) for side in sides))
+    known = frozenset(arrays) - direct
+    part = slice_for(outer_names(stmt), scope, known)
+    if part.unbound:
+        return
+    statements = part.statements() + [stmt]
+    fed = [n for n in arrays if n in known and any(n in outer_names(s) for s in statements)]
+    if not fed:
+        return
+    numpy, jnp = _module_alias(tree, "numpy"), _module_alias(tree, "jax.numpy")
+    head = [] if numpy else ["import numpy"]
+    head += [ast.unparse(s) for s in part.module]
+    numpy = numpy or "numpy"
+    tail = [ast.unparse(s) for s in part.local + [stmt]]
+    names = [next(iter(checked_as_is(side)), "") for side in sides]
+    point = _point(arrays, names)
+    if point is not None and all(arrays[n]["shape"] == arrays[names[0]]["shape"] for n in fed):
+        yield "\n".join(head + [f"{n} = {_number(arrays[n]['values'][point])}" for n in fed] + tail) + "\n"
+    if sum(len(arrays[n]["values"]) for n in fed) <= MAX_WHOLE:
+        values = []
+        for n in fed:
+            a = arrays[n]
+            module = jnp if a["jax"] and jnp else numpy
+            values.append(f"{n} = {module}.array({_nested(a['values'], a['shape'])}, {module}.{a['dtype']})")
+        yield "\n".join(head + values + tail) + "\n"
+
+
+class CheckAlone:
+    """Start from the failing check and what its function computes for it, on the arrays it read."""
+
+    name = "check-alone"
+
+    def __init__(self):
+        self.raised = "AssertionError"  # the type of the failure's exception, which the probe waits for
+
+    def applies(self, signature: Signature) -> bool:
+        self.raised = signature.get("type") or self.raised
+        return (kinds.on_nonfinite(signature) or bool(kinds.reads(signature))) and self.raised.isidentifier()
+
+    def proposals(self, program: str, run: Callable[[str], RunResult]) -> Iterator[str]:
+        try:
+            tree = ast.parse(program)
+        except (SyntaxError, ValueError):
+            return
+        if not any(_checks(f) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            return  # no function to take a check out of (a written-back script's): the passes cut the rest
+        found = facts(run(first_of(program, f"{PRELUDE}; _check_probe.install({self.raised!r})")).output)
+        if found is not None:
+            yield from compose(program, found)

@@ -1,0 +1,79 @@
+"""The instrument of the check-alone start, run inside the program's own process: the line of the
+program's own code where its failure was raised, and the floating-point arrays its frame held then.
+
+`install(kind)`, the program's first statement, traces the calls into the program's own frames
+(not a library's: their calls are not traced) for one event, an exception of the failure's type
+(`AssertionError`) raised in or passing through one of them. The first frame of the program an
+exception reaches is where the program's check failed; one line, `REDUCER-CHECK {json}`, goes to
+stderr: that line and, by name, each floating-point NumPy or JAX array of that frame (its dtype,
+shape and values; none of more than MAX_ELEMENTS elements). The last such line of a run is the
+failure's: an exception the program catches and goes on from is followed by another.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+MARK = "REDUCER-CHECK"
+MAX_ELEMENTS = 4096  # values of one array written out at most
+_own = ""
+_kind = "AssertionError"
+_seen: set[int] = set()
+
+
+def _array(value) -> dict | None:
+    """The dtype, shape and values of a floating-point NumPy or JAX array (or NumPy scalar), and
+    whether it is JAX's; None for anything else or a larger one."""
+    import numpy as np
+
+    jax = sys.modules.get("jax")
+    is_jax = jax is not None and isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer)
+    if not (is_jax or isinstance(value, (np.ndarray, np.floating))):
+        return None
+    array = np.asarray(value)
+    if not np.issubdtype(array.dtype, np.floating) or array.size > MAX_ELEMENTS:
+        return None
+    return {"dtype": str(array.dtype), "shape": list(array.shape), "jax": bool(is_jax),
+            "values": array.astype(np.float64).reshape(-1).tolist()}
+
+
+def _of_kind(exc: BaseException) -> bool:
+    return any(t.__name__ == _kind for t in type(exc).__mro__)
+
+
+def report(frame) -> None:
+    arrays = {}
+    for name, value in list(frame.f_locals.items()):
+        try:
+            found = _array(value)
+        except Exception:  # the instrument must never change how the program fails
+            found = None
+        if found is not None:
+            arrays[name] = found
+    print(MARK, json.dumps({"line": frame.f_lineno, "arrays": arrays}), file=sys.stderr, flush=True)
+
+
+def _local(frame, event, arg):
+    if event == "exception":
+        exc = arg[1]
+        if id(exc) not in _seen and isinstance(exc, BaseException) and _of_kind(exc):
+            _seen.add(id(exc))
+            report(frame)
+    return _local
+
+
+def _trace(frame, event, arg):
+    if event != "call" or frame.f_code.co_filename != _own:
+        return None
+    frame.f_trace_lines = False
+    return _local
+
+
+def install(kind: str = "AssertionError") -> None:
+    """Start watching the program that calls this as its first statement for an exception `kind`."""
+    global _own, _kind
+    caller = sys._getframe(1)
+    _own, _kind = caller.f_code.co_filename, kind
+    sys.settrace(_trace)
+    caller.f_trace_lines = False
+    caller.f_trace = _local

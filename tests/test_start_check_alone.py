@@ -1,0 +1,99 @@
+"""The check-alone start (`reducer.levels.source.starts.check_alone`): the failing check of a helper
+and the statements that compute what it compares, fed the arrays they read when it failed; on a
+real run of a program that is not a benchmark case, and on the probe's facts."""
+import ast
+import threading
+
+from conftest import PROGRAMS, run_text
+from oracles.outcome import Signature
+from reducer.levels.source import starts
+from reducer.levels.source.starts.check_alone import CheckAlone, compose, facts
+from reducer.levels.source.starts.check_probe import MARK
+
+SOFTPLUS = (PROGRAMS / "own_checks" / "softplus_check_in_helper.py").read_text()
+NONFINITE = Signature("nonfinite", (("type", "AssertionError"), ("check", "assert_allclose"), ("value", "+inf"),
+                                    ("in", "forward"), ("op", "exp")))
+
+
+def _array(values, shape, jax=True, dtype="float32"):
+    return {"dtype": dtype, "shape": shape, "jax": jax, "values": values}
+
+
+#: what the probe reports of the helper's frame (its line 22) when the check failed, cut to 2x2
+FACTS = {"line": 22, "arrays": {
+    "x": _array([1.0, 200.0, 3.0, 4.0], [2, 2]),
+    "pre": _array([5.0, 120.5, 0.5, 2.0], [2, 2]),
+    "got": _array([5.0, float("inf"), 0.9, 2.1], [2, 2], jax=False),
+    "want": _array([5.0, 120.5, 0.9, 2.1], [2, 2], jax=False, dtype="float64")}}
+
+
+def test_the_helpers_check_at_the_element_where_its_sides_part_then_whole():
+    point, whole = compose(SOFTPLUS, FACTS)
+    lines = point.splitlines()
+    assert lines[:3] == ["import jax.numpy as jnp", "import numpy as np", "def softplus(x):"]
+    assert lines[-4:] == ["pre = 120.5", "got = np.asarray(softplus(pre))",
+                          "want = np.logaddexp(0.0, np.asarray(pre, np.float64))",
+                          "np.testing.assert_allclose(got, want, rtol=1e-05, atol=1e-06)"]
+    # the compared values are computed, never written out; what computed `pre` (the model) is gone
+    assert "got = np.array" not in point and "params" not in point and "x =" not in point
+    assert "pre = jnp.array([[5.0, 120.5], [0.5, 2.0]], jnp.float32)" in whole
+    ast.parse(point), ast.parse(whole)
+
+
+def test_a_non_finite_input_is_written_as_python_reads_it():
+    found = {"line": 22, "arrays": dict(FACTS["arrays"], pre=_array([float("nan")] * 4, [2, 2], jax=False))}
+    assert "pre = float('nan')" in next(compose(SOFTPLUS, found))
+
+
+def test_no_proposal_where_a_name_is_neither_followed_nor_seen():
+    """Without `pre` seen, the check reaches the parameters and the features: a dict and a
+    parameter this reading cannot write out; the compared values alone are never fed."""
+    arrays = {k: v for k, v in FACTS["arrays"].items() if k != "pre"}
+    assert list(compose(SOFTPLUS, {"line": 22, "arrays": arrays})) == []
+    assert list(compose(SOFTPLUS, {"line": 999, "arrays": FACTS["arrays"]})) == []
+    gate = "import jax.numpy as jnp\ndef f(x):\n    assert jnp.isfinite(x).all()\nf(jnp.ones(2))\n"
+    assert list(compose(gate, {"line": 3, "arrays": {"x": _array([1.0, 2.0], [2])}})) == []  # a check of its input alone
+
+
+def test_the_probe_reports_the_failing_frame_of_a_real_run_and_the_proposal_fails_alike(tmp_path):
+    start = CheckAlone()
+    assert start.applies(NONFINITE) and not start.applies(Signature("crash", ()))
+    runs = []
+
+    def run(text):
+        runs.append(run_text(text, tmp_path))
+        return runs[-1]
+
+    point, whole = start.proposals(SOFTPLUS, run)
+    assert len(runs) == 1 and MARK in runs[0].stderr
+    found = facts(runs[0].output)
+    assert found["line"] == 22 and {"x", "pre", "got", "want"} <= set(found["arrays"])
+    assert [n for n in found["arrays"] if found["arrays"][n]["jax"]] == ["x", "pre"]
+    assert point.count("\n") == 8 and "pre = jnp.array([[" in whole
+    for proposal in (point, whole):
+        seen = run_text(proposal, tmp_path)
+        assert seen.returncode == 1 and "inf location mismatch" in seen.stderr
+
+
+def test_the_last_report_of_a_run_is_its_failures():
+    caught = f"{MARK} " + '{"line": 3, "arrays": {}}'
+    failed = f"{MARK} " + '{"line": 9, "arrays": {}}'
+    assert facts(f"{caught}\nwarning\n{failed}\n")["line"] == 9 and facts("no report") is None
+
+
+def test_a_program_without_a_check_in_a_function_is_left_to_the_passes():
+    def run(text):
+        raise AssertionError("no probe run for a program with nothing to take the check out of")
+
+    assert list(CheckAlone().proposals("import numpy as np\nassert np.isfinite(np.inf)\n", run)) == []
+    written_back = "import jax.numpy as jnp\ndef f(a):\n    return jnp.log(a)\nassert jnp.isfinite(f(0.0))\n"
+    assert list(CheckAlone().proposals(written_back, run)) == []  # no check inside a function
+
+
+def test_the_level_tries_it_after_the_other_starts(monkeypatch):
+    assert starts.STARTS[-1] is CheckAlone
+    tried = []
+    monkeypatch.setattr(CheckAlone, "proposals", lambda self, program, run: iter(["x = 1\n"]))
+    found = starts.starting_point(SOFTPLUS, NONFINITE, None, lambda c, cancel: tried.append(c) or True,
+                                  lambda line: None, threading.Event())
+    assert found[0] == "x = 1\n" and found[1].name == "check-alone" and tried == ["x = 1\n"]
