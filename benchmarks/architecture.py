@@ -295,6 +295,30 @@ def family_violations(mods: list[Module]) -> list[str]:
     return out
 
 
+#: what names the level a program is at, in a job's or an event's words
+LEVEL_NAMES = {"level", "resume_at"}
+
+
+def level_violations(mods: list[Module]) -> list[str]:
+    """Comparisons of a level (`event.level`, `self.resume_at`) with a level's name spelled out, outside
+    `reducer/levels/`: what a level does, it says itself (its class's `name`, `suffix`, its
+    representation's `unit`)."""
+    out = []
+    for module in mods:
+        if module.name.startswith("reducer.levels"):
+            continue
+        for node in ast.walk(module.tree):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            level = any(isinstance(side, ast.Attribute) and side.attr in LEVEL_NAMES
+                        or isinstance(side, ast.Name) and side.id in LEVEL_NAMES for side in sides)
+            if level and any(_names_a_family(side) for side in sides):
+                out.append(f"{module.where}:{node.lineno}: level: a level's name compared outside reducer/levels/ "
+                           f"(ask the level)")
+    return out
+
+
 def circles(mods: list[Module]) -> list[set[str]]:
     """The import circles between modules: each a set of modules that import one another in a ring."""
     import networkx as nx
@@ -325,7 +349,7 @@ def violations(root: Path = ROOT) -> list[str]:
     """Every violation, one line each: `path:line: kind: what`."""
     mods = modules(root)
     return (layer_violations(mods) + size_violations(mods) + duplicate_violations(mods) + family_violations(mods)
-            + long_line_violations(mods) + circle_violations(mods))
+            + level_violations(mods) + long_line_violations(mods) + circle_violations(mods))
 
 
 def layer_table() -> str:
@@ -348,7 +372,8 @@ def main(argv: list[str]) -> int:
         return 1
     print(f"architecture: {len(modules())} modules in {', '.join(PACKAGES)}: no upward import, no module over "
           f"{MAX_MODULE_LINES} lines, no function over {MAX_FUNCTION_LINES}, no line over {MAX_LINE} characters, "
-          f"no repeated block of {MIN_DUPLICATE_LINES} lines, no family's name compared outside oracles/, no import "
+          f"no repeated block of {MIN_DUPLICATE_LINES} lines, no family's name compared outside oracles/, no level's "
+          f"name compared outside reducer/levels/, no import "
           f"circle but the {len(CIRCLES)} still listed")
     return 0
 

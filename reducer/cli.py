@@ -69,7 +69,7 @@ class Display:
         if e.pass_name and e.kind != "round":
             self.pass_name = e.pass_name
         s = e.stats
-        unit = {"pipeline": "passes", "jaxpr": "jaxpr size", "IR": "operations"}.get(e.level, self.unit)
+        unit = e.unit or self.unit
         if self.mode == "json" and e.kind == "accept":
             print(json.dumps({"event": "accept", "pass": e.pass_name, unit: e.size, "tested": s.tested,
                               "seconds": round(s.seconds, 1)}), file=sys.stderr, flush=True)
@@ -113,10 +113,10 @@ def run_job(job, quiet: bool, json_out: bool, bisect: str | None = None) -> int:
         print(json.dumps({k: v for k, v in result.items() if k not in ("module", "runner_text")}
                          | ({"filing": filed.to_dict()} if filed else {})))
     elif not quiet:
-        size = (f"{result['original_ops']} -> {result['final_ops']} operations" if "final_ops" in result
-                else f"{result['original_tokens']} -> {result['final_tokens']} tokens")
-        err.print(f"[bold]{size}[/] in {result['seconds']} s; verified: {result['verified']}\n"
-                  f"wrote {result['out']}/{'repro.mlir, ' if 'final_ops' in result else ''}repro.py and report.md",
+        size = result["size"]
+        written = ", ".join(name for name in ("repro.mlir", "repro.py") if (Path(result["out"]) / name).is_file())
+        err.print(f"[bold]{size['from']} -> {size['to']} {size['unit']}[/] in {result['seconds']} s; verified: "
+                  f"{result['verified']}\nwrote {result['out']}/{written} and report.md",
                   highlight=False, soft_wrap=True)
         if filed:
             err.print(filing.said(filed), highlight=False, soft_wrap=True)

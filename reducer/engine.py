@@ -37,6 +37,8 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple, Protocol, Sequ
 
 
 class Representation(Protocol):
+    unit: str  # what `size` counts, in the user's words ("tokens", "operations")
+
     def size(self, program: str) -> int: ...
     def key(self, program: str) -> tuple: ...  # what must strictly decrease; starts with size
     def verify(self, program: str) -> bool: ...
@@ -142,7 +144,8 @@ class Event:
     pass_name: str
     size: int
     stats: Stats
-    level: str = ""  # "source", "jaxpr", "IR", "pipeline"
+    level: str = ""  # the level's name
+    unit: str = ""  # what `size` counts (the representation's `unit`)
 
 
 def _ignore(_: Any) -> None:
@@ -237,7 +240,8 @@ class Engine:
                     return None
 
     def _event(self, kind: str, pass_name: str) -> None:
-        self.problem.on_event(Event(kind, pass_name, self._best_key[0], self.stats, self.problem.level))
+        self.problem.on_event(Event(kind, pass_name, self._best_key[0], self.stats, self.problem.level,
+                                    getattr(self.rep, "unit", "")))
 
     def _move_to(self, program: str) -> None:
         self.best, self._best_key = program, self.rep.key(program)

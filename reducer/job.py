@@ -48,6 +48,7 @@ class Job:
     content, which the job writes)."""
 
     suffix = ".py"  # of the programs this level reduces
+    comment = "#"  # what starts a comment line in them
     unit = "tokens"  # what its sizes count
     file_name = "repro.py"  # what an oracle that runs candidates itself calls them
 
@@ -223,15 +224,16 @@ class Job:
             self.log(f"bug in reducer: {self.bug}; stopped, keeping the best program so far\n{trace.rstrip()}")
         self.stop.set()
 
-    def keep_aside(self, program: str, seen: Signature, suffix: str | None = None) -> None:
+    def keep_aside(self, program: str, seen: Signature, suffix: str | None = None, comment: str | None = None) -> None:
         """Keep the first few other failures met on the way in also-interesting/ (not followed);
-        `suffix` names what a level's program is, when not the job's (`.jaxpr`)."""
+        `suffix` names what a level's program is, when not the job's (`.jaxpr`), and `comment` what
+        starts a comment line in it, when not "#"."""
         with self.aside_lock:
             if seen in self.also_interesting or len(self.also_interesting) >= self.options.keep_aside:
                 return
             self.also_interesting[seen] = n = len(self.also_interesting) + 1
-        suffix = suffix or self.suffix
-        comment = "//" if suffix == ".mlir" else "#"
+        own = suffix in (None, self.suffix)
+        suffix, comment = suffix or self.suffix, comment or (self.comment if own else "#")
         write_atomic(self.out / "also-interesting" / f"{n:02d}-{seen.family}{suffix}",
                      f"{comment} Also fails, differently: {seen}\n" + program)
         self.log(f"kept aside another failure: {seen}")
@@ -291,9 +293,9 @@ class Job:
         return state, best, wanted
 
     def drop_state(self) -> None:
-        for name in {"best.py", "best.jaxpr", "best.mlir", *self.kept, "state.json"}:
+        for path in {*self.out.glob("best.*"), *(self.out / name for name in self.kept), self.out / "state.json"}:
             with contextlib.suppress(FileNotFoundError):
-                (self.out / name).unlink()
+                path.unlink()
 
     # -- the whole job --------------------------------------------------------------------------
     def run(self) -> dict:

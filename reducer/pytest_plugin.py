@@ -97,8 +97,8 @@ def outcome_line(summary: dict | None, stderr: str, status: int, seconds: float)
     took = f" in {seconds:.0f} s"
     if summary is None:
         return False, f"not reduced{took}: {why_not(stderr, status)}"
-    size = (f"{summary['original_ops']} -> {summary['final_ops']} operations" if "final_ops" in summary
-            else f"{summary.get('original_tokens')} -> {summary.get('final_tokens')} tokens")
+    said = summary.get("size") or {}
+    size = f"{said.get('from')} -> {said.get('to')} {said.get('unit', 'tokens')}"
     sig = signature_text(summary.get("signature") or {})
     if status == 0:
         return True, f"reduced {size}{took}, {sig}"

@@ -54,6 +54,7 @@ class Reduction(ChainJob):
         self.data = None  # the reproducer made standalone (reducer.data_literals.standalone), once shrunk
         self.latest_seconds: float | None = None  # the latest interesting candidate's run (the final checks' size)
         self.fix: str | None = None  # the counterfactual every candidate survived (`reducer.counterfactual`)
+        self.resumed_script: str | None = None  # on --resume, the script run to see it still fails
         super().__init__(Path(out) if out else Path.cwd() / f"reduced-{path.stem}", options, on_event, log, resume)
         # the arguments given after `--`, baked in as `sys.argv = [...]`; the files they name go next to candidates
         args, arg_files = argument_files(args, stage=self.scratch / "arguments")
@@ -163,20 +164,22 @@ class Reduction(ChainJob):
                           gradient_checks=False if not oracle.needs_gradient_checks else None)
         self.configure(established)
         self.sites = located.resumed(self, oracle, wanted, limits)  # runs must name the fault again
-        what, script = f"{self.out}/best.py", best  # the source level's best script, or the one the IR level followed
-        if self.resume_at == "jaxpr":
+        level, place = self.resumed_level()
+        what, script = f"{self.out}/best.py", best  # a level of scripts goes on from its own best script
+        if level.suffix != SourceLevel.suffix and place == 0:  # traced from the original script
             what, script = str(self.script), self.rep.normalize(self.source)
-        elif self.resume_at != "source":
+        elif level.suffix != SourceLevel.suffix:  # a level after the scripts' followed the best script kept
             if not (self.out / "best.py").is_file():
-                raise ReducerError(f"{self.out}: nothing to resume (no best.py: the script the IR level followed)",
-                                   NO_RESUME)
+                raise ReducerError(f"{self.out}: nothing to resume (no best.py: the script the {level.name} level "
+                                   f"followed)", NO_RESUME)
             script = (self.out / "best.py").read_text()
+        self.resumed_script = script
         run = self.execute(script, limits)
         ok, seen = self.judge(oracle, wanted, run)
         if not ok:
             raise ReducerError(f"{what} no longer shows {wanted} (saw {seen or last_words(run)})", NO_RESUME)
         self.log(f"resuming {self.out}: {self.rep.size(script)} tokens, {state.get('tested', 0)} candidates "
-                 f"tested before" + (f"; at the {self.resume_at} level" if self.resume_at != "source" else ""))
+                 f"tested before; at the {level.name} level")
         self.established = established = dataclasses.replace(established, run=run)
         return established, script
 
@@ -210,7 +213,7 @@ class Reduction(ChainJob):
         fix = self.fix if going_on else counterfactual.check_for(self, program, wanted) \
             if program and not oracle.runs_candidates else None
         self.fix = fix or self.fix
-        ran, run = (program if self.resume_at == "source" else self.source), established.run  # a run of it
+        ran, run = self.resumed_script or self.source, established.run  # what `established` ran
         if going_on:  # from the verified result, whose final checks ran it fresh
             ran, run = self.verified
         elif program and program != self.source and self.latest_seconds is None:
@@ -256,7 +259,7 @@ class Reduction(ChainJob):
 
     # -- shrinking ------------------------------------------------------------------------------
     def on_engine_event(self, event: Event) -> None:
-        source = event.level == "source"  # the levels before write their own lines
+        source = event.level == SourceLevel.name  # the levels before write their own lines
         if source and event.kind == "accept":  # in the log file only: the progress display shows it live
             self.log_lines.append(f"[{time.strftime('%H:%M:%S')}] {event.size} tokens after "
                                   f"{event.stats.seconds:.0f} s ({event.pass_name})")
@@ -268,7 +271,7 @@ class Reduction(ChainJob):
     def levels(self) -> tuple:
         """The chain, in order: the traced program's level, then the source level."""
         return (JaxprLevel(self.chosen, self.rep),
-                SourceLevel(self.rep, self.chosen, self.source, self.file_name, self.resume_at == "source",
+                SourceLevel(self.rep, self.chosen, self.source, self.file_name,
                             source_passes))
 
     def after_chain(self, program: str, established: Established) -> str:
@@ -294,7 +297,7 @@ class Reduction(ChainJob):
         return when - xla_culprit.reserve(self, established, seconds) - look
 
     def log_counts(self, best: str) -> None:
-        stats = self.counts.get("source")
+        stats = self.counts.get(SourceLevel.name)
         if stats is None:  # the source level did not run (stopped before it, or resumed after it)
             return
         self.log(f"reduced to {self.rep.size(best)} tokens: {stats.tested} tested, {stats.accepted} accepted, "
@@ -328,7 +331,7 @@ class Reduction(ChainJob):
             seconds=time.monotonic() - self.started + self.previous.get("seconds", 0.0), tested=tested,
             accepted=accepted,
             cache_hits=hits, verified=verdict.text, interrupted=stopped,
-            levels=list(self.levels_run or ["source"]) + list(follow.levels if follow else ()),
+            levels=list(self.levels_run or [SourceLevel.name]) + list(follow.levels if follow else ()),
             failure_rate=(f"{established.rate:.0%} of {self.options.runs} runs of the original; candidates accepted on "
                           f"any of {established.votes} runs" if established.rate < 1.0 else ""))
         private = (str(self.scratch), str(self.script.resolve().parent))
@@ -353,6 +356,7 @@ class Reduction(ChainJob):
         return {"out": str(self.out), "signature": established.signature.to_dict(),
                 "original_tokens": summary.original_tokens,
                 "final_tokens": summary.final_tokens, "seconds": round(summary.seconds, 1),
+                "size": {"unit": self.unit, "from": summary.original_tokens, "to": summary.final_tokens},
                 "tested": summary.tested, "accepted": summary.accepted, "cache_hits": hits, "levels": summary.levels,
                 **({"xla_pass": {"pass": culprit}} if culprit else {}),  # as a module's result gives it
                 "files": files}

@@ -37,6 +37,10 @@ def test_a_failures_kind_is_asked_of_oracles():
     _fail_listing(architecture.family_violations(architecture.modules()))
 
 
+def test_a_level_says_what_it_does_itself():
+    _fail_listing(architecture.level_violations(architecture.modules()))
+
+
 def test_no_import_circle_but_those_still_listed():
     _fail_listing(architecture.circle_violations(architecture.modules()))
 
@@ -82,9 +86,11 @@ def test_the_checker_finds_what_it_is_for(tmp_path):
         "reducer/levels/mlir/__init__.py": "",
         "reducer/levels/mlir/worker.py": "from ..jaxpr import capture  # a level may import a level\n",
         "reducer/levels/jaxpr/__init__.py": "",
-        "reducer/levels/jaxpr/capture.py": "import oracles\n",
+        "reducer/levels/jaxpr/capture.py": "import oracles\nok = event.level == 'jaxpr'  # a level knows the levels\n",
         "reducer/cli.py": "from reducer.levels.mlir import worker\nfrom reducer import job\n",
-        "reducer/job.py": "def f(sig):\n    return sig.family == 'crash' or sig.family in ('a', 'b') or sig.family == x\n",
+        "reducer/job.py": "def f(sig):\n    return sig.family == 'crash' or sig.family in ('a', 'b') or sig.family == x\n"
+                          "def g(event, resume_at):\n    return event.level == 'source' or resume_at in ('jaxpr',)"
+                          " or event.level == Level.name\n",
         "oracles/a.py": f'def a(value):\n    """Doc."""\n    total = 0\n{body}    return total\n',
         "oracles/b.py": f"def b(value):\n    # a comment\n    total = 0\n\n{body}    return total\n"
                         + "def long():\n" + "".join(f"    x{i} = {i}\n" for i in range(70)),
@@ -98,6 +104,8 @@ def test_the_checker_finds_what_it_is_for(tmp_path):
     assert sizes == ["oracles/b.py:14: size: function long of 71 lines (at most 60)"]
     families = architecture.family_violations(mods)
     assert families == ["reducer/job.py:2: family: a family's name compared outside oracles/ (ask oracles.kinds)"] * 2
+    levels = architecture.level_violations(mods)
+    assert levels == ["reducer/job.py:4: level: a level's name compared outside reducer/levels/ (ask the level)"] * 2
     wide = architecture.long_line_violations(mods)
     assert wide == ["oracles/wide.py:2: size: line of 130 characters (at most 120)"]
     dups = architecture.duplicate_violations(mods)

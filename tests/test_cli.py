@@ -214,3 +214,19 @@ def test_ctrl_c_writes_best_so_far_and_exits_130(tmp_path):
 def test_resume_needs_an_interrupted_run(tmp_path):
     done = reducer_cli("reduce", PROGRAMS / "while_loop_grad.py", "--resume", tmp_path)
     assert done.returncode == errors.NO_RESUME and "nothing to resume" in done.stderr
+
+
+def test_progress_counts_in_the_unit_of_the_representation_shrinking(capsys):
+    """A script's job counts tokens; while its traced program or a module's pipeline shrinks, the
+    sizes are the representation's own (`unit`), never a level's name looked up."""
+    from reducer.cli import Display
+    from reducer.engine import Event, Stats
+    from reducer.levels.jaxpr.program import JaxprSpec
+    from reducer.levels.mlir.pipeline import PipelineText
+
+    display = Display("json", 400)
+    for unit in (JaxprSpec.unit, PipelineText.unit, ""):
+        display.event(Event("accept", "drop-equations", 12, Stats(), "any level", unit))
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    assert [next(k for k in line if k not in ("event", "pass", "tested", "seconds")) for line in lines] == \
+        ["jaxpr size", "passes", "tokens"]

@@ -187,6 +187,20 @@ def test_a_zero_made_by_an_underflow_starts_from_the_exp_that_made_it():
     assert nr.smallest_alone(spec, {**found, "value": "+inf"}) is None
 
 
+def test_an_overflow_a_stable_formula_fixes_keeps_the_formula():
+    """`log1p(exp(z))` written by hand overflows in its `exp`, and `jax.nn.softplus` is its fix: the
+    `exp` alone shows the +Inf but no formula to fix, so the level starts from the whole call (a
+    start of the `exp` alone lost the fix in every written-back form)."""
+    x = np.random.default_rng(0).uniform(0, 255, (4, 6)).astype(np.float32)
+    w = np.abs(np.random.default_rng(1).normal(size=(6, 3))).astype(np.float32) * 10
+    spec = spec_of(lambda w, x: jnp.mean(jnp.log1p(jnp.exp(x @ w))), w, x,
+                   transforms=[{"t": "jit"}, {"t": "value_and_grad", "argnums": [0]}])
+    found = nr.judged(spec)
+    assert (found["op"], found["fix"]) == ("exp", "softplus")
+    assert all(nr.judged(c).get("fix") is None for c in fault_alone.candidates(spec, found, nr.finite))
+    assert nr.smallest_alone(spec, {**found, "value": "+inf"}) is None
+
+
 def test_names_only_the_call_reads_are_read_in_place():
     spec = jp.parse(jp.dumps({"transforms": [{"t": "grad", "argnums": [0]}], "args": [{"shape": [], "dtype": "float32"}],
                               "jaxpr": {"in": [["a", [], "float32"]], "eqns": [], "out": ["a"]}}))

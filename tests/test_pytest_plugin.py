@@ -68,7 +68,7 @@ STAND_IN = textwrap.dedent("""
         out.mkdir(parents=True, exist_ok=True)
         (out / "repro.py").write_text("raise SystemExit(1)\\n")
         (out / "report.md").write_text("# report\\n")
-        summary = {"out": str(out), "original_tokens": 40, "final_tokens": 7, "status": 0, "verified": "yes",
+        summary = {"out": str(out), "size": {"unit": "tokens", "from": 40, "to": 7}, "status": 0, "verified": "yes",
                    "signature": {"family": "jax-error", "fields": {"type": "AssertionError"}, "title": ""}}
         return 0, json.dumps(summary) + "\\n", '{"event": "accept"}\\n'
 
@@ -146,7 +146,7 @@ def test_a_long_node_id_is_cut_with_a_hash():
 
 
 def test_outcome_lines():
-    summary = {"original_tokens": 83, "final_tokens": 22, "status": 0, "verified": "yes",
+    summary = {"size": {"unit": "tokens", "from": 83, "to": 22}, "status": 0, "verified": "yes",
                "signature": {"family": "jax-error", "fields": {"type": "TracerBoolConversionError"}}}
     assert plugin.outcome_line(summary, "", 0, 17.2) == (
         True, "reduced 83 -> 22 tokens in 17 s, jax-error: type=TracerBoolConversionError")

@@ -75,6 +75,22 @@ def test_the_probe_reports_the_failing_frame_of_a_real_run_and_the_proposal_fail
         assert seen.returncode == 1 and "inf location mismatch" in seen.stderr
 
 
+def test_a_raise_under_an_if_is_checked_by_the_if():
+    program = ("import jax.numpy as jnp\nimport numpy as np\n"
+               "def check(model, x):\n"
+               "    pre = model(x)\n"
+               "    got = jnp.log(jnp.exp(pre))\n"
+               "    want = np.asarray(pre, np.float64)\n"
+               "    if not np.allclose(got, want):\n"
+               "        raise ValueError('log(exp(x)) is not x')\n")
+    found = {"line": 8, "arrays": {"pre": _array([1.0, 200.0], [2]), "got": _array([1.0, float("inf")], [2]),
+                                   "want": _array([1.0, 200.0], [2], jax=False, dtype="float64")}}
+    point, whole = compose(program, found)
+    assert point.splitlines()[-5:] == ["pre = 200.0", "got = jnp.log(jnp.exp(pre))", "want = np.asarray(pre, np.float64)",
+                                       "if not np.allclose(got, want):", "    raise ValueError('log(exp(x)) is not x')"]
+    assert "pre = jnp.array([1.0, 200.0], jnp.float32)" in whole
+
+
 def test_the_last_report_of_a_run_is_its_failures():
     caught = f"{MARK} " + '{"line": 3, "arrays": {}}'
     failed = f"{MARK} " + '{"line": 9, "arrays": {}}'

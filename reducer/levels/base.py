@@ -60,7 +60,7 @@ class LevelContext:
     that makes its own test leaves them alone."""
 
     judge: Callable  # (oracle, wanted, run) -> (ok, seen): `Job.judge`
-    keep_aside: Callable  # (program, seen, suffix) -> None: `Job.keep_aside`
+    keep_aside: Callable  # (program, seen, suffix, comment) -> None: `Job.keep_aside`
     stop: threading.Event
     started: float  # when the job started (time.monotonic)
     deadline: float | None  # when the whole job must end (--max-time), or None

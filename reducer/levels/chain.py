@@ -88,6 +88,14 @@ class ChainJob(Job):
         names = [each.name for each in (*self.levels(), *self.follow_levels())]
         return self.resume_at in names and names.index(level.name) < names.index(self.resume_at)
 
+    def resumed_level(self) -> tuple[object, int]:
+        """The level the interrupted run was in (the chain's last for a state that names none), and
+        its place: 0 for the chain's first, past the chain's own for a level that follows it."""
+        every = (*self.levels(), *self.follow_levels())
+        names = [each.name for each in every]
+        place = names.index(self.resume_at) if self.resume_at in names else len(self.levels()) - 1
+        return every[place], place
+
     def context(self, established: Established, level) -> LevelContext:
         """What `level` gets from this job: its best programs kept in its own form, and on --resume
         the one it kept before."""

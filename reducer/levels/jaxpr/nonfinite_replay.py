@@ -227,8 +227,9 @@ def run_check(spec) -> None:
 def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | None:
     """The text of the first program of the operation at fault alone, on the values it got, whose
     replay shows the same fault as `spec`'s (`found`), the cause of its 0 included where it names
-    one (a `log` of a recorded 0 shows no `exp` that underflowed); None when none does before
-    `deadline` (a `time.monotonic()` value)."""
+    one (a `log` of a recorded 0 shows no `exp` that underflowed), and the formula whose stable form
+    fixes it (an `exp` alone is no `log1p(exp(x))`); None when none does before `deadline` (a
+    `time.monotonic()` value)."""
     from reducer.faults import checked_value
     from reducer.levels.jaxpr import fault_alone
 
@@ -238,7 +239,8 @@ def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | N
                 return None
             candidate.cause = spec.cause
             seen = judged(candidate)
-            held = ("in", "op", "cause") if causes.named(found.get("cause") or "") else ("in", "op")
+            held = ("in", "op") + (("cause",) if causes.named(found.get("cause") or "") else ()) \
+                + (("fix",) if found.get("fix") in stable_fix.FORMULAS else ())  # as `same` holds them
             if seen and all(seen.get(k) == found.get(k) for k in held) and same_point(seen, found) \
                     and checked_value.covers(seen.get("value", ""), found.get("value", "")):
                 return candidate.to_json()

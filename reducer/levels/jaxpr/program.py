@@ -79,6 +79,8 @@ def elements(shape) -> int:
 
 # -- the engine's representation ------------------------------------------------------------------
 class JaxprSpec:
+    unit = "jaxpr size"  # what `size` counts, as the progress display says it
+
     def __init__(self):
         self._read: tuple = ("", None)  # the latest text sized, keyed or verified, and its model
 

@@ -235,6 +235,8 @@ class MlirModule:
     (`reducer.levels.mlir.ir_worker.IrWorker`), every parse happens there, and a crash makes the
     program invalid; without one, here (in the worker itself, and in tests)."""
 
+    unit = "operations"  # what `size` counts, as the progress display says it
+
     def __init__(self, cache_size: int = 2048, worker=None, form: str = "pretty", keep=()):
         self._cache: OrderedDict[str, tuple | None] = OrderedDict()
         self._cache_size = cache_size

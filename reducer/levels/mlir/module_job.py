@@ -48,7 +48,7 @@ class MlirOptions(Options):
 class MlirReduction(ChainJob):
     """The job for an MLIR module and its pipeline (`reducer.job.Job` owns what jobs share)."""
 
-    suffix, unit, file_name = ".mlir", "operations", "repro.mlir"
+    suffix, comment, unit, file_name = ".mlir", "//", "operations", "repro.mlir"
 
     def __init__(self, text: str, source_name: str, out: Path, options: MlirOptions, log=None, on_event=None,
                  resume: bool = False, dumped: list | None = None, from_xla: bool = False):
@@ -185,6 +185,7 @@ class MlirReduction(ChainJob):
         seconds = done.seconds if done else 0.0
         return {"out": str(self.out), "signature": sig.to_dict(), "kind": runs.kind, "xla_pass": runs.xla_pass,
                 "original_ops": self.counts0[0], "final_ops": summary.final_ops,
+                "size": {"unit": self.unit, "from": self.counts0[0], "to": summary.final_ops},
                 "original_passes": self.counts0[1], "final_passes": summary.final_passes, "ops": self.rep.ops(best),
                 "module": module_text, "pipeline": pipeline,
                 "opt_command": pl.opt_command(pipeline) if pipeline else None,

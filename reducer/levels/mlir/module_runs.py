@@ -131,7 +131,7 @@ class ModuleRuns:
 
     def make_test(self, oracle: Oracle, wanted: Signature, judge, keep_aside, stop: threading.Event):
         """The engine's test of a candidate module: it fails as `wanted` says; another failure met
-        is kept aside (`keep_aside(program, seen, ".mlir")`)."""
+        is kept aside (`keep_aside(program, seen, ".mlir", "//")`)."""
         def test(program: str, cancel: threading.Event) -> bool:
             if stop.is_set() or cancel.is_set():
                 return False
@@ -143,7 +143,7 @@ class ModuleRuns:
                 other = oracles.detect(run, self.options.platform, own_checks=False)
                 seen = other[1] if other else None
             if not ok and seen is not None and seen != wanted:
-                keep_aside(program, seen, ".mlir")
+                keep_aside(program, seen, ".mlir", "//")
             return ok
 
         return test

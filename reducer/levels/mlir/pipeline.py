@@ -302,6 +302,8 @@ def remap_activities(pipeline: str, function: str, arg_map: list[int | None] | N
 class PipelineText:
     """The engine's representation of a pipeline string."""
 
+    unit = "passes"  # what `size` counts, as the progress display says it
+
     def parse(self, program: str) -> list[PassSpec]:
         """The work item the pipeline passes read: its passes (none when it is no pipeline)."""
         try:

@@ -33,10 +33,9 @@ class SourceLevel:
     name, suffix = "source", ".py"
 
     def __init__(self, rep: PythonSource, chosen: tuple[str, ...] | None = None, original: str = "",
-                 file_name: str = "repro.py", resume: bool = False, passes: Callable[[], list] = source_passes):
+                 file_name: str = "repro.py", passes: Callable[[], list] = source_passes):
         self.rep, self.chosen = rep, chosen  # the script's representation; the levels asked for (None: auto)
         self.original, self.file_name = original, file_name  # the user's script, and what a candidate is called
-        self.resume = resume  # the program handed in is an interrupted run's best, not a run of `original`
         self.passes = passes  # makes the passes, in order (`source_passes`)
 
     def why_not(self, established: Established, program: str) -> str | None:
@@ -53,7 +52,7 @@ class SourceLevel:
     def reduce(self, program: str, established: Established, ctx: LevelContext) -> LevelResult:
         """Shrink `program` to a fixpoint of the source passes (again from the program `restart`
         gives, when it gives one); the result names "source" among its levels when the passes ran."""
-        shrinks, resumed = self.shrinks(ctx.levels), self.resume or ctx.resumed is not None
+        shrinks, resumed = self.shrinks(ctx.levels), ctx.resumed is not None
         program = ctx.resumed or program
         if "jaxpr" in ctx.levels:  # the program is a write-back: offer the user's own calls
             self.rep.original_calls = original_calls(self.original)

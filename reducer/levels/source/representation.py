@@ -40,6 +40,7 @@ class Script:
 
 class PythonSource:
     name = "python"
+    unit = "tokens"  # what `size` counts, as the progress display says it
 
     failures: dict[str, tuple] | None = None  # program text -> where it failed (`Script.failure`)
     original_calls: tuple = ()  # `Script.original_calls`

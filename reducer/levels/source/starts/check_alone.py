@@ -1,22 +1,23 @@
 """The check-alone start: the program's failing check and the statements of its function that
 compute what it compares, fed the arrays those statements read as they were when it failed.
 
-A check in a helper of a training script (`check_against_reference(model, x, y)`: a residual of the
-model, a JAX formula and a NumPy formula of it, compared) fails on what the last few statements
-make of an array; the model, the data pipeline and the optimizer only made that array. The program
-runs once more with `check_probe` on, which reports the line of the program's frame the failure was
-raised at and the floating-point arrays that frame held. The proposal is the failing statement, the
-statements before it in its function that bind what it reads (followed back through what they read:
+A check in a helper of a training script (`check_activation(params, x)`: a layer's pre-activation,
+a JAX formula and a NumPy formula of it, compared) fails on what the last few statements make of an
+array; the model, the data pipeline and the optimizer only made that array. The program runs once
+more with `check_probe` on, which reports the line of the program's frame the failure was raised at
+and the floating-point arrays that frame held. The proposal is the failing statement, the statements
+before it in its function that bind what it reads (followed back through what they read:
 `program_slice`), stopping at the arrays the probe saw, which are written out, and the imports and
 module-level definitions all these read:
 
     import jax.numpy as jnp
     import numpy as np
-    def log_cosh(x):
-        return jnp.log(jnp.cosh(x))
-    residual = 119.5
-    got = np.asarray(log_cosh(residual))
-    np.testing.assert_allclose(got, np.logaddexp(residual, -residual) - np.log(2.0), rtol=0.0001)
+    def softplus(x):
+        return jnp.log(1.0 + jnp.exp(x))
+    pre = 263.8
+    got = np.asarray(softplus(pre))
+    want = np.logaddexp(0.0, np.asarray(pre, np.float64))
+    np.testing.assert_allclose(got, want, rtol=1e-05, atol=1e-06)
 
 first at the one element where the compared values part (a non-finite one where only one side is,
 else the largest gap), then the whole arrays when they are small. The values the check compares
@@ -52,11 +53,15 @@ def facts(output: str) -> dict | None:
 
 
 def failing_statement(tree: ast.Module, line: int) -> ast.stmt | None:
-    """The innermost simple statement of `tree` that spans `line`."""
+    """The innermost simple statement of `tree` that spans `line`; for a `raise` under an `if` (`if
+    not np.allclose(a, b): raise ValueError(…)`), that `if`."""
     found = [s for s in ast.walk(tree) if isinstance(s, (ast.Expr, ast.Assert, ast.Assign, ast.AugAssign,
-                                                         ast.AnnAssign, ast.Return))
+                                                         ast.AnnAssign, ast.Return, ast.Raise))
              and s.lineno <= line <= (s.end_lineno or s.lineno)]
-    return max(found, key=lambda s: s.lineno, default=None)
+    stmt = max(found, key=lambda s: s.lineno, default=None)
+    if isinstance(stmt, ast.Raise):
+        return next((s for s in ast.walk(tree) if isinstance(s, ast.If) and stmt in s.body), None)
+    return stmt
 
 
 def _compares(node: ast.AST) -> bool:
@@ -66,11 +71,11 @@ def _compares(node: ast.AST) -> bool:
 
 def compared(stmt: ast.stmt) -> list[ast.expr]:
     """What the failing statement checks: the two values a closeness call compares, or the test of
-    an `assert`."""
+    an `assert` (or of the `if` around a `raise`)."""
     calls = [c for c in ast.walk(stmt) if _compares(c)]
     if calls:
         return list(calls[0].args[:2])
-    return [stmt.test] if isinstance(stmt, ast.Assert) else []
+    return [stmt.test] if isinstance(stmt, (ast.Assert, ast.If)) else []
 
 
 def checked_as_is(node: ast.expr) -> set[str]:
