@@ -233,14 +233,13 @@ def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | N
     from reducer.faults import checked_value
     from reducer.levels.jaxpr import fault_alone
 
+    held = held_fields(found)
     try:
         for candidate in fault_alone.candidates(spec, found, finite):
             if time.monotonic() > deadline:
                 return None
             candidate.cause = spec.cause
             seen = judged(candidate)
-            held = ("in", "op") + (("cause",) if causes.named(found.get("cause") or "") else ()) \
-                + (("fix",) if found.get("fix") in stable_fix.FORMULAS else ())  # as `same` holds them
             if seen and all(seen.get(k) == found.get(k) for k in held) and same_point(seen, found) \
                     and checked_value.covers(seen.get("value", ""), found.get("value", "")):
                 return candidate.to_json()
@@ -270,6 +269,14 @@ def same_point(seen, wanted) -> bool:
     return seen.get("point") == wanted.get("point") or not (seen.get("point") and wanted.get("point"))
 
 
+def held_fields(wanted) -> tuple[str, ...]:
+    """The fields of a fault (`wanted`, a mapping with `get`) a replay must show as they are: where
+    and by what it was made, the formula whose stable form fixes it, and a cause the origin names
+    (naming none, the program may fail past its fix: not held)."""
+    return ("in", "op") + (("fix",) if wanted.get("fix") in stable_fix.FORMULAS else ()) \
+        + (("cause",) if causes.named(wanted.get("cause") or "") else ())
+
+
 def same(wanted: Signature, run) -> tuple[bool, Signature | None]:
     """Whether a replay shows the wanted non-finite value: made in the same place (`in`, `op`)."""
     found = run.harness.get("nonfinite") if not run.timed_out else None
@@ -277,11 +284,8 @@ def same(wanted: Signature, run) -> tuple[bool, Signature | None]:
         return False, None
     from reducer.faults.checked_value import covers
 
-    held = ("value", "in", "op") if wanted.get("value") else ("in", "op")
+    held = (("value",) if wanted.get("value") else ()) + held_fields(wanted)
     held += ("point",) if not same_point(found, wanted) else ()
-    held += ("fix",) if wanted.get("fix") in stable_fix.FORMULAS else ()  # the formula whose stable form fixes it
-    # a cause the job's origin names is kept (naming none, the program may fail past its fix: not held)
-    held += ("cause",) if causes.named(wanted.get("cause") or "") else ()
     value = found.get("value", "")
     if wanted.get("value") and covers(value, wanted.get("value")):
         value = wanted.get("value")  # it shows the kinds the program's check did (and maybe more)
