@@ -113,3 +113,24 @@ def test_the_level_tries_it_after_the_other_starts(monkeypatch):
     found = starts.starting_point(SOFTPLUS, NONFINITE, None, lambda c, cancel: tried.append(c) or True,
                                   lambda line: None, threading.Event())
     assert found[0] == "x = 1\n" and found[1].name == "check-alone" and tried == ["x = 1\n"]
+
+
+def test_a_check_through_a_loss_that_calls_the_model_takes_the_loss_in(tmp_path):
+    """`bce(params, x, labels)` runs the model and then the hand-written formula: the probe reports
+    the loss's frame at its return, and the proposal computes the formula on the logits it held."""
+    program = (PROGRAMS / "own_checks" / "bce_check_through_loss.py").read_text()
+    runs = []
+
+    def run(text):
+        runs.append(run_text(text, tmp_path))
+        return runs[-1]
+
+    proposals = list(CheckAlone().proposals(program, run))
+    assert len(runs) == 1 and len(proposals) == 2
+    assert {"logits", "p"} <= set(facts(runs[0].output)["returned"]["bce"])
+    point = proposals[0]
+    assert "p = 1.0 / (1.0 + jnp.exp(-logits))" in point and "jnp.log(1.0 - p)" in point
+    assert "params" not in point and "predict(" not in point and "got = np.array" not in point
+    for proposal in proposals:
+        seen = run_text(proposal, tmp_path)
+        assert seen.returncode == 1 and "location mismatch" in seen.stderr

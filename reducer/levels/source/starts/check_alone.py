@@ -36,6 +36,7 @@ from oracles import kinds
 from oracles.outcome import RunResult, Signature
 from reducer.faults.nonfinite import first_of
 from reducer.levels.source.computed_check import PREDICATES, _callee
+from reducer.levels.source.starts.call_inline import take_in_calls
 from reducer.levels.source.starts.check_probe import MARK
 from reducer.levels.source.starts.program_slice import outer_names, scope_of, slice_for
 
@@ -147,6 +148,12 @@ def compose(program: str, found: dict) -> Iterator[str]:
     direct = set().union(*(checked_as_is(side) for side in sides))
     known = frozenset(arrays) - direct
     part = slice_for(outer_names(stmt), scope, known)
+    if part.unbound and found.get("returned"):
+        arrays, changed = take_in_calls(tree, part.local + [stmt], part.unbound, scope, found)
+        if changed:
+            scope = scope_of(tree, stmt)
+            known = frozenset(arrays) - direct
+            part = slice_for(outer_names(stmt), scope, known)
     if part.unbound:
         return
     statements = part.statements() + [stmt]

@@ -6,8 +6,10 @@ program's own code where its failure was raised, and the floating-point arrays i
 (`AssertionError`) raised in or passing through one of them. The first frame of the program an
 exception reaches is where the program's check failed; one line, `REDUCER-CHECK {json}`, goes to
 stderr: that line and, by name, each floating-point NumPy or JAX array of that frame (its dtype,
-shape and values; none of more than MAX_ELEMENTS elements). The last such line of a run is the
-failure's: an exception the program catches and goes on from is followed by another.
+shape and values; none of more than MAX_ELEMENTS elements), and the same of the frame each
+function of the program that frame's code names (`log_likelihood(model, x, y)`) held when it last
+returned. The last such line of a run is the failure's: an exception the program catches and goes on
+from is followed by another.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ MAX_ELEMENTS = 4096  # values of one array written out at most
 _own = ""
 _kind = "AssertionError"
 _seen: set[int] = set()
+_returned: dict[str, dict] = {}  # a function of the program's name: its frame's locals at its last return
 
 
 def _array(value) -> dict | None:
@@ -41,20 +44,29 @@ def _of_kind(exc: BaseException) -> bool:
     return any(t.__name__ == _kind for t in type(exc).__mro__)
 
 
-def report(frame) -> None:
+def _arrays(names: dict) -> dict:
     arrays = {}
-    for name, value in list(frame.f_locals.items()):
+    for name, value in list(names.items()):
         try:
             found = _array(value)
         except Exception:  # the instrument must never change how the program fails
             found = None
         if found is not None:
             arrays[name] = found
-    print(MARK, json.dumps({"line": frame.f_lineno, "arrays": arrays}), file=sys.stderr, flush=True)
+    return arrays
+
+
+def report(frame) -> None:
+    returned = {name: _arrays(_returned[name]) for name in frame.f_code.co_names if name in _returned}
+    print(MARK, json.dumps({"line": frame.f_lineno, "arrays": _arrays(frame.f_locals),
+                            "returned": {name: found for name, found in returned.items() if found}}),
+          file=sys.stderr, flush=True)
 
 
 def _local(frame, event, arg):
-    if event == "exception":
+    if event == "return" and frame.f_back is not None:
+        _returned[frame.f_code.co_name] = dict(frame.f_locals)
+    elif event == "exception":
         exc = arg[1]
         if id(exc) not in _seen and isinstance(exc, BaseException) and _of_kind(exc):
             _seen.add(id(exc))
