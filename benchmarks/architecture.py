@@ -37,11 +37,11 @@ PACKAGES = ("reducer", "oracles")
 #: is placed in a layer here, not taken for the package's)
 LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("oracles", "failure families, signatures, run results: know nothing of the reducer", ("oracles",)),
-    ("base", "errors, files, TOML, environment, where a report is filed, code put before a candidate, the readers of every input form (scripts, notebooks, test ids, the "
+    ("base", "errors, files, TOML, environment, where a report is filed, code put before a candidate, what is known of the libraries users train with, the readers of every input form (scripts, notebooks, test ids, the "
      "user's own code made part of the program), timeouts, JAX's compilation cache, the generic engine and the base of every pass, "
      "`ast.parse` made safe for threads",
      ("reducer", "reducer.threadsafe_ast", "reducer.errors", "reducer.files", "reducer.env", "reducer.readers", "reducer.timeouts",
-      "reducer.tomlfile", "reducer.engine", "reducer.passes", "reducer.filing", "reducer.prologue",
+      "reducer.tomlfile", "reducer.engine", "reducer.passes", "reducer.filing", "reducer.prologue", "reducer.libraries",
       "reducer.compile_cache")),
     ("candidate", "what runs inside a candidate's process: the harness and its watches",
      ("reducer.harness", "reducer.watches")),

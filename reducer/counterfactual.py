@@ -11,9 +11,10 @@ ends cleanly:
 - a wrong Enzyme-JAX gradient: `enzyme_jax_ir(...)` becomes the identity, so JAX's own AD runs;
 - a wrong `jit` result: `jax_disable_jit`, so every compiled function runs op by op; one wrong against
   the CPU alone (`--platform gpu`, `reference=cpu`): op by op on the CPU (`jax_default_device`);
-- a loss that rises (a check of an ordering or a value, in a program that trains with Optax): every
-  learning rate positive, as `optax.scale_by_learning_rate` (under `adam`, `sgd` and the other
-  aliases) expects, since it negates the rate itself; a rate written negative climbs the loss.
+- a loss that rises (a check of an ordering or a value, in a program that trains with an optimizer
+  library `reducer.libraries` knows): the library's own fix, every learning rate positive as it
+  documents (Optax's `scale_by_learning_rate` negates the rate itself; so does each update of
+  `jax.example_libraries.optimizers`); a rate written negative climbs the loss.
 
 A failure the program's own check decides (`own-check`, or a `regex:` / `script:` oracle) names no
 reference; each of those the program can be given (Enzyme-JAX's derivative by JAX's where it calls
@@ -36,6 +37,7 @@ import oracles
 from oracles import kinds
 from oracles.outcome import Signature
 from oracles.wrong_result import against_cpu_alone
+from reducer import libraries
 from reducer.prologue import with_prologue
 
 PROLOGUES = {
@@ -45,23 +47,14 @@ PROLOGUES = {
     "cpu": ("import jax as _reducer_jax\n"
             "_reducer_jax.config.update('jax_default_device', _reducer_jax.devices('cpu')[0])\n"
             "_reducer_jax.config.update('jax_disable_jit', True)\n"),
-    # Optax's learning rate as it documents it: positive, the descent's minus sign its own (`flip_sign`)
-    "descend": ("import optax as _reducer_optax\nfrom optax._src import transform as _reducer_transform\n"
-                "def _reducer_descend(rate=None, *, _given=_reducer_transform.scale_by_learning_rate, **kw):\n"
-                "    import jax.numpy as jnp\n"
-                "    if callable(rate):\n"
-                "        return _given(lambda count, rate=rate: jnp.abs(rate(count)), **kw)\n"
-                "    return _given(None if rate is None else abs(rate), **kw)\n"
-                "_reducer_transform.scale_by_learning_rate = _reducer_optax.scale_by_learning_rate "
-                "= _reducer_descend\n"),
+    # each optimizer library's rates as it documents them: the program's own misconfiguration, fixed
+    **{name: fix.prologue for name, fix in libraries.fixes().items()},
 }
 WHAT = {"enzyme": "Enzyme-JAX's derivative replaced by JAX's AD", "jit": "`jit` replaced by op-by-op evaluation",
         "cpu": "`jit` on the GPU replaced by op-by-op evaluation on the CPU",
-        "descend": "Optax's learning rates taken positive, as `optax.scale_by_learning_rate` expects (it negates "
-                   "them itself)"}
-
+        **{name: fix.words for name, fix in libraries.fixes().items()}}
 #: whose bug a failure is, when the reproducer runs through with this fix (`oracles.owners.PROJECTS`)
-OWNERS = {"enzyme": "enzyme-jax", "jit": "xla", "cpu": "xla", "descend": "program"}
+OWNERS = {"enzyme": "enzyme-jax", "jit": "xla", "cpu": "xla", **{name: "program" for name in libraries.fixes()}}
 
 
 def mode(sig: Signature) -> str | None:
@@ -86,7 +79,9 @@ def modes(sig: Signature, program: str) -> list[str]:
     if not kinds.decided_by_program(sig) or sig.get("reads") == "nonfinite":
         return []
     tried = [how for how, needs in (("enzyme", "enzyme_jax_ir"), ("jit", "jit")) if needs in program]
-    return tried + (["descend"] if "optax" in program and sig.get("reads") in ("order", "value") else [])
+    if sig.get("reads") in ("order", "value"):
+        tried += [lib.fix.name for lib in libraries.OPTIMIZERS if lib.fix is not None and lib.used_in(program)]
+    return tried
 
 
 def fixed(source: str, how: str) -> str:

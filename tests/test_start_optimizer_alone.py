@@ -12,6 +12,7 @@ import pytest
 from conftest import PROGRAMS, reducer_cli, run_text
 from oracles.outcome import RunResult, Signature
 from oracles.own_check import OwnCheck
+from reducer import counterfactual
 from reducer.levels.source.check_values import guard_for
 from reducer.levels.source.representation import tokens
 from reducer.levels.source.starts import STARTS
@@ -330,3 +331,27 @@ def test_the_source_level_starts_from_the_optimizer_alone(tmp_path):
     repro = (out / "repro.py").read_text()
     assert ".update(" in repro and "loss_fn" not in repro and "random" not in repro, repro
     assert "loss went up" in run_text(repro, tmp_path).output
+
+
+EXAMPLE_OPTIMIZERS = PROGRAMS / "own_checks" / "example_optimizers_ascent.py"
+
+
+def test_jax_s_example_optimizers_are_stepped_by_the_functions_their_constructor_gives(tmp_path):
+    """Another library than Optax, through its adapter: `opt_init, opt_update, get_params =
+    optimizers.momentum(…)` is the construction, the toy is stepped by those three, the loop's range
+    is read through rich's `track`; the proposal fails as the program does and runs through with the
+    library's own fix (its step sizes positive)."""
+    program = EXAMPLE_OPTIMIZERS.read_text()
+    made = proposals(program, "training diverged: N -> N")
+    first = statements(made[0])
+    assert first[:5] == ["import jax", "from jax.example_libraries import optimizers", "LEARNING_RATE = 0.05",
+                         "EPOCHS = 30", "opt_init, opt_update, get_params = optimizers.momentum(-LEARNING_RATE, mass=0.9)"]
+    assert "opt_state = opt_update(0, jax.grad(f)(params), opt_init(params))" in first
+    assert "losses = [f(params), f(get_params(opt_state))]" in first
+    assert "for epoch in range(EPOCHS):" in made[-1] and "params = get_params(opt_state)" in made[-1]
+    assert not any("loss_fn" in p or "track" in p for p in made)
+    seen = run_text(made[0], tmp_path)
+    assert seen.returncode == 1 and "training diverged" in seen.stderr
+    assert run_text(counterfactual.fixed(made[0], "descend-example-libraries"), tmp_path).returncode == 0
+    sig = order_check("training diverged: N -> N")
+    assert counterfactual.modes(sig, program) == ["jit", "descend-example-libraries"]

@@ -5,11 +5,12 @@ A person who sees `assert losses[-1] < losses[0]` fail after training a model is
 before anything else: made the way the program makes it, does it descend `p * p`? Deleting
 statements cannot get there from a training loop (the model, the data and the loop all feed the
 losses the check reads), so this start writes that program itself, for a failing ordering check
-(`own-check … reads=order`) of a script that makes an Optax optimizer:
+(`own-check … reads=order`) of a script that makes an optimizer of a library `reducer.libraries`
+knows (Optax here; the toy's update lines are the library's):
 
     <the imports and definitions the optimizer's construction reads>
-    steps = 40                                  # the program's own statements, or values a run showed
-    optimizer = make_optimizer(1e-2, steps)     # the program's own expression
+    warmup = 100                                # the program's own statements, or values a run showed
+    optimizer = build_optimizer(3e-4, warmup)   # the program's own expression
     f = lambda p: p * p
     params = 1.0                                # then jnp.ones(3)
     opt_state = optimizer.init(params)
@@ -43,6 +44,7 @@ from typing import Callable, Iterator
 from oracles import kinds
 from oracles.outcome import RunResult, Signature
 from reducer.levels.source.representation import tokens
+from reducer.libraries import OptimizerLibrary, Toy
 from reducer.levels.source.starts.program_slice import (Scope, Slice, binds, changed_elsewhere, computes_nothing,
                                                         instrumented, modules, outer_names, recorded, scope_of,
                                                         slice_for)
@@ -51,13 +53,13 @@ from reducer.levels.source.starts.training_loop import (Construction, Losses, ch
 
 #: the toy problems, smallest first: (the parameters, the loss they are trained on)
 PROBLEMS = (("1.0", "lambda p: p * p"), ("jnp.ones(3)", "lambda p: jnp.sum(p * p)"))
-#: the modules the toy problem uses, and how it imports them where the program does not
-TOY_IMPORTS = {"jax": "import jax", "optax": "import optax", "jnp": "import jax.numpy as jnp"}
+#: how the toy problem imports `jnp` where the program does not (a library's own: `toy_imports`)
+TOY_IMPORTS = {"jnp": "import jax.numpy as jnp"}
 
 
 class OptimizerAlone:
-    """The start: for a failing ordering check of a script that makes an Optax optimizer, the
-    optimizer on a toy problem under that check (`proposals`)."""
+    """The start: for a failing ordering check of a script that makes an optimizer, the optimizer on
+    a toy problem under that check (`proposals`)."""
 
     name = "optimizer-alone"
 
@@ -89,11 +91,13 @@ class OptimizerAlone:
 @dataclass
 class Setup:
     """The statements of the program that come before the toy problem (module-level, then local, in
-    the program's order; literal assignments of recorded values last), and the optimizer's name."""
+    the program's order; literal assignments of recorded values last), the optimizer's name(s) and
+    its library."""
 
     module: list[ast.stmt]
     local: list[ast.stmt]
     optimizer: str
+    library: OptimizerLibrary
 
     def bound(self) -> set[str]:
         return {name for stmt in self.module + self.local for name in binds(stmt)}
@@ -117,9 +121,10 @@ def optimizer_setup(program: str, tree: ast.Module, made: Construction, run) -> 
     sliced = slice_for(outer_names(expr) - {t.id for t in (a.targets[0] for a in literals)}, scope)
     if sliced.unbound:
         return None
-    name = made.name or "optimizer"
-    built = ast.Assign([ast.Name(name, ast.Store())], expr, lineno=made.stmt.lineno)
-    return Setup(sliced.module, sliced.local + literals + [built], name)
+    name = made.name or made.library.target
+    built = ast.parse(f"{name} = None").body[0]
+    built.value, built.lineno = expr, made.stmt.lineno
+    return Setup(sliced.module, sliced.local + literals + [built], name, made.library)
 
 
 def _from_run(name: str, scope: Scope, imports: set[str]) -> bool:
@@ -242,7 +247,8 @@ def toy_programs(tree: ast.Module, setup: Setup, checked: Checked) -> Iterator[s
 def _program(tree: ast.Module, setup: Setup, checked: Checked, steps: str | None, params: str, loss: str) -> str:
     module = _unique(setup.module + checked.module)
     local = _unique(setup.local[:-1] + checked.local) + setup.local[-1:]
-    wanted = {"jax", "optax"} | ({"jnp"} if "jnp." in params + loss else set())
+    imports = {**setup.library.toy_imports, **TOY_IMPORTS}
+    wanted = set(setup.library.toy_imports) | ({"jnp"} if "jnp." in params + loss else set())
     bound = {n for s in module + local for n in binds(s)}
     at_module = Scope(module=[s for s in tree.body if binds(s)])
     ours = []
@@ -251,7 +257,7 @@ def _program(tree: ast.Module, setup: Setup, checked: Checked, steps: str | None
         if not found.unbound and found.module:
             module = _unique(module + found.module)
         else:
-            ours.append(TOY_IMPORTS[name])
+            ours.append(imports[name])
     module = sorted(module, key=lambda s: (not isinstance(s, (ast.Import, ast.ImportFrom)), s.lineno))
     future = [s for s in module if isinstance(s, ast.ImportFrom) and s.module == "__future__"]
     head = [ast.unparse(s) for s in future] + ours + [ast.unparse(s) for s in module if s not in future]
@@ -259,31 +265,32 @@ def _program(tree: ast.Module, setup: Setup, checked: Checked, steps: str | None
                                                              if isinstance(n, ast.Name)}
     f, p, state, updates = (_fresh(n, taken) for n in ("f", "params", "opt_state", "updates"))
     body = [ast.unparse(s) for s in sorted(local[:-1], key=lambda s: s.lineno)] + [ast.unparse(local[-1])]
-    body += _toy(checked, setup.optimizer, steps, (f, p, state, updates), params, loss)
+    body += _toy(checked, setup.library, Toy(setup.optimizer, f, p, state, updates), steps, params, loss)
     return ast.unparse(ast.parse("\n".join(head + body) + "\n")) + "\n"
 
 
-def _toy(checked: Checked, optimizer: str, steps: str | None, names: tuple[str, str, str, str], params: str,
-         loss: str) -> list[str]:
+def _toy(checked: Checked, library: OptimizerLibrary, toy: Toy, steps: str | None, params: str, loss: str) -> list[str]:
     """The toy problem under the check: one update (`steps` None) or a loop over `steps`, each loss
-    kept where the check reads it."""
-    f, p, state, updates = names
+    kept where the check reads it; the update's lines are the library's."""
+    f, p = toy.loss, toy.params
     losses = checked.losses
-    before, after = f"{f}({p})", f"{f}({p} + {updates})" if steps is None else f"{f}({p})"
+    before = f"{f}({p})"
     lines = [f"{f} = {loss}", f"{p} = {params}"]
     if steps is None:
-        lines.append(f"{updates}, {state} = {optimizer}.update(jax.grad({f})({p}), {optimizer}.init({p}), {p})")
+        update, given = library.one_update(toy)
+        after = f"{f}({given})"
+        lines += update
         lines += _histories(losses.histories, [before, after])
         if checked.variable in {n.id for n in ast.walk(checked.check) if isinstance(n, ast.Name)}:
             lines.append(f"{checked.variable} = 0")
     else:
-        lines.append(f"{state} = {optimizer}.init({p})")
+        after = before
+        lines += library.first_state(toy)
         lines += _histories(losses.histories, [before])
     lines += [f"{name} = {before}" for name in losses.first]
     if steps is not None:
-        lines += [f"for {checked.variable} in {steps}:",
-                  f"    {updates}, {state} = {optimizer}.update(jax.grad({f})({p}), {state}, {p})",
-                  f"    {p} = {p} + {updates}"]
+        lines.append(f"for {checked.variable} in {steps}:")
+        lines += [f"    {line}" for line in library.step(toy, checked.variable)]
         lines += [f"    {ast.unparse(h)}.append({after})" for h in losses.histories]
     lines += [f"{name} = {after}" for name in losses.last]
     return lines + [ast.unparse(checked.check)]

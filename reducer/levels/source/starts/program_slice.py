@@ -2,9 +2,9 @@
 the values an instrumented run of the script shows them where the script's statements cannot say.
 
 A start builds a small program around an expression of the user's script (the optimizer's
-construction `make_optimizer(1e-2, steps)`, the range of a training loop): the imports and
-module-level definitions it reads (`make_optimizer`, `import optax`), and the simple statements before
-it in the functions around it that bind what it reads (`steps = 40`), followed back through what
+construction `build_optimizer(3e-4, warmup)`, the range of a training loop): the imports and
+module-level definitions it reads (`build_optimizer`, `import optax`), and the simple statements before
+it in the functions around it that bind what it reads (`warmup = 100`), followed back through what
 those read in turn. A name this reading cannot follow (a function's parameter: `create_train_state(rng,
 learning_rate)`; an attribute of an object: `config.lr`, `self.lr`) or one whose statements compute with
 the program's own code (`steps = len(loader) * epochs`) is read from one more run of the script,

@@ -2,18 +2,18 @@
 NumPy reference the program wrote itself (`np.testing.assert_allclose(model(x), numpy_reference(x))`),
 the one step where the two part, alone, on the values it had.
 
-A Flax block compared with a NumPy version of the paper's formulas fails because one step differs
-(`nn.gelu` is the tanh approximation, the reference the exact erf), not because of the layer norm,
-the projections and the training around it, which both sides compute alike. Deleting statements
-cannot show this: removing a step from one side alone breaks the comparison by far more than the
-bug. The program runs once more with `reference_probe` on, which finds the first library call of
-the program whose inputs the reference also computed but whose result it did not, and the
-reference's statement for that result. The proposal is the program's own check on those two, fed
-the values the inputs had (at the element where they differ most, then the whole arrays when they
-are small):
+A model's normalisation layer compared with a NumPy version of the paper's formulas fails because
+one step differs (the program's `jnp.var` is the population variance, the reference's `np.var(…,
+ddof=1)` the sample one), not because of the projections and the training around it, which both
+sides compute alike. Deleting statements cannot show this: removing a step from one side alone
+breaks the comparison by far more than the bug. The program runs once more with `reference_probe`
+on, which finds the first library call of the program whose inputs the reference also computed but
+whose result it did not, and the reference's statement for that result. The proposal is the
+program's own check on those two, fed the values the inputs had (at the row where they differ
+most, then the whole arrays when they are small):
 
-    h = -2.565721273422241
-    np.testing.assert_allclose(nn.gelu(h), 0.5 * h * (1.0 + erf(h / np.sqrt(2.0))), rtol=1e-05, atol=1e-06)
+    h = np.array([0.5, 1.5, 4.0], np.float32)
+    np.testing.assert_allclose(jnp.var(h), np.var(h, ddof=1), rtol=1e-05, atol=1e-06)
 
 with the program's imports (and module-level constants the two read); the passes shrink the rest,
 and every later candidate must keep the reference's statement as it is, its inputs aside (`keeps`).

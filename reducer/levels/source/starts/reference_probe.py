@@ -5,7 +5,7 @@ computation first parts from the NumPy reference the program compares it with.
 inside the program's jitted functions are concrete) and traces the program's own frames:
 
 - every call from a line of the program into a library function that returns a floating JAX
-  array (`nn.gelu(…)`, `jnp.tanh(…)`): the line, the function, the values of its parameters, the
+  array (`jnp.var(…)`, `jnp.tanh(…)`): the line, the function, the values of its parameters, the
   result (`Step`);
 - every NumPy value the program's own lines make (an assignment, a return): the line, the name,
   the value, and the NumPy values the function's names held before that line (`Value`).

@@ -1,12 +1,16 @@
-"""Reading a training loop from a script's text: where its Optax optimizer is made, the loop that
-trains, the check that the loss fell, and which of the names that check reads hold the losses.
+"""Reading a training loop from a script's text: where its optimizer is made, the loop that trains,
+the check that the loss fell, and which of the names that check reads hold the losses. What is
+known of each library (Optax, JAX's example optimizers, Flax's holders, progress bars) is read
+through `reducer.libraries`.
 
-- The optimizer: the object whose `.init(params)` or `.update(grads, state, …)` the program calls,
-  traced back through its assignments (`optimizer = make_optimizer(1e-2, steps)`, `self.tx = …`),
-  through what holds it (`nnx.Optimizer(model, tx)`, `TrainState.create(…, tx=tx)`) to the call that
-  makes it: an `optax` call (`optax.chain(…)`, `optax.inject_hyperparams(optax.sgd)(…)`) or a
-  function of the script that returns one.
-- The loop: the `for … in range(…)` around the check, else the last one before it.
+- The optimizer: where the program uses one (the object of `.init(params)`, a function a
+  constructor gave), traced back through its assignments (`optimizer = build_optimizer(3e-4, warmup)`,
+  `self.tx = …`, `opt_init, opt_update, get_params = …`), through what holds it (a holder's
+  `held`) to the call that makes it: a library's constructor (`optax.chain(…)`,
+  `optax.inject_hyperparams(optax.sgd)(…)`, `optimizers.adam(…)`) or a function of the script that
+  returns one.
+- The loop: the `for … in range(…)` around the check (a progress bar's range too), else the last
+  one before it.
 - The check: the `assert` with an ordering whose message, masked, is the failure's.
 - The losses: a name the check subscripts is their history (`losses[-1] < losses[0]`, and
   `history["loss"][-1]`, read as the list itself where the check reads one key: `flattened`);
@@ -23,15 +27,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from oracles.own_check import masked
+from reducer.libraries import HOLDERS, OPTIMIZERS, OptimizerLibrary
+from reducer.libraries import loop_range as unwrapped
 from reducer.levels.source.check_values import ordered_sides
 from reducer.levels.source.computed_check import _own_returns
 from reducer.levels.source.starts.program_slice import BUILTINS, modules, path_to
 
 _FIRST = re.compile(r"init|first|start|begin|before|prev|old|orig|base|^.*0$", re.I)
 _LAST = re.compile(r"final|last|end|after|new|cur", re.I)
-#: what an `optax` function makes when it makes no transformation (`warmup_cosine_decay_schedule`,
-#: `apply_updates`, `l2_loss`, `global_norm`)
-NOT_TRANSFORMATIONS = re.compile(r"schedule|apply_updates|loss|entropy|global_norm|^tree|^safe_", re.I)
 MAX_TRACE = 8  # assignments followed from a use of the optimizer back to where it is made
 
 
@@ -60,23 +63,23 @@ def _says(check: ast.Assert, message: str) -> bool:
 
 @dataclass(frozen=True)
 class Construction:
-    """Where the optimizer is made: the expression, the statement it stands in, and the name the
-    program gives it (`optimizer`, `tx`; "" when it is made inside another call)."""
+    """Where the optimizer is made: the expression, the statement it stands in, the name(s) the
+    program gives it (`optimizer`, `tx`, `opt_init, opt_update, get_params`; "" when it is made inside
+    another call), and its library."""
 
     expr: ast.expr
     stmt: ast.stmt
     name: str
+    library: OptimizerLibrary
 
 
 def optimizer_construction(tree: ast.Module) -> Construction | None:
     """The call that makes the optimizer whose `init` / `update` the program calls (or that a
     `TrainState` / `nnx.Optimizer` is given), or None."""
     reader = _Reader(tree)
-    uses = [n.func.value for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-            and (n.func.attr == "init" and len(n.args) == 1 or n.func.attr == "update" and n.args)]
-    uses += [k.value for n in ast.walk(tree) if isinstance(n, ast.Call) for k in n.keywords if k.arg == "tx"]
+    uses = [use for adapter in (*OPTIMIZERS, *HOLDERS) for use in adapter.uses(tree)]
     within = {node: stmt for stmt in ast.walk(tree) if isinstance(stmt, ast.stmt) for node in ast.walk(stmt)}
-    for use in uses:  # made where it is used (`tx=make_optimizer(lr, steps)`), or where a name it is read by is bound
+    for use in uses:  # made where it is used (`tx=build_optimizer(lr, warmup)`), or where a name it is read by is bound
         found = reader.made(use, MAX_TRACE, within.get(use))
         if found is not None:
             return found
@@ -85,8 +88,7 @@ def optimizer_construction(tree: ast.Module) -> Construction | None:
 
 class _Reader:
     def __init__(self, tree: ast.Module):
-        self.optax = {name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
-                      and _from_optax(node) for name in _bound(node)}
+        self.libraries = {name: lib for lib in reversed(OPTIMIZERS) for name in lib.bound(tree)}
         self.functions = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
         self.assigned: list[tuple[ast.expr, ast.expr, ast.stmt]] = []  # (target, value, statement)
         for node in ast.walk(tree):
@@ -100,9 +102,10 @@ class _Reader:
         if depth <= 0:
             return None
         if isinstance(expr, ast.Call):
-            if self.makes(expr, MAX_TRACE):
-                return Construction(expr, stmt, name) if stmt is not None else None
-            held = _held_optimizer(expr)
+            library = self.maker(expr, MAX_TRACE)
+            if library is not None:
+                return Construction(expr, stmt, name, library) if stmt is not None else None
+            held = next((h for h in (holder.held(expr) for holder in HOLDERS) if h is not None), None)
             if held is not None:
                 return self.made(held, depth - 1, stmt, "")
             return self._returned(expr, depth)
@@ -110,8 +113,10 @@ class _Reader:
         if key is None:
             return None
         for target, value, at in self.assigned:
-            if _reference(target) == key:
-                found = self.made(value, depth - 1, at, target.id if isinstance(target, ast.Name) else "")
+            unpacked = isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts)
+            if _reference(target) == key or unpacked and key in {e.id for e in target.elts}:
+                named = ", ".join(e.id for e in target.elts) if unpacked else getattr(target, "id", "")
+                found = self.made(value, depth - 1, at, named)
                 if found is not None:
                     return found
         return None
@@ -126,9 +131,9 @@ class _Reader:
                 return found
         return None
 
-    def makes(self, call: ast.Call, depth: int) -> bool:
-        """Whether a call makes an Optax transformation: an `optax` function (not a schedule, a loss
-        or `apply_updates`), or a function of the script that returns what one makes."""
+    def maker(self, call: ast.Call, depth: int) -> OptimizerLibrary | None:
+        """The library whose optimizer a call makes: one of its constructors (not a schedule, a loss or
+        `apply_updates`), or a function of the script that returns what one makes; None for another call."""
         func = call.func
         while isinstance(func, ast.Call):  # optax.inject_hyperparams(optax.sgd)(…)
             func = func.func
@@ -137,30 +142,21 @@ class _Reader:
             names.append(func.attr)
             func = func.value
         if not isinstance(func, ast.Name):
-            return False
-        if func.id in self.optax:
-            last = names[0] if names else func.id
-            return not NOT_TRANSFORMATIONS.search(last)
+            return None
+        library = self.libraries.get(func.id)
+        if library is not None:
+            return library if library.makes(names[0] if names else func.id) else None
         function = self.functions.get(func.id)
         if function is None or names or depth <= 0:
-            return False
+            return None
         returned = [r.value for r in _own_returns(function)]
         local = {_reference(t): v for t, v, s in self.assigned if any(s is n for n in ast.walk(function))}
         for value in returned:
             value = local.get(_reference(value), value) if _reference(value) else value
-            if isinstance(value, ast.Call) and self.makes(value, depth - 1):
-                return True
-        return False
-
-
-def _from_optax(node: ast.Import | ast.ImportFrom) -> bool:
-    if isinstance(node, ast.ImportFrom):
-        return (node.module or "").split(".")[0] == "optax"
-    return any(a.name.split(".")[0] == "optax" for a in node.names)
-
-
-def _bound(node: ast.Import | ast.ImportFrom) -> set[str]:
-    return {(a.asname or a.name).split(".")[0] for a in node.names}
+            found = self.maker(value, depth - 1) if isinstance(value, ast.Call) else None
+            if found is not None:
+                return found
+        return None
 
 
 def _reference(expr: ast.expr) -> str | None:
@@ -170,17 +166,6 @@ def _reference(expr: ast.expr) -> str | None:
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
         return f"{expr.value.id}.{expr.attr}"
     return None
-
-
-def _held_optimizer(call: ast.Call) -> ast.expr | None:
-    """The optimizer a call is given to hold: `tx=` (`TrainState.create`, `nnx.Optimizer`), or the
-    second argument of an `Optimizer(model, tx)`."""
-    for k in call.keywords:
-        if k.arg == "tx":
-            return k.value
-    func = call.func
-    named = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    return call.args[1] if named == "Optimizer" and len(call.args) >= 2 else None
 
 
 def training_loop(tree: ast.Module, check: ast.stmt) -> ast.For | None:
@@ -196,12 +181,9 @@ def training_loop(tree: ast.Module, check: ast.stmt) -> ast.For | None:
 
 
 def loop_range(loop: ast.For) -> ast.Call | None:
-    """The `range(…)` call a loop runs over (also inside `tqdm(…)`, and `trange(n)` as `range(n)`)."""
-    it = loop.iter
-    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("tqdm", "trange") and it.args:
-        if it.func.id == "trange":
-            return ast.Call(ast.Name("range", ast.Load()), list(it.args), [])
-        it = it.args[0]
+    """The `range(…)` call a loop runs over (also inside a progress bar: `tqdm(range(n))`, `trange(n)`
+    as `range(n)`)."""
+    it = unwrapped(loop.iter)
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords:
         return it
     return None
