@@ -22,14 +22,15 @@ from typing import Callable
 
 import oracles
 from oracles.base import Oracle, Signature
-from reducer import bug_report, counterfactual, fixes, located, second_look, xla_culprit
+from reducer import bug_report, counterfactual, fixes, second_look, xla_culprit
 from reducer.data_literals import standalone
 from reducer.engine import Event
 from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
-from reducer.faults.ahead import cancelled_by
+from reducer.faults.ahead import CANCEL, cancelled_by
 from reducer.readers.inputs import argument_files, data_files, read_input, with_arguments
 from reducer.established import Established, Options, default_memory_mb
 from reducer.verdict import Verdict, last_words, no_backend, not_failing
+from reducer.levels import fault_finders
 from reducer.levels.base import LevelResult
 from reducer.levels.chain import ChainJob
 from reducer.levels.jaxpr.level import JaxprLevel, parse_levels
@@ -78,7 +79,7 @@ class Reduction(ChainJob):
         self.runner = options.runner  # "confirm" once the runner misled the reduction
         self.timeout: AdaptiveTimeout | None = None  # set once the first runs are timed
         self.unconfirmed = 0  # runner verdicts that a child of its own did not confirm
-        self.sites = None  # names the fault the signature names (reducer.located), once one is wanted
+        self.fault_finder = None  # names the fault the signature names (reducer.levels.fault_finders)
 
     # -- running programs -----------------------------------------------------------------------
     def execute(self, source: str, limits: Limits, cancel: threading.Event | None = None, **how) -> RunResult:
@@ -89,10 +90,10 @@ class Reduction(ChainJob):
             return self.command.run(source, self.file_name, limits.timeout)
         run = self.sandbox.run(source, limits, cancel, **how)
         run = self.timed_fresh(run) if how.get("fresh") else run
-        if self.sites is None or run.cancelled:
+        if self.fault_finder is None or run.cancelled:
             return run
         with cancelled_by(cancel):  # the runs that place its fault stop with the candidate
-            return self.sites.attach(source, run)
+            return self.fault_finder.attach(source, run)
 
     def fresh_run(self, program: str) -> RunResult:
         return self.execute(program, self.limits, fresh=True)
@@ -129,9 +130,27 @@ class Reduction(ChainJob):
                           watches=() if no_checks else tuple(oracle.watches),
                           data_files=tuple(self.sandbox.data_files), gradient_checks=False if no_checks else None)
         self.configure(established)
-        self.sites, established = located.locate(self, established)
+        self.fault_finder, established = self.locate(established)
         self.established = established
         return established
+
+    def finder_runs(self, oracle: Oracle, limits: Limits) -> fault_finders.Runs:
+        """What a fault finder runs programs with: a script in a child of its own (a fix patches JAX in
+        the process it runs in), within --max-time, stopped with the candidate it is for."""
+        def script(text: str) -> RunResult:
+            bounded = dataclasses.replace(limits, timeout=self.bounded(limits.timeout))
+            return self.sandbox.run(text, bounded, CANCEL.get(), isolated=True)
+
+        return fault_finders.Runs(self.sandbox, limits, oracle, script, self.log)
+
+    def locate(self, established: Established) -> tuple[fault_finders.FaultFinder | None, Established]:
+        """The finder of the fault of the established failure, and the failure naming that fault."""
+        finder = None if established.oracle.runs_candidates else fault_finders.for_original(
+            self.finder_runs(established.oracle, established.limits), established.signature, established.run)
+        if finder is None:
+            return None, established
+        sig, run = finder.establish(self.source, established.run, established.signature)
+        return finder, dataclasses.replace(established, signature=sig, run=run)
 
     def check(self) -> Established:
         """`reducer check`: one run and its signature."""
@@ -142,8 +161,8 @@ class Reduction(ChainJob):
         self.log(f"reducing {self.script} ({self.rep.size(self.source)} tokens), output in {self.out}")
         self.log(f"failure: {established.signature} (seen in {established.rate:.0%} of {self.options.runs} runs, "
                  f"slowest {established.seconds:.1f} s; candidate timeout {self.limits.timeout:.0f} s)")
-        if self.sites is not None:
-            self.log(self.sites.finding)
+        if self.fault_finder is not None:
+            self.log(self.fault_finder.finding)
         known = self.known(established.signature)
         if known:
             self.log(f"{known}: the corpus has this bug already")
@@ -163,7 +182,7 @@ class Reduction(ChainJob):
                           votes=state.get("votes", 1), data_files=tuple(self.sandbox.data_files) + self.kept_data(),
                           gradient_checks=False if not oracle.needs_gradient_checks else None)
         self.configure(established)
-        self.sites = located.resumed(self, oracle, wanted, limits)  # runs must name the fault again
+        self.fault_finder = fault_finders.for_wanted(self.finder_runs(oracle, limits), wanted)  # named again
         level, place = self.resumed_level()
         what, script = f"{self.out}/best.py", best  # a level of scripts goes on from its own best script
         if level.suffix != SourceLevel.suffix and place == 0:  # traced from the original script

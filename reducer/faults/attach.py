@@ -58,13 +58,18 @@ class Attached:
         return located, run
 
     def expect(self, sig: Signature) -> None:
-        """Runs must show the fault `sig` names (a resumed reduction's)."""
+        """Runs must show the fault `sig` names (a resumed reduction's, a written-back script's); the
+        localiser too, where it holds what it looks for (`ValueOrigin.expect`)."""
         fields = tuple((k, sig.get(k)) for k in self.localiser.fields)
         self.fault = Fault(sig.get("op"), fields, "")
+        expect = getattr(self.localiser, "expect", None)
+        if expect is not None:
+            expect(sig)
 
-    def attach(self, program: str, run: RunResult) -> RunResult:
-        """`run` with the fault it arises at, when it fails the way the located failure does."""
-        if self.fault is None or KEY in run.harness:
+    def attach(self, program: str, run: RunResult, spec: str | None = None) -> RunResult:
+        """`run` with the fault it arises at, when it fails the way the located failure does; a run of
+        a traced candidate (`spec`, no script) is left as it is: the localiser runs scripts."""
+        if self.fault is None or KEY in run.harness or not program:
             return run
         seen = self.oracle.classify(run)
         if seen is None or not self.applies(seen, run) or any(seen.get(k) != v for k, v in self.shared):

@@ -157,7 +157,7 @@ KEY = OPERATION
 MAX_CALLS = 3  # recorded calls tried, latest first: a crash at exit leaves calls that all run fine
 
 
-def located(sig: Signature | None) -> bool:
+def placeable(sig: Signature | None) -> bool:
     """Whether `sig` is a failure whose operation can be looked for: a death by a signal."""
     return kinds.signal_crash(sig)
 
@@ -187,7 +187,7 @@ class CrashingOperation:
         def dies(text: str) -> bool:
             run = run_spec(self.sandbox, text, self.limits, min(self.limits.timeout, 30.0))
             seen = self.oracle.classify(run)
-            return located(seen) and without_operation(seen) == without_operation(like)
+            return placeable(seen) and without_operation(seen) == without_operation(like)
 
         return dies
 
@@ -211,8 +211,12 @@ class CrashingOperation:
     def locate(self, program: str, run: RunResult | None, signature: Signature) -> Fault | None:
         """The operation at fault of the crash `signature` of the script `program` (confirming the
         operation `signature` names, where it names one)."""
-        op = self.of_script(program, signature) if located(signature) else ""
+        op = self.of_script(program, signature) if placeable(signature) else ""
         return Fault(op, (("op", op),), evidence(op)) if op else None
+
+    def expect(self, sig: Signature) -> None:
+        """Later runs must die in the operation `sig` names."""
+        self.wanted = sig
 
     def name(self, run: RunResult, op: str) -> RunResult:
         return dataclasses.replace(run, harness={**run.harness, KEY: op}) if op else run
@@ -224,7 +228,7 @@ class CrashingOperation:
         if wanted is None or not wanted.get("op") or run.harness.get(KEY):
             return run
         seen = self.oracle.classify(run)
-        if not located(seen) or without_operation(seen) != without_operation(wanted):
+        if not placeable(seen) or without_operation(seen) != without_operation(wanted):
             return run
         if spec:
             return self.name(run, self.of_spec(spec, wanted))
@@ -234,7 +238,7 @@ class CrashingOperation:
     def establish(self, source: str, run: RunResult, sig: Signature) -> tuple[Signature, RunResult]:
         """The reduction's signature with the operation at fault of the original's crash, when one
         is found; later runs must show the same."""
-        if not located(sig) or sig.get("op"):
+        if not placeable(sig) or sig.get("op"):
             return sig, run
         fault = self.locate(source, run, sig)
         run = self.name(run, fault.name if fault else "")

@@ -27,7 +27,7 @@ from oracles.base import Oracle, Signature
 from reducer.engine import Engine, Problem
 from reducer.established import Established
 from reducer.levels.base import LevelContext, LevelResult
-from reducer.levels.jaxpr import crash_site
+from reducer.levels import fault_finders
 from reducer.levels.jaxpr import as_script
 from reducer.levels.jaxpr import nonfinite_replay, replay_order, value_checks
 from reducer.levels.jaxpr import program as jp
@@ -36,7 +36,7 @@ from reducer.levels.jaxpr.kept import kept_spec
 from reducer.levels.jaxpr.passes import jaxpr_passes
 from reducer.levels.time_share import TimeShare
 from reducer.levels.jaxpr.worker import CapturedScript, run_spec
-from reducer.levels.jaxpr.write_back import plain_judge, sites_for, write_back
+from reducer.levels.jaxpr.write_back import plain_judge, write_back
 from reducer.timeouts import FRESH_START, AdaptiveTimeout, least_for_checks
 from reducer.workers.sandbox import Limits, Sandbox
 
@@ -100,9 +100,9 @@ class Judge:
     """Whether a traced candidate shows the wanted failure: through the oracle, or for a numeric
     failure through the replay's own check (`reducer.levels.jaxpr.value_checks`)."""
 
-    def __init__(self, oracle: Oracle, wanted: Signature, sites: crash_site.CrashingOperation | None = None,
+    def __init__(self, oracle: Oracle, wanted: Signature, finder: fault_finders.FaultFinder | None = None,
                  verdict=None):
-        self.oracle, self.wanted, self.sites = oracle, wanted, sites
+        self.oracle, self.wanted, self.finder = oracle, wanted, finder
         self.verdict = verdict or plain_judge  # the job's `Job.judge`: an oracle's exception is a tool bug
         self.check = value_checks.check_of(wanted)
         self.ahead = bool(self.check) or (kinds.crash(wanted) and wanted.get("how") in ("signal", "hang"))
@@ -126,8 +126,8 @@ class Judge:
         failure names its operation)."""
         if self.check:
             return self.verdict(Replayed(self.oracle), self.wanted, run)
-        if self.sites is not None and spec is not None:
-            run = self.sites.attach("", run, spec)
+        if self.finder is not None and spec is not None:
+            run = self.finder.attach("", run, spec)
         return self.verdict(self.oracle, self.wanted, run)
 
 
@@ -194,7 +194,7 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
     saying why) when no captured program shows the failure or the written-back script does not."""
     start, log, sandbox, limits = time.monotonic(), ctx.log, ctx.sandbox, ctx.limits
     oracle, wanted = established.oracle, established.signature
-    judge = Judge(oracle, wanted, sites_for(sandbox, limits, oracle, wanted), ctx.judge)
+    judge = Judge(oracle, wanted, fault_finders.in_sandbox(sandbox, limits, oracle, wanted, log), ctx.judge)
     spec, first = kept_spec(ctx.resumed, judge, sandbox, limits, log) if ctx.resumed else (None, None)
     resumed = spec is not None
     if not resumed:

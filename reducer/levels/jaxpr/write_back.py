@@ -11,11 +11,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from oracles import kinds
 from oracles.base import Oracle, Signature
-from reducer.faults import float64_fix, nonfinite, origin
-from reducer.faults.attach import Attached
-from reducer.levels.jaxpr import crash_site
+from reducer.faults import float64_fix
+from reducer.levels import fault_finders
 from reducer.levels.jaxpr import as_script, as_users_write
 from reducer.levels.jaxpr import value_checks
 from reducer.levels.jaxpr import program as jp
@@ -26,26 +24,6 @@ from reducer.workers.sandbox import Limits, Sandbox
 def plain_judge(oracle: Oracle, wanted: Signature, run) -> tuple[bool, Signature | None]:
     """`oracle.judge`, for a caller without a job."""
     return oracle.judge(wanted, run)
-
-
-def sites_for(sandbox: Sandbox, limits: Limits, oracle: Oracle,
-              wanted: Signature) -> crash_site.CrashingOperation | None:
-    """What names the operation a candidate's crash happens in, when the wanted failure names one."""
-    if not wanted.get("op") or not crash_site.located(wanted):
-        return None
-    return crash_site.CrashingOperation(sandbox, limits, oracle, wanted)
-
-
-def nonfinite_sites(sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature):
-    """What names where a written-back script's non-finite value is made, when the wanted failure
-    is one (`reducer.faults.nonfinite`: the script runs again with JAX's NaN checks on)."""
-    if not kinds.nonfinite(wanted):
-        return None
-    sites = Attached(origin.ValueOrigin(lambda text: sandbox.run(text, limits, fresh=True)), oracle,
-                     nonfinite.applies)
-    sites.expect(wanted)
-    sites.localiser.expect(wanted)
-    return sites
 
 
 FORMS = ((False, "public calls", "public jax.numpy / jax.lax calls"),
@@ -117,11 +95,11 @@ def _verify(text: str, arrays: dict, bind_all: bool, sandbox: Sandbox, limits: L
     checker = Sandbox(Path(sandbox.root) / "jaxpr-verify", script_name=sandbox.script_name,
                       data_files=tuple(sandbox.data_files) + extra, platform=sandbox.platform,
                       check_gradients=sandbox.check_gradients, extra_env=dict(sandbox.extra_env))
-    sites = sites_for(checker, limits, oracle, wanted) or nonfinite_sites(checker, limits, oracle, wanted)
+    finder = fault_finders.in_sandbox(checker, limits, oracle, wanted)
 
     def judged(_) -> tuple:
         run = checker.run(text, limits, fresh=True)
-        return run, verdict(oracle, wanted, sites.attach(text, run) if sites else run)
+        return run, verdict(oracle, wanted, finder.attach(text, run) if finder else run)
 
     try:  # side by side: on a loaded machine two fresh runs one after the other took most of a minute
         with ThreadPoolExecutor(max_workers=max(1, runs)) as pool:
