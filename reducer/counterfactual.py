@@ -121,7 +121,7 @@ def why_it_stops(job, results: list, found: list) -> list:
     return again if any(again) else found
 
 
-def check_for(job, program: str, sig: Signature) -> str | None:
+def fix_to_survive(job, program: str, sig: Signature) -> str | None:
     """The fix each interesting candidate must survive, when the starting `program` survives it."""
     tried = modes(sig, program)
     for how in tried:

@@ -43,9 +43,9 @@ CHECK_SHARE, CHECK_FLOOR = 0.3, 2.0
 
 class Job:
     """The shared half of a reduction; an input's job supplies `establish`, `begin`, `resume_from`,
-    `shrink`, `fresh_run`, `follow_up(best, established)` (a following level's `LevelResult`, or None) and
-    `finish(best, established, verdict, info, stopped, follow)` (its result dict with "files": name ->
-    content, which the job writes)."""
+    `shrink`, `fresh_run`, `run_following_level(best, established)` (a following level's
+    `LevelResult`, or None) and `finish(best, established, verdict, info, stopped, follow)` (its result
+    dict with "files": name -> content, which the job writes)."""
 
     suffix = ".py"  # of the programs this level reduces
     comment = "#"  # what starts a comment line in them
@@ -321,7 +321,7 @@ class Job:
             if self.stop.is_set() and self.bug is None:  # Ctrl-C during the final checks
                 interrupted, verdict = True, Verdict("not finished (interrupted)", True, established.run)
         self.log(f"verified: {verdict.text}")
-        follow = None if self.stop.is_set() or not verdict.ok else self.follow_up(best, established)
+        follow = None if self.stop.is_set() or not verdict.ok else self.run_following_level(best, established)
         if self.stop.is_set() and not interrupted and self.bug is None:  # Ctrl-C in the level that followed
             interrupted = True
             self.log("interrupted in the level that follows the result; --resume goes on from there")
@@ -378,6 +378,6 @@ class Job:
             return INTERRUPTED
         return 0 if verdict.ok else NOT_VERIFIED
 
-    def follow_up(self, best: str, established: Established) -> "LevelResult | None":
+    def run_following_level(self, best: str, established: Established) -> "LevelResult | None":
         """What a level that follows the verified result made (the IR after a script), or None."""
         return None

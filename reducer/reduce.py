@@ -229,7 +229,7 @@ class Reduction(ChainJob):
         if self.options.timeout is None and not self.options.hangs and not oracle.runs_candidates:
             self.timeout = AdaptiveTimeout(self.limits.timeout)
         going_on = self.verified is not None and program == self.verified[0]  # the fix it survived holds
-        fix = self.fix if going_on else counterfactual.check_for(self, program, wanted) \
+        fix = self.fix if going_on else counterfactual.fix_to_survive(self, program, wanted) \
             if program and not oracle.runs_candidates else None
         self.fix = fix or self.fix
         ran, run = self.resumed_script or self.source, established.run  # what `established` ran

@@ -142,7 +142,7 @@ print("ran through", jax.tree_util.tree_leaves(g)[0].shape)
 def test_recording_ahead_leaves_nnx_grad_inside_nnx_jit_running_as_it_does(tmp_path):
     """Recording a call ahead traces it once more; NNX's own function under `jax.grad` must not be
     traced again (it pops a queue NNX fills for the real call), or the program dies in NNX."""
-    from reducer.levels.jaxpr.write_ahead import library_internal
+    from reducer.levels.jaxpr.calls_recorded_ahead import library_internal
 
     (tmp_path / "model.py").write_text(NNX_STEP)
     out = tmp_path / "captured.json"

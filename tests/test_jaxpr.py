@@ -540,7 +540,7 @@ def test_capture_finds_the_enzyme_gradient_inside_a_failing_jit(tmp_path):
 
 def test_failures_out_of_the_captures_reach_are_known_in_advance():
     from oracles.base import Signature
-    from reducer.levels.jaxpr.within_reach import out_of_reach
+    from reducer.levels.jaxpr.traceable import out_of_reach
 
     def sig(family, **fields):
         return Signature(family, tuple(fields.items()))
@@ -548,7 +548,7 @@ def test_failures_out_of_the_captures_reach_are_known_in_advance():
     rules = "import jax\nf = jax.custom_jvp(lambda x: x)\nf.defjvp(lambda p, t: (p[0], t[0] * t[0]))\n"
     decorated = "import jax\n@jax.custom_vjp\ndef f(x):\n    return x\n"
     plain = "import jax\nprint(jax.grad(jax.numpy.sin)(1.0))\n"
-    # a death by a signal or a hang leaves the call it died in behind (reducer.levels.jaxpr.write_ahead)
+    # a death by a signal or a hang leaves the call it died in behind (reducer.levels.jaxpr.calls_recorded_ahead)
     assert not out_of_reach(plain, sig("crash", platform="cpu", how="signal", detail="SIGSEGV in x"))
     assert not out_of_reach(plain, sig("crash", platform="cpu", how="hang", detail="timeout"))
     internal = sig("crash", platform="cpu", how="internal-error", detail="AssertionError in jax/_src/ad.py")

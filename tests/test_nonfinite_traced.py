@@ -1,7 +1,7 @@
 """Non-finite values at the traced level (`reducer.levels.jaxpr.nonfinite_replay`): a replayed call
 whose result holds a NaN or an Inf fails, and names the operation at fault as the program's own run
 would; the calls made inside a traced one are replayed on the values they got
-(`reducer.levels.jaxpr.write_ahead`); the written-back script ends in the program's kind of check; and a
+(`reducer.levels.jaxpr.calls_recorded_ahead`); the written-back script ends in the program's kind of check; and a
 training script whose own check fires on a NaN gradient reduces through the traced level."""
 import json
 import math

@@ -37,27 +37,27 @@ def test_later_candidates_keep_the_references_step_and_the_call():
     must still call the step."""
     start = ReferenceAlone()
     start.found = dict(GELU)
-    holds = start.keeps("h = 1.0\nnp.testing.assert_allclose(nn.gelu(h), 0.5 * h * (1.0 + erf(h / np.sqrt(2.0))))\n")
+    holds = start.must_keep("h = 1.0\nnp.testing.assert_allclose(nn.gelu(h), 0.5 * h * (1.0 + erf(h / np.sqrt(2.0))))\n")
     assert holds("numpy.testing.assert_allclose(nn.gelu(-1.0), 0.5 * -1.0 * (1.0 + erf(-1.0 / numpy.sqrt(2.0))))\n")
     assert not holds("np.testing.assert_allclose(nn.gelu(h), 0.5 * h * erf(h / np.sqrt(2.0)))\n")  # a term gone
     assert not holds("np.testing.assert_allclose(h, 0.5 * h * (1.0 + erf(h / np.sqrt(2.0))))\n")  # no gelu
     resize = ReferenceAlone()
     resize.found = {"check": "assert_allclose", "function": "resize", "args": ["h"], "forms": [{"h": [[[0.0], [1.0]]]}]}
-    holds = resize.keeps("np.testing.assert_allclose(jax.image.resize(h, (1, 2, 1)), 0.5 * (h[:, 0::2] + h[:, 1::2]))\n")
+    holds = resize.must_keep("np.testing.assert_allclose(jax.image.resize(h, (1, 2, 1)), 0.5 * (h[:, 0::2] + h[:, 1::2]))\n")
     assert holds("np.testing.assert_allclose(jax.image.resize(h, (1, 1, 1)), 0.5 * (h[:, 0::2] + h[:, 1::2]))\n")
     assert not holds("np.testing.assert_allclose(jax.image.resize(h, (1, 1, 1)), h[:, 0::2])\n")  # one frame
     options = ReferenceAlone()
     options.found = {"check": "assert_allclose", "function": "standardize", "args": ["h"],
                      "forms": [{"h": [[1.0, 2.0]], "m": [[1.5]], "s": [[0.5]]}]}
     written = "h = np.array([[1.0, 2.0]])\nm = np.array([[1.5]])\ns = np.array([[0.5]])\n"
-    kept = options.keeps(written + "np.testing.assert_allclose(jax.nn.standardize(h, axis=-1, epsilon=1e-3), "
+    kept = options.must_keep(written + "np.testing.assert_allclose(jax.nn.standardize(h, axis=-1, epsilon=1e-3), "
                                    "(h - m) / s)\n")
     assert kept(written + "numpy.testing.assert_allclose(jax.nn.standardize(h, -1, 0.001), (h - m) / s)\n")
     assert not kept(written + "numpy.testing.assert_allclose(jax.nn.standardize(h), (h - m) / s)\n")  # default epsilon
     changed = written.replace("2.0", "0.0")  # `m` and `s` are the mean and deviation of the input as it was
     assert not kept(changed + "numpy.testing.assert_allclose(jax.nn.standardize(h, -1, 0.001), (h - m) / s)\n")
     assert not holds("np.testing.assert_allclose(jax.image.resize(h, (1, 1, 1)), 0.5 * (h[:, 0::2] + h[:, 0::2]))\n")
-    written = resize.keeps("h = np.array([[[0.5], [2.5], [1.0], [3.0]]])\n"
+    written = resize.must_keep("h = np.array([[[0.5], [2.5], [1.0], [3.0]]])\n"
                            "np.testing.assert_allclose(jax.image.resize(h, (1, 2, 1)), 0.5 * (h[:, 0::2] + h[:, 1::2]))\n")
     assert written("h = numpy.array([[[0.0], [0.0], [1.0], [0.0]]])\n"
                    "numpy.testing.assert_allclose(jax.image.resize(h, (1, 2, 1)), 0.5 * (h[:, 0::2] + h[:, 1::2]))\n")

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import PROGRAMS, needs_enzyme
 from oracles.crash import Crash
-from reducer.levels.jaxpr import write_ahead
+from reducer.levels.jaxpr import calls_recorded_ahead
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.codec import Encoder
 from reducer.levels.jaxpr.level import capture, reduce_traced
@@ -86,4 +86,4 @@ def test_the_call_a_process_died_in_comes_first_after_many_others(tmp_path):
         sandbox.close()
     first = jp.loads(found["ahead"][0])
     assert [e["p"] for e in first["jaxpr"]["eqns"]][-2:] == ["mul", "reduce_sum"]
-    assert len(found["ahead"]) == write_ahead.MAX_GROUPS
+    assert len(found["ahead"]) == calls_recorded_ahead.MAX_GROUPS

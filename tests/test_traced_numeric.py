@@ -73,7 +73,7 @@ def test_the_gradient_check_finds_enzymes_wrong_digamma_derivative_in_the_jaxpr(
     failed, report = checked(agreeing, "gradient", tmp_path, monkeypatch)
     assert not failed and report["checks"][0]["mismatch"] is False
     # without the compiling `jit` Enzyme-JAX cannot run the derivative: no longer what the check compares
-    assert not value_checks.fits(Spec.from_data(dict(spec, transforms=ENZYME_GRAD[1:])), "gradient")
+    assert not value_checks.matches_check(Spec.from_data(dict(spec, transforms=ENZYME_GRAD[1:])), "gradient")
 
 
 def test_the_result_check_finds_the_jit_miscompile_in_the_jaxpr(tmp_path, monkeypatch):
@@ -269,17 +269,17 @@ def test_a_wrong_gradient_reduces_at_the_traced_level_and_the_script_still_compa
 
 
 def test_an_enzyme_function_differentiated_inside_a_larger_one_is_recorded_with_its_own_derivative():
-    from reducer.levels.jaxpr import write_ahead
+    from reducer.levels.jaxpr import calls_recorded_ahead
 
     class Call:
         def __init__(self, kind):
             self.kind = kind
 
     enzyme = Call("enzyme")
-    assert write_ahead.prefixes(enzyme, []) == [[]]
-    assert write_ahead.prefixes(enzyme, [Call("jit"), Call("grad")]) == [[("jit", {})], [("jit", {}), ("vjp", {})]]
-    assert write_ahead.prefixes(enzyme, [Call("jvp")]) == [[], [("jit", {}), ("jvp", {})]]
-    assert write_ahead.prefixes(Call("grad"), [Call("jit")]) == [[("jit", {})]]  # only Enzyme's own derivative
+    assert calls_recorded_ahead.prefixes(enzyme, []) == [[]]
+    assert calls_recorded_ahead.prefixes(enzyme, [Call("jit"), Call("grad")]) == [[("jit", {})], [("jit", {}), ("vjp", {})]]
+    assert calls_recorded_ahead.prefixes(enzyme, [Call("jvp")]) == [[], [("jit", {}), ("jvp", {})]]
+    assert calls_recorded_ahead.prefixes(Call("grad"), [Call("jit")]) == [[("jit", {})]]  # only Enzyme's own derivative
 
 
 def test_a_vjp_of_one_scalar_result_is_written_back_as_grad():

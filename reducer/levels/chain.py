@@ -3,9 +3,9 @@ module's job (IR) shrink what they established.
 
 `ChainJob.shrink` runs each level of `levels()` in turn on the program the last one made (a level
 says why it does not run with `why_not`), hands it a `LevelContext` (`context`) and takes its
-`LevelResult` (`take`: its files written, its candidates' data files and a shorter stall handed
-on); once the result is verified, `follow_up` runs the first of `follow_levels()` that applies
-(the IR level after a script), whose failures never cost the result: its judging is its own.
+`LevelResult` (`record_result`: its files written, its candidates' data files and a shorter stall handed
+on); once the result is verified, `run_following_level` runs the first of `follow_levels()` that
+applies (the IR level after a script), whose failures never cost the result: its judging is its own.
 
 The levels stop where an estimate of the final checks' length says; when the checks leave time
 (`checked`), the last level goes on from the verified result (`_go_on`) with what they measured kept
@@ -79,7 +79,7 @@ class ChainJob(Job):
                 self.log(note)
             result = None if note is not None else level.reduce(program, established, self.context(established, level))
             if result is not None:
-                program, established = result.program, self.take(result, established)
+                program, established = result.program, self.record_result(result, established)
                 self.ended = (level, result)
         return self.after_chain(program, established)
 
@@ -103,7 +103,7 @@ class ChainJob(Job):
                                    on_accept=lambda best, stats: self.keep(level, best, established, stats),
                                    resumed=self.resumed if level.name == self.resume_at else None)
 
-    def take(self, result: LevelResult, established: Established) -> Established:
+    def record_result(self, result: LevelResult, established: Established) -> Established:
         """A level's result: its files written, its candidates' data files and shorter stall handed on."""
         self.chain.append(result)
         self.write_files(result.files)
@@ -158,13 +158,13 @@ class ChainJob(Job):
         result = level.reduce(best, established, dataclasses.replace(self.context(established, level), resumed=best))
         if result is None or self.stop.is_set():
             return None
-        self.take(result, established)
+        self.record_result(result, established)
         self.ended = (level, result)
         self.log(f"{level.name} level, going on: {size} -> {self.rep.size(result.program)} {self.unit}; "
                  f"{result.tested} tested, {result.accepted} accepted")
         return result.program if self.rep.size(result.program) < size else None
 
-    def follow_up(self, best: str, established: Established) -> LevelResult | None:
+    def run_following_level(self, best: str, established: Established) -> LevelResult | None:
         """The first following level that applies, run on the verified result; an oracle's exception
         there stops that level only (it is logged, and the result stands)."""
         def judge(oracle, wanted, run):

@@ -11,8 +11,8 @@ from reducer.levels.jaxpr.model import REAL_FLOATING, Spec, Transform
 def as_users_write(spec: Spec) -> Spec:
     """`spec` with a `vjp` of a function of one scalar floating-point result written as `grad` of its
     floating-point inputs: the same derivative (the pullback of one), as users write it. A `vjp`
-    comes from an `enzyme_jax_ir` function differentiated inside a larger one (`reducer.levels.jaxpr.write_ahead`);
-    `spec` itself when unchanged."""
+    comes from an `enzyme_jax_ir` function differentiated inside a larger one
+    (`reducer.levels.jaxpr.calls_recorded_ahead`); `spec` itself when unchanged."""
     j = spec.jaxpr
     if "vjp" not in spec.kinds() or len(j.outputs) != 1 or not isinstance(j.outputs[0], str):
         return spec

@@ -22,7 +22,7 @@ import runpy
 import sys
 import traceback
 
-from reducer.levels.jaxpr import write_ahead
+from reducer.levels.jaxpr import calls_recorded_ahead
 from reducer.levels.jaxpr.codec import MAX_VALUES, Encoder, Unencodable
 from reducer.levels.jaxpr.libraries import as_pytrees
 from reducer.levels.jaxpr.libraries import install as install_libraries
@@ -60,7 +60,8 @@ class Transformed:
         if not outermost and len(_NESTED) < MAX_NESTED:
             staged = any(t.kind == "jit" for t in _ACTIVE)
             _NESTED.append(([("jit", {})] if staged and self.kind != "jit" else [], self, args, kwargs))
-        write_ahead.before_call(self, args, kwargs, _ACTIVE)  # a process that dies in the call leaves it behind
+        # a process that dies in the call leaves it behind
+        calls_recorded_ahead.before_call(self, args, kwargs, _ACTIVE)
         _ACTIVE.append(self)
         try:
             return self.real(*args, **kwargs)
@@ -216,7 +217,8 @@ class Call:
             shape, dtype = self.shapes[i]
             spec = Arg(tuple(shape), dtype)
             size = int(np.prod(shape, dtype=np.int64))
-            if not isinstance(self.leaves[i], jax.core.Tracer) and size <= write_ahead.values_limit(MAX_VALUES):
+            concrete = not isinstance(self.leaves[i], jax.core.Tracer)
+            if concrete and size <= calls_recorded_ahead.values_limit(MAX_VALUES):
                 spec.values = _values(self.leaves[i])
             specs.append(spec)
         return specs
@@ -344,8 +346,8 @@ def main(argv: list[str]) -> int:
     sys.argv = [script]
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     install()
-    if write_ahead.enabled():
-        write_ahead.start(out, encode_call, SPECS, NOTES, input_leaves)
+    if calls_recorded_ahead.enabled():
+        calls_recorded_ahead.start(out, encode_call, SPECS, NOTES, input_leaves)
     error = ""
     try:
         runpy.run_path(script, run_name="__main__")
@@ -353,7 +355,8 @@ def main(argv: list[str]) -> int:
         error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
         traceback.print_exc()
     finally:
-        write_ahead.write_report(out, {"specs": SPECS, "notes": NOTES, "error": error, "ahead": write_ahead.specs()})
+        calls_recorded_ahead.write_report(out, {"specs": SPECS, "notes": NOTES, "error": error,
+                                                "ahead": calls_recorded_ahead.specs()})
     return 0
 
 

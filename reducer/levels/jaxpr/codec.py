@@ -127,7 +127,7 @@ class Encoder:
     def _eqns(self, eqns, env, out: list) -> None:
         for e in eqns:
             name = e.primitive.name
-            if not self.in_rule and custom_rules.keeps(e) and self._custom(e, env, out):
+            if not self.in_rule and custom_rules.is_scripts_own(e) and self._custom(e, env, out):
                 continue
             if name in PRINTS and not e.outvars:
                 continue

@@ -2,7 +2,7 @@
 lowering, compilation or derivative kills it.
 
 A dying process cannot say which operation it was compiling, so the crashing call (the last one
-recorded ahead, `reducer.levels.jaxpr.write_ahead`) is replayed cut short: the prefix of its jaxpr up to
+recorded ahead, `reducer.levels.jaxpr.calls_recorded_ahead`) is replayed cut short: the prefix of its jaxpr up to
 equation k computes what the rest of the function needs from it (its values read later or returned)
 and returns them, under the call's own transformations (a gradient as a `vjp`, since a prefix need
 not return a scalar; only floating-point values are returned where the chain differentiates). The
@@ -103,7 +103,7 @@ class Search:
         if not points:
             return ""
         if wanted:
-            first = next((n for n, k in enumerate(points) if holds(eqns[k], wanted)), None)
+            first = next((n for n, k in enumerate(points) if contains_op(eqns[k], wanted)), None)
             if first is not None and self.test(cut[points[first]]) and (
                     first == 0 or not self.test(cut[points[first - 1]])):
                 return self._found(spec, points[first], wanted, depth)
@@ -129,9 +129,9 @@ class Search:
         return e.primitive
 
 
-def holds(e: Equation, op: str) -> bool:
+def contains_op(e: Equation, op: str) -> bool:
     """Whether equation `e` is `op`, or an inner `jit` or `enzyme_jax_ir` call that holds it."""
-    return e.primitive == op or (e.primitive in ENTERED | {"enzyme"} and any(holds(x, op) for sub in e.subs
+    return e.primitive == op or (e.primitive in ENTERED | {"enzyme"} and any(contains_op(x, op) for sub in e.subs
                                                                              for x in sub.eqns))
 
 

@@ -43,7 +43,7 @@ def _rule_file(e) -> str | None:
     return src.rsplit(" at ", 1)[-1].rsplit(":", 1)[0] if " at " in src else None
 
 
-def keeps(e) -> bool:
+def is_scripts_own(e) -> bool:
     """Whether the custom-rule equation `e` is the script's own (kept), not a library's (inlined)."""
     return e.primitive.name in RULES and not e.params.get("num_consts") and \
         not e.params.get("symbolic_zeros") and _own(_rule_file(e))

@@ -31,8 +31,8 @@ from reducer.levels import fault_finders
 from reducer.levels.jaxpr import as_script
 from reducer.levels.jaxpr import nonfinite_replay, replay_order, value_checks
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.within_reach import out_of_reach
-from reducer.levels.jaxpr.kept import kept_spec
+from reducer.levels.jaxpr.traceable import out_of_reach
+from reducer.levels.jaxpr.resumed_program import resumed_spec
 from reducer.levels.jaxpr.passes import jaxpr_passes
 from reducer.levels.time_share import TimeShare
 from reducer.levels.jaxpr.worker import CapturedScript, run_spec
@@ -71,7 +71,7 @@ class TracedResult:
 
 def capture(sandbox: Sandbox, source: str, limits: Limits, ahead: bool = False, values: bool = False) -> dict:
     """Run the script once under the capturing harness; returns {"specs", "notes", "error", "ahead"}.
-    With `ahead`, every transformed call is recorded before it runs (`reducer.levels.jaxpr.write_ahead`),
+    With `ahead`, every transformed call is recorded before it runs (`reducer.levels.jaxpr.calls_recorded_ahead`),
     so a run that dies or hangs still leaves its calls; with `values`, calls made inside traced ones
     get the values they were called with (a value failure replays them)."""
     run = sandbox.run(CapturedScript(sandbox.script_name, source, ahead, values), limits, isolated=True)
@@ -105,15 +105,15 @@ class Judge:
         self.oracle, self.wanted, self.finder = oracle, wanted, finder
         self.verdict = verdict or plain_judge  # the job's `Job.judge`: an oracle's exception is a tool bug
         self.check = value_checks.check_of(wanted)
-        self.ahead = bool(self.check) or (kinds.crash(wanted) and wanted.get("how") in ("signal", "hang"))
+        self.records_ahead = bool(self.check) or (kinds.crash(wanted) and wanted.get("how") in ("signal", "hang"))
 
     def candidates(self, found: dict) -> list[str]:
         """The captured specs worth trying, in order."""
-        if not self.ahead:
+        if not self.records_ahead:
             return found["specs"]
         specs = found.get("ahead", []) + [s for s in found["specs"] if s not in found.get("ahead", [])]
         if self.check:
-            specs = [s for s in specs if value_checks.fits(jp.parse(s), self.check)]
+            specs = [s for s in specs if value_checks.matches_check(jp.parse(s), self.check)]
         if self.check == "nonfinite":
             specs = replay_order.worth_replaying(specs, self.wanted)
         return specs
@@ -176,7 +176,7 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
 def captured(source: str, judge: Judge, sandbox: Sandbox, limits: Limits, log) -> tuple:
     """The first captured call of `source` that shows the failure on its own, and its run; (None,
     None) and a log line saying why when there is none."""
-    found = capture(sandbox, source, limits, ahead=judge.ahead, values=bool(judge.check))
+    found = capture(sandbox, source, limits, ahead=judge.records_ahead, values=bool(judge.check))
     for note in found.get("notes", [])[:3]:
         log(f"jaxpr level: not captured: {note}")
     if not judge.candidates(found):
@@ -195,7 +195,7 @@ def traced(source: str, established: Established, ctx: LevelContext, budget: flo
     start, log, sandbox, limits = time.monotonic(), ctx.log, ctx.sandbox, ctx.limits
     oracle, wanted = established.oracle, established.signature
     judge = Judge(oracle, wanted, fault_finders.in_sandbox(sandbox, limits, oracle, wanted, log), ctx.judge)
-    spec, first = kept_spec(ctx.resumed, judge, sandbox, limits, log) if ctx.resumed else (None, None)
+    spec, first = resumed_spec(ctx.resumed, judge, sandbox, limits, log) if ctx.resumed else (None, None)
     resumed = spec is not None
     if not resumed:
         spec, first = captured(source, judge, sandbox, limits, log)
@@ -297,7 +297,7 @@ def candidate_test(judge: Judge, ctx: LevelContext, votes: int, clock):
 # -- choosing the level, inside a script reduction ------------------------------------------------
 LEVELS = ("source", "jaxpr")
 #: `auto` runs the jaxpr level on programs built from classes (modules, configs: the structure the
-#: source level stalls on) or longer than this, unless `reducer.levels.jaxpr.within_reach` knows before capturing
+#: source level stalls on) or longer than this, unless `reducer.levels.jaxpr.traceable` knows before capturing
 #: that the failure is out of its reach. On the shared benchmark's flat scripts (240-460 tokens) it
 #: ended smaller and faster than the source level alone where the failure can be captured
 #: (gp_cholesky_enzyme 57 against 76 tokens, newton_while_loop 40 against 46,

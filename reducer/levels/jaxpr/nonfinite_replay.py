@@ -3,7 +3,7 @@ Inf, and the operation at fault named exactly as the program's own run names it.
 
 A program that fails its own check on a non-finite value (`assert jnp.isfinite(grads).all()`)
 raises nothing inside JAX: the values come back from a transformed call and the check reads them.
-The traced level records those calls ahead, with the values they got (`reducer.levels.jaxpr.write_ahead`),
+The traced level records those calls ahead, with the values they got (`reducer.levels.jaxpr.calls_recorded_ahead`),
 and replays each with the `nonfinite` check (`value_checks.with_check`). In the worker, `run_check`:
 
 1. runs the transformed call, compiled; when every output is finite the replay passes;

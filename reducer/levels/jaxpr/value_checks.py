@@ -70,7 +70,7 @@ def with_check(spec: str, check: str, explain: bool = False, wanted: Signature |
     return model.to_json()
 
 
-def fits(spec: Spec, check: str) -> bool:
+def matches_check(spec: Spec, check: str) -> bool:
     """Whether the spec's transformations are what `check` compares."""
     kinds = spec.kinds()
     if check == "gradient":
@@ -160,7 +160,7 @@ def _gradient(spec: Spec) -> dict | None:
     from reducer.levels.jaxpr.params import enzyme_kwargs
     from reducer.watches.gradients import Sample, _compare
 
-    if not fits(spec, "gradient"):
+    if not matches_check(spec, "gradient"):
         return None
     kinds = spec.kinds()
     options = spec.transforms[-1].options
@@ -194,7 +194,7 @@ def _result(spec: Spec) -> dict | None:
 
     from reducer.watches.results import Call, _compare
 
-    if not fits(spec, "result"):
+    if not matches_check(spec, "result"):
         return None
     fun, args = jp.build(dataclasses.replace(spec, transforms=spec.transforms[1:]))
     compiled = jax.jit(fun)(*args)

@@ -11,7 +11,7 @@ only the worker's child. A spec with a `check` is judged numerically instead
 
 `CapturedScript` is the other request kind of this level: a script run under the traced level's
 capture (`reducer.levels.jaxpr.capture`), with each transformed call recorded ahead when `ahead`
-(`reducer.levels.jaxpr.write_ahead`), and the values of calls made inside traced ones when `values`:
+(`reducer.levels.jaxpr.calls_recorded_ahead`), and the values of calls made inside traced ones when `values`:
 what the traced level starts from, and what a crash's operation is
 looked for in (`reducer.levels.jaxpr.crash_site`).
 """
@@ -50,18 +50,18 @@ class CapturedScript:
     name: str
     source: str
     ahead: bool = True
-    values: bool = False  # the values of calls made inside traced ones too (`write_ahead.VALUES_ENV`)
+    values: bool = False  # the values of calls made inside traced ones too (`calls_recorded_ahead.VALUES_ENV`)
 
     def run(self) -> int:
         from reducer.workers import imports
 
         imports.lend_nothing()  # the script sees the modules its own imports load, and the capture
-        from reducer.levels.jaxpr import write_ahead, capture
+        from reducer.levels.jaxpr import calls_recorded_ahead, capture
 
         if self.ahead:
-            os.environ[write_ahead.ENV] = "1"
+            os.environ[calls_recorded_ahead.ENV] = "1"
         if self.values:
-            os.environ[write_ahead.VALUES_ENV] = "1"
+            os.environ[calls_recorded_ahead.VALUES_ENV] = "1"
         return capture.main([self.name])
 
 

@@ -98,7 +98,7 @@ class SourceLevel:
         problem.stats.accepted += 1
         ctx.log(f"{made_by.name}: starting from {self.rep.size(start)} tokens (of {self.rep.size(program)})")
         keep(start, problem.stats)
-        hold = getattr(made_by, "keeps", lambda program: None)(start)
+        hold = getattr(made_by, "must_keep", lambda program: None)(start)
         if hold is not None:
             judged = problem.test
             problem.test = lambda candidate, cancel: hold(candidate) and judged(candidate, cancel)

@@ -9,7 +9,7 @@ Contract: a start is one module with a class that has `name`, `applies(signature
 `proposals(program, run) -> Iterator[str]`, where `run(text) -> RunResult` runs a program as a
 fresh candidate (in the job's sandbox, with its limits and data files). Proposals come smallest
 first; the level judges each with the job's own test, and the first smaller than the program that
-shows the failure is where the passes start. A start may also have `keeps(start) -> predicate`:
+shows the failure is where the passes start. A start may also have `must_keep(start) -> predicate`:
 what every later candidate must still have of the program it started (a candidate that lost it is
 not judged). Add it with one line in `STARTS`.
 """

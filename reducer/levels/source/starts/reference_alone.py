@@ -267,7 +267,7 @@ class ReferenceAlone:
         if self.found is not None:
             yield from compose(program, self.found)
 
-    def keeps(self, start: str) -> Callable[[str], bool] | None:
+    def must_keep(self, start: str) -> Callable[[str], bool] | None:
         """What every later candidate must keep of the start: the reference's statement in its form
         (its values and inputs may change, not its computation: the average of two frames does not
         become one frame, a different comparison that fails as much), a call of the step with the

@@ -2,7 +2,7 @@
 
 The capture (`reducer.levels.jaxpr.capture`) records each transformed call ahead, before it compiles
 and runs, when the failure leaves no exception (a death by a signal, a hang, a numeric mismatch:
-`reducer.levels.jaxpr.write_ahead`), and encodes a jaxpr keeping the script's own `custom_jvp` /
+`reducer.levels.jaxpr.calls_recorded_ahead`), and encodes a jaxpr keeping the script's own `custom_jvp` /
 `custom_vjp` rules (`reducer.levels.jaxpr.custom_rules`; libraries' rules are inlined). One kind of
 failure is out of its reach, and known to be from the script and the failure signature alone:
 

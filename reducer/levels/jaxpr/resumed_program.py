@@ -6,7 +6,7 @@ from __future__ import annotations
 from reducer.levels.jaxpr.worker import run_spec
 
 
-def kept_spec(spec: str, judge, sandbox, limits, log) -> tuple:
+def resumed_spec(spec: str, judge, sandbox, limits, log) -> tuple:
     """(`spec`, its run) when the kept traced program still shows the failure `judge`
     (`reducer.levels.jaxpr.level.Judge`) wants; else (None, None), and the level captures again."""
     run = run_spec(sandbox, judge.request(spec, explain=True), limits, max(limits.timeout, 30.0))
