@@ -1,5 +1,5 @@
 """What a reduction is asked (`Options`, from the command line) and what establishing its failure
-learns (`Established`): both frozen, made once and read by the job and every level."""
+learns (`EstablishedFailure`): both frozen, made once and read by the job and every level."""
 from __future__ import annotations
 
 import os
@@ -23,7 +23,7 @@ def default_memory_mb(jobs: int) -> int:
 @dataclass(frozen=True)
 class Options:
     """What the command line asks of a reduction; each level reads the options that apply to it.
-    Frozen: what a run learns or decides on the way lives on the job or in `Established`."""
+    Frozen: what a run learns or decides on the way lives on the job or in `EstablishedFailure`."""
 
     oracle: str = "auto"
     timeout: float | None = None
@@ -43,7 +43,7 @@ class Options:
 
 
 @dataclass(frozen=True)
-class Established:
+class EstablishedFailure:
     """What establishing the failure learned, in one frozen object: the oracle, its signature, the run
     that showed it, how often the original showed it, its slowest first run, the candidates' limits,
     how many runs a candidate gets (`votes`: more when the failure comes and goes), the watches the

@@ -28,7 +28,7 @@ from reducer.engine import ToolBug
 from reducer.errors import INTERRUPTED, NO_RESUME, NOT_VERIFIED, TOOL_BUG, USAGE, ReducerError
 from reducer.files import write_atomic
 from reducer.timeouts import FRESH_START, least_for_checks
-from reducer.established import Established, Options
+from reducer.established import EstablishedFailure, Options
 from reducer.verdict import Verdict, final_checks, own_output, verify_runs
 from reducer.workers import scratch
 from reducer.workers.command import CommandRunner, runner_for
@@ -78,7 +78,7 @@ class Job:
         self.first_limits = Limits()  # the first runs' limits; a level's job sets its own
         # the oracle --oracle asked for (None: auto); `established.oracle` is the one kept
         self.requested: Oracle | None = None
-        self.established: Established | None = None  # what establishing learned (set by `start` or `establish`)
+        self.established: EstablishedFailure | None = None  # what establishing learned (set by `start` or `establish`)
         self._info: dict = {}
         self._probe: threading.Thread | None = None
 
@@ -140,7 +140,7 @@ class Job:
         """How many runs a candidate gets (more when the failure comes and goes)."""
         return self.established.votes if self.established is not None else 1
 
-    def configure(self, established: Established) -> None:
+    def configure(self, established: EstablishedFailure) -> None:
         """Set the sandbox up for candidates as `established` says (gradient checks, watches, data files)."""
         box = self.sandbox
         if box is None:
@@ -239,7 +239,8 @@ class Job:
         self.log(f"kept aside another failure: {seen}")
 
     # -- the final checks -----------------------------------------------------------------------
-    def verify(self, program: str, established: Established, original: str, fresh_run=None, judge=None) -> Verdict:
+    def verify(self, program: str, established: EstablishedFailure, original: str, fresh_run=None,
+               judge=None) -> Verdict:
         """`reducer.verdict.final_checks` of `program` (a level's own `fresh_run` and `judge`, for its own
         result; else the job's)."""
         return final_checks(self, program, established, original, fresh_run or self.fresh_run, judge or self.judge)
@@ -247,7 +248,7 @@ class Job:
     def out_of_time(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline - 0.5
 
-    def excerpt(self, established: Established, verdict: Verdict) -> str:
+    def excerpt(self, established: EstablishedFailure, verdict: Verdict) -> str:
         """What the report's "What happens" shows: the reproducer's own output."""
         if verdict.run is None:
             return established.signature.excerpt
@@ -340,7 +341,7 @@ class Job:
             result["bug"] = str(self.bug)
         return result
 
-    def start(self) -> tuple[Established, str]:
+    def start(self) -> tuple[EstablishedFailure, str]:
         """The failure and the program to shrink: established anew, or read back for --resume."""
         try:
             started = self.resume_from() if self.resume else self.begin()
@@ -360,11 +361,11 @@ class Job:
         self.established = started[0]
         return started
 
-    def checked(self, best: str, established: Established) -> tuple[str, Verdict]:
+    def checked(self, best: str, established: EstablishedFailure) -> tuple[str, Verdict]:
         """The result and its final checks' verdict (a chain's last level may go on from it)."""
         return best, self.safely(lambda: self.verify(best, established, self.original_program()), established)
 
-    def safely(self, check, established: Established) -> Verdict:
+    def safely(self, check, established: EstablishedFailure) -> Verdict:
         try:
             return check()
         except Exception as exc:
@@ -378,6 +379,6 @@ class Job:
             return INTERRUPTED
         return 0 if verdict.ok else NOT_VERIFIED
 
-    def run_following_level(self, best: str, established: Established) -> "LevelResult | None":
+    def run_following_level(self, best: str, established: EstablishedFailure) -> "LevelResult | None":
         """What a level that follows the verified result made (the IR after a script), or None."""
         return None

@@ -2,7 +2,7 @@
 
 `Reduction` is the script's `reducer.levels.chain.ChainJob`: `establish` runs the original (several
 times, to measure how reliably it fails) and fixes what the reduction keeps in a frozen
-`Established` (oracle, signature, limits, votes, watches, data files); the chain runs its levels
+`EstablishedFailure` (oracle, signature, limits, votes, watches, data files); the chain runs its levels
 (`JaxprLevel` when it applies, then `reducer.levels.source.level.SourceLevel`, which gets the job's
 test and lets `reducer.second_look.restart` look again at its result), each keeping its best program
 so far for --resume, which goes on from the level that was running (`resume_from`); `finish` returns
@@ -28,7 +28,7 @@ from reducer.engine import Event
 from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
 from reducer.faults.ahead import CANCEL, cancelled_by
 from reducer.readers.inputs import argument_files, data_files, read_input, with_arguments
-from reducer.established import Established, Options, default_memory_mb
+from reducer.established import EstablishedFailure, Options, default_memory_mb
 from reducer.verdict import Verdict, last_words, no_backend, not_failing
 from reducer.levels import fault_finders
 from reducer.levels.base import LevelResult
@@ -42,7 +42,7 @@ from reducer.timeouts import AdaptiveTimeout
 from reducer.workers.imports import preload_modules
 from reducer.workers.sandbox import Limits, RunResult, Sandbox
 
-__all__ = ["Options", "Established", "Reduction", "parse_levels"]
+__all__ = ["Options", "EstablishedFailure", "Reduction", "parse_levels"]
 
 
 class Reduction(ChainJob):
@@ -108,7 +108,7 @@ class Reduction(ChainJob):
         return (self.requested, sig) if sig else None
 
     # -- the first runs -------------------------------------------------------------------------
-    def establish(self, runs: int | None = None) -> Established:
+    def establish(self, runs: int | None = None) -> EstablishedFailure:
         runs = runs or self.options.runs
         with ThreadPoolExecutor(max_workers=max(1, min(runs, self.options.jobs))) as pool:
             results = list(pool.map(lambda _: self.execute(self.source, self.limits), range(runs)))
@@ -125,10 +125,10 @@ class Reduction(ChainJob):
         no_checks = self.needs_gradients and not oracle.needs_gradient_checks
         limits = (self.first_limits if self.options.timeout is not None
                   else Limits(timeout=max(20.0, 4 * slowest), memory_mb=self.memory_mb))
-        established = Established(oracle, sig, results[found.index(first)], rate, slowest, limits=limits,
-                          votes=max(3, runs) if rate < 1.0 else 1,
-                          watches=() if no_checks else tuple(oracle.watches),
-                          data_files=tuple(self.sandbox.data_files), gradient_checks=False if no_checks else None)
+        established = EstablishedFailure(
+            oracle, sig, results[found.index(first)], rate, slowest, limits=limits,
+            votes=max(3, runs) if rate < 1.0 else 1, watches=() if no_checks else tuple(oracle.watches),
+            data_files=tuple(self.sandbox.data_files), gradient_checks=False if no_checks else None)
         self.configure(established)
         self.fault_finder, established = self.locate(established)
         self.established = established
@@ -143,7 +143,7 @@ class Reduction(ChainJob):
 
         return fault_finders.Runs(self.sandbox, limits, oracle, script, self.log)
 
-    def locate(self, established: Established) -> tuple[fault_finders.FaultFinder | None, Established]:
+    def locate(self, established: EstablishedFailure) -> tuple[fault_finders.FaultFinder | None, EstablishedFailure]:
         """The finder of the fault of the established failure, and the failure naming that fault."""
         finder = None if established.oracle.runs_candidates else fault_finders.for_original(
             self.finder_runs(established.oracle, established.limits), established.signature, established.run)
@@ -152,11 +152,11 @@ class Reduction(ChainJob):
         sig, run = finder.establish(self.source, established.run, established.signature)
         return finder, dataclasses.replace(established, signature=sig, run=run)
 
-    def check(self) -> Established:
+    def check(self) -> EstablishedFailure:
         """`reducer check`: one run and its signature."""
         return self.establish(runs=1)
 
-    def begin(self) -> tuple[Established, str]:
+    def begin(self) -> tuple[EstablishedFailure, str]:
         established = self.establish()
         self.log(f"reducing {self.script} ({self.rep.size(self.source)} tokens), output in {self.out}")
         self.log(f"failure: {established.signature} (seen in {established.rate:.0%} of {self.options.runs} runs, "
@@ -168,7 +168,7 @@ class Reduction(ChainJob):
             self.log(f"{known}: the corpus has this bug already")
         return established, self.rep.normalize(self.source)
 
-    def resume_from(self) -> tuple[Established, str]:
+    def resume_from(self) -> tuple[EstablishedFailure, str]:
         """The interrupted run's oracle, signature and level, and the script the chain goes on from,
         checked to still fail: the best script it kept (the original, when it was in the jaxpr level)."""
         state, best, wanted = self.read_state()
@@ -178,9 +178,10 @@ class Reduction(ChainJob):
                                                       self.options.hangs)
         self.resume_level(state, best)
         limits = Limits(timeout=self.options.timeout or state.get("timeout", 120.0), memory_mb=self.memory_mb)
-        established = Established(oracle, wanted, None, state.get("rate", 1.0), 0.0, limits=limits,
-                          votes=state.get("votes", 1), data_files=tuple(self.sandbox.data_files) + self.kept_data(),
-                          gradient_checks=False if not oracle.needs_gradient_checks else None)
+        established = EstablishedFailure(
+            oracle, wanted, None, state.get("rate", 1.0), 0.0, limits=limits, votes=state.get("votes", 1),
+            data_files=tuple(self.sandbox.data_files) + self.kept_data(),
+            gradient_checks=False if not oracle.needs_gradient_checks else None)
         self.configure(established)
         self.fault_finder = fault_finders.for_wanted(self.finder_runs(oracle, limits), wanted)  # named again
         level, place = self.resumed_level()
@@ -202,7 +203,7 @@ class Reduction(ChainJob):
         self.established = established = dataclasses.replace(established, run=run)
         return established, script
 
-    def state(self, established: Established) -> dict:
+    def state(self, established: EstablishedFailure) -> dict:
         """What --resume needs to know the failure again without establishing it."""
         return {"script": str(self.script.resolve()), "script_sha1": hashlib.sha1(self.source.encode()).hexdigest(),
                 "oracle": self.options.oracle if self.requested is not None else established.oracle.name,
@@ -222,7 +223,7 @@ class Reduction(ChainJob):
             return self.limits
         return dataclasses.replace(self.limits, timeout=self.timeout.value)
 
-    def make_test(self, established: Established, program: str | None = None):
+    def make_test(self, established: EstablishedFailure, program: str | None = None):
         """The test: fails as `established` did (and, given the starting `program`, on its own check:
         counterfactual)."""
         oracle, wanted = established.oracle, established.signature
@@ -293,12 +294,12 @@ class Reduction(ChainJob):
                 SourceLevel(self.rep, self.chosen, self.source, self.file_name,
                             source_passes))
 
-    def after_chain(self, program: str, established: Established) -> str:
+    def after_chain(self, program: str, established: EstablishedFailure) -> str:
         """The counts logged, and the program with its data written in, before the final checks."""
         self.log_counts(program)
         return standalone.after_shrinking(self, program, established)
 
-    def context(self, established: Established, level):
+    def context(self, established: EstablishedFailure, level):
         """What a level gets from this job; the source level, whose candidates are scripts, also the
         job's test, the runner's second look and when to stop shrinking."""
         return dataclasses.replace(super().context(established, level), on_event=self.on_engine_event,
@@ -306,7 +307,7 @@ class Reduction(ChainJob):
                                    restart=lambda best: second_look.restart(self, best, established),
                                    until=lambda: self.shrink_until(established))
 
-    def shrink_until(self, established: Established) -> float | None:
+    def shrink_until(self, established: EstablishedFailure) -> float | None:
         """When shrinking stops: before the result's second look (`second_look.restart`), the final checks,
         the data written in and XLA's culprit search."""
         seconds = established.seconds if self.latest_seconds is None else self.latest_seconds
@@ -339,7 +340,7 @@ class Reduction(ChainJob):
         return (IrLevel(),)
 
     # -- outputs --------------------------------------------------------------------------------
-    def finish(self, best: str, established: Established, verdict: Verdict, info: dict, stopped: bool,
+    def finish(self, best: str, established: EstablishedFailure, verdict: Verdict, info: dict, stopped: bool,
                follow: LevelResult | None) -> dict:
         tested = self.previous.get("tested", 0) + sum(r.tested for r in self.chain)
         accepted = self.previous.get("accepted", 0) + sum(r.accepted for r in self.chain)

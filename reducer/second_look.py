@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from reducer.established import Established
+from reducer.established import EstablishedFailure
 
 RUNNER_MODES = {
     "trust": "candidates run one after another in one warm interpreter; the result is checked in a child of "
@@ -33,13 +33,13 @@ def confirm(job, source: str, oracle, wanted, cancel: threading.Event):
     return again, verdict
 
 
-def trusts_runner(job, established: Established) -> bool:
+def trusts_runner(job, established: EstablishedFailure) -> bool:
     """Whether the long-lived runner's verdicts go unconfirmed (the result then runs in a child of its own)."""
     trusted = job.options.warm and job.sandbox.reuse and job.runner == "trust"
     return trusted and not established.oracle.runs_candidates
 
 
-def runner_misled(job, best: str, established: Established) -> bool:
+def runner_misled(job, best: str, established: EstablishedFailure) -> bool:
     """Whether trusted runner verdicts led to a result that fails only after other candidates."""
     if not trusts_runner(job, established):
         return False
@@ -49,7 +49,7 @@ def runner_misled(job, best: str, established: Established) -> bool:
     return not job.judge(established.oracle, established.signature, run)[0]
 
 
-def last_that_holds(job, accepted: list[str], established: Established) -> str:
+def last_that_holds(job, accepted: list[str], established: EstablishedFailure) -> str:
     """The newest accepted program that fails in a child of its own (bisected; the first holds)."""
     good, bad = 0, len(accepted) - 1
     while bad - good > 1:
@@ -62,7 +62,7 @@ def last_that_holds(job, accepted: list[str], established: Established) -> str:
     return accepted[good]
 
 
-def restart(job, best: str, established: Established) -> str | None:
+def restart(job, best: str, established: EstablishedFailure) -> str | None:
     """Where the source level goes on from when trusted runner verdicts led to a result that fails
     only after other candidates (None: the result stands); verdicts are confirmed from then on."""
     if not runner_misled(job, best, established):

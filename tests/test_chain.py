@@ -7,7 +7,7 @@ import json
 import oracles
 from oracles.base import Signature
 from reducer.engine import Stats
-from reducer.established import Established, Options
+from reducer.established import EstablishedFailure, Options
 from reducer.levels.base import LevelResult
 from reducer.levels.chain import ChainJob
 
@@ -51,9 +51,9 @@ class Letters(ChainJob):
         return self.chain_levels
 
 
-def established() -> Established:
+def established() -> EstablishedFailure:
     oracle = oracles.make_oracle("regex:BUG", "cpu", False)
-    return Established(oracle, Signature("regex", (("pattern", "BUG"),)), None, 1.0, 0.0)
+    return EstablishedFailure(oracle, Signature("regex", (("pattern", "BUG"),)), None, 1.0, 0.0)
 
 
 def test_each_level_starts_from_the_last_ones_program_and_keeps_its_best_in_its_own_form(tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 import oracles
 from oracles.outcome import RunResult, Signature
 from reducer.engine import Engine, Problem
-from reducer.established import Established
+from reducer.established import EstablishedFailure
 from reducer.levels.base import Level, LevelContext, LevelResult
 from reducer.levels.jaxpr.level import JaxprLevel
 from reducer.levels.source.level import SourceLevel
@@ -45,10 +45,10 @@ def fails(candidate: str, cancel=None) -> bool:
     return "raise ValueError(" in candidate and "boom" in candidate and "jnp.sqrt(" in candidate
 
 
-def established() -> Established:
+def established() -> EstablishedFailure:
     sig = Signature("jax-error", (("type", "ValueError"),), "ValueError: boom")
     run = RunResult(1, "", 'Traceback (most recent call last):\nValueError: boom\n', 0.1)
-    return Established(oracles.make_oracle("crash"), sig, run, 1.0, 0.1, limits=Limits(timeout=10.0))
+    return EstablishedFailure(oracles.make_oracle("crash"), sig, run, 1.0, 0.1, limits=Limits(timeout=10.0))
 
 
 def context(kept: list, events: list, levels: tuple[str, ...] = ()) -> LevelContext:

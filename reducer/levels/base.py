@@ -10,7 +10,7 @@ program so far with what --resume needs (`on_accept`, in the level's own form: a
 program, a module) and, on --resume, the best program an interrupted run of the level kept
 (`resumed`); for the level whose candidates are the job's own programs (the source level of a
 script), the job's test, a second look at the result and when shrinking must stop. What the
-failure is (oracle, signature, limits, votes …) comes in the frozen `reducer.established.Established`.
+failure is (oracle, signature, limits, votes …) comes in the frozen `reducer.established.EstablishedFailure`.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Protocol
 
-from reducer.established import Established
+from reducer.established import EstablishedFailure
 from reducer.workers.sandbox import Limits, Sandbox
 
 
@@ -95,12 +95,12 @@ class Level(Protocol):
     name: str
     suffix: str
 
-    def applies(self, established: Established, program: str) -> bool:
+    def applies(self, established: EstablishedFailure, program: str) -> bool:
         """Whether this level runs on `program` for this failure."""
 
-    def why_not(self, established: Established, program: str) -> str | None:
+    def why_not(self, established: EstablishedFailure, program: str) -> str | None:
         """None when the level runs on `program`, else the log line saying why not ("": none)."""
 
-    def reduce(self, program: str, established: Established, context: LevelContext) -> LevelResult | None:
+    def reduce(self, program: str, established: EstablishedFailure, context: LevelContext) -> LevelResult | None:
         """Enter from `program`, shrink, exit to a program; None (and a log line saying why) when
         the level made nothing the next one can use."""

@@ -22,7 +22,7 @@ import dataclasses
 import time
 from pathlib import Path
 
-from reducer.established import Established
+from reducer.established import EstablishedFailure
 from reducer.job import Job
 from reducer.levels.base import LevelContext, LevelResult
 
@@ -58,16 +58,16 @@ class ChainJob(Job):
         """The levels that may follow the verified result."""
         return ()
 
-    def state(self, established: Established) -> dict:
+    def state(self, established: EstablishedFailure) -> dict:
         """What --resume needs, besides the level, its best program and the counts."""
         return {"signature": established.signature.to_dict()}
 
-    def after_chain(self, program: str, established: Established) -> str:
+    def after_chain(self, program: str, established: EstablishedFailure) -> str:
         """The program the final checks take, from the chain's last program."""
         return program
 
     # -- running the chain ----------------------------------------------------------------------
-    def shrink(self, program: str, established: Established) -> str:
+    def shrink(self, program: str, established: EstablishedFailure) -> str:
         """Chain the levels: each that runs starts from the program the last one made; none starts
         once the job is stopped."""
         for level in self.levels():
@@ -96,14 +96,14 @@ class ChainJob(Job):
         place = names.index(self.resume_at) if self.resume_at in names else len(self.levels()) - 1
         return every[place], place
 
-    def context(self, established: Established, level) -> LevelContext:
+    def context(self, established: EstablishedFailure, level) -> LevelContext:
         """What `level` gets from this job: its best programs kept in its own form, and on --resume
         the one it kept before."""
         return dataclasses.replace(self.level_context(self.stall), levels=tuple(self.levels_run),
                                    on_accept=lambda best, stats: self.keep(level, best, established, stats),
                                    resumed=self.resumed if level.name == self.resume_at else None)
 
-    def record_result(self, result: LevelResult, established: Established) -> Established:
+    def record_result(self, result: LevelResult, established: EstablishedFailure) -> EstablishedFailure:
         """A level's result: its files written, its candidates' data files and shorter stall handed on."""
         self.chain.append(result)
         self.write_files(result.files)
@@ -120,7 +120,7 @@ class ChainJob(Job):
         return established
 
     # -- the final checks, and the time they leave ---------------------------------------------------
-    def checked(self, best: str, established: Established):
+    def checked(self, best: str, established: EstablishedFailure):
         """The result and its final checks' verdict. Shrinking stopped where an estimate of the checks'
         length said (under load it is off threefold either way); when they leave time, the last level
         goes on from the verified result (`_go_on`), and what it makes stands once its own final checks
@@ -139,7 +139,7 @@ class ChainJob(Job):
             best, verdict = more, again
         return best, verdict
 
-    def _go_on(self, best: str, established: Established, verdict) -> str | None:
+    def _go_on(self, best: str, established: EstablishedFailure, verdict) -> str | None:
         """The last level's smaller result from the verified `best`, shrinking until the time left but
         what the final checks took (`Job.checks_seconds`, which the job's deadlines then keep for
         them); None where it does not go on: the checks were not all passed, the level reached its
@@ -164,13 +164,13 @@ class ChainJob(Job):
                  f"{result.tested} tested, {result.accepted} accepted")
         return result.program if self.rep.size(result.program) < size else None
 
-    def run_following_level(self, best: str, established: Established) -> LevelResult | None:
+    def run_following_level(self, best: str, established: EstablishedFailure) -> LevelResult | None:
         """The first following level that applies, run on the verified result; an oracle's exception
         there stops that level only (it is logged, and the result stands)."""
         def judge(oracle, wanted, run):
             return oracle.judge(wanted, run)
 
-        def check(program: str, wanted: Established, original: str, fresh_run):
+        def check(program: str, wanted: EstablishedFailure, original: str, fresh_run):
             return self.verify(program, wanted, original, fresh_run, judge)
 
         for level in self.follow_levels():
@@ -180,7 +180,7 @@ class ChainJob(Job):
         return None
 
     # -- the best program so far and --resume ----------------------------------------------------
-    def keep(self, level, best: str, established: Established, stats) -> None:
+    def keep(self, level, best: str, established: EstablishedFailure, stats) -> None:
         """Keep `level`'s best program so far, in its own form, and what --resume needs (with the
         counts of the levels before it and its engine's, `stats`)."""
         self.counts[level.name] = stats

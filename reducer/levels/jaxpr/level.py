@@ -12,7 +12,7 @@
 
 `JaxprLevel` is this level in a script's chain (`reducer.levels.base.Level`): it gets the job's
 judge, keep-aside, stop event, stall, pass order and jobs in a `LevelContext`, the failure's
-oracle, signature, votes and limits in `Established`, and returns a `LevelResult`; candidates get
+oracle, signature, votes and limits in `EstablishedFailure`, and returns a `LevelResult`; candidates get
 an adaptive timeout. `reduce_traced` runs the same steps for a caller without a job.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 from oracles import kinds
 from oracles.base import Oracle, Signature
 from reducer.engine import Engine, Problem
-from reducer.established import Established
+from reducer.established import EstablishedFailure
 from reducer.levels.base import LevelContext, LevelResult
 from reducer.levels import fault_finders
 from reducer.levels.jaxpr import as_script
@@ -169,7 +169,7 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
                            on_event=on_event or (lambda e: None), sandbox=sandbox, limits=limits,
                            bounded=lambda t: t, scratch=Path(sandbox.root), platform=sandbox.platform,
                            adopt=lambda job: None, out=Path(sandbox.root))
-    established = Established(oracle, wanted, None, 1.0, 0.0, limits=limits)
+    established = EstablishedFailure(oracle, wanted, None, 1.0, 0.0, limits=limits)
     return traced(source, established, context, budget, verify_runs)
 
 
@@ -188,7 +188,7 @@ def captured(source: str, judge: Judge, sandbox: Sandbox, limits: Limits, log) -
     return spec, first
 
 
-def traced(source: str, established: Established, ctx: LevelContext, budget: float,
+def traced(source: str, established: EstablishedFailure, ctx: LevelContext, budget: float,
            verify_runs: int = 2) -> TracedResult | None:
     """Capture, reduce and write back the failing traced program of `source`; None (and a log line
     saying why) when no captured program shows the failure or the written-back script does not."""
@@ -346,7 +346,7 @@ class JaxprLevel:
     def __init__(self, chosen: tuple[str, ...] | None, source_rep):
         self.chosen, self.rep = chosen, source_rep  # the levels asked for; the script's rep
 
-    def why_not(self, established: Established, program: str) -> str | None:
+    def why_not(self, established: EstablishedFailure, program: str) -> str | None:
         """None when the level runs on `program`; else the log line saying why not ("": none)."""
         size = self.rep.size(program)
         if self.chosen is None:
@@ -365,10 +365,10 @@ class JaxprLevel:
         worth = self.chosen is not None or size > AUTO_MIN_TOKENS or _has_classes(program)
         return f"jaxpr level: not run ({why})" if worth else ""
 
-    def applies(self, established: Established, program: str) -> bool:
+    def applies(self, established: EstablishedFailure, program: str) -> bool:
         return self.why_not(established, program) is None
 
-    def reduce(self, program: str, established: Established, ctx: LevelContext) -> LevelResult | None:
+    def reduce(self, program: str, established: EstablishedFailure, ctx: LevelContext) -> LevelResult | None:
         """Capture, shrink and write back; the result's program is the written-back script when it
         is kept (its arrays in `inputs.npz`, a file of the output and a data file of candidates)."""
         # half of --max-time while it shrinks, more while it is still shrinking (`TimeShare`): measured,

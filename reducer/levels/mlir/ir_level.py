@@ -21,7 +21,7 @@ from pathlib import Path
 
 from oracles.base import Signature
 from reducer.engine import Engine, Problem
-from reducer.established import Established, Options
+from reducer.established import EstablishedFailure, Options
 from reducer.levels.base import LevelContext, LevelResult
 from reducer.levels.mlir import (script_module, script_xla, inputs, failure_names, module as mm, module_report,
                                  pipeline as pl)
@@ -47,14 +47,14 @@ class IrLevel:
     def __init__(self, runs: ModuleRuns | None = None):
         self.runs = runs
 
-    def applies(self, established: Established, program: str) -> bool:
+    def applies(self, established: EstablishedFailure, program: str) -> bool:
         return self.runs is not None or script_module.applies(established.signature, program) \
             or script_xla.applies(established)
 
-    def why_not(self, established: Established, program: str) -> str | None:
+    def why_not(self, established: EstablishedFailure, program: str) -> str | None:
         return None if self.applies(established, program) else ""
 
-    def reduce(self, program: str, established: Established, ctx: LevelContext) -> LevelResult | None:
+    def reduce(self, program: str, established: EstablishedFailure, ctx: LevelContext) -> LevelResult | None:
         if self.runs is None and script_module.applies(established.signature, program):
             return after_script(program, ctx)
         if self.runs is None:  # XLA's failure: half of what is left, the rest for the script's culprit pass
@@ -73,7 +73,7 @@ def sizes(runs: ModuleRuns, program: str) -> tuple[int, int]:
     return runs.rep.size(program), pl.PipelineText().size(pipeline) if pipeline else 0
 
 
-def shrink_module(runs: ModuleRuns, program: str, established: Established, ctx: LevelContext,
+def shrink_module(runs: ModuleRuns, program: str, established: EstablishedFailure, ctx: LevelContext,
                   until: float | None) -> LevelResult:
     """Pipeline passes, then module passes, again and again until neither shrinks (or `until`)."""
     start, keep = time.monotonic(), ctx.on_accept or (lambda best, counts: None)
@@ -205,7 +205,7 @@ def after_script(script: str, ctx: LevelContext) -> LevelResult | None:
 
 
 def reduce_entered(runs: ModuleRuns, ctx: LevelContext, end: float,
-                   established: Established | None = None) -> LevelResult:
+                   established: EstablishedFailure | None = None) -> LevelResult:
     """Establish the failure of the module the IR level entered (unless it is `established`), shrink
     it, check the result."""
     established = established or runs.establish(ctx.judge)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reducer.errors import NO_RESUME, ReducerError
-from reducer.established import Established, Options
+from reducer.established import EstablishedFailure, Options
 from reducer.levels.base import LevelContext
 from reducer.levels.chain import ChainJob
 from reducer.levels.mlir import inputs, module as mm, module_report, module_repro, pipeline as pl
@@ -100,11 +100,11 @@ class MlirReduction(ChainJob):
     def fresh_run(self, program: str) -> RunResult:
         return self.runs.run_candidate(program, fresh=True)
 
-    def check(self) -> Established:
+    def check(self) -> EstablishedFailure:
         """`reducer check`: one run and its signature (`ModuleRuns.check`)."""
         return self.runs.check()
 
-    def establish(self) -> Established:
+    def establish(self) -> EstablishedFailure:
         self.established = self.runs.establish(self.judge)
         return self.established
 
@@ -112,16 +112,16 @@ class MlirReduction(ChainJob):
     def levels(self) -> tuple:
         return (IrLevel(self.runs),)
 
-    def context(self, established: Established, level) -> LevelContext:
+    def context(self, established: EstablishedFailure, level) -> LevelContext:
         """A level's context, shrinking stopped in time for the final checks."""
         return dataclasses.replace(super().context(established, level),
                                    until=self.shrink_deadline(max(established.seconds, 1.0)))
 
-    def state(self, established: Established) -> dict:
+    def state(self, established: EstablishedFailure) -> dict:
         return {"source": self.source_name, "source_sha1": self.given_sha1,
                 "signature": established.signature.to_dict(), "counts0": list(self.counts0)}
 
-    def begin(self) -> tuple[Established, str]:
+    def begin(self) -> tuple[EstablishedFailure, str]:
         established = self.establish()
         self.counts0 = ops, passes = sizes(self.runs, self.runs.original)
         self.log(f"reducing {self.source_name} ({ops} operations" + (f", pipeline of {passes} passes" if passes else "")
@@ -129,7 +129,7 @@ class MlirReduction(ChainJob):
         self.log(self.runs.described(established))
         return established, self.runs.original
 
-    def resume_from(self) -> tuple[Established, str]:
+    def resume_from(self) -> tuple[EstablishedFailure, str]:
         """The interrupted run's best module, checked to still fail in the same way."""
         state, best, wanted = self.read_state()
         if state.get("source_sha1") != self.given_sha1:
@@ -162,7 +162,8 @@ class MlirReduction(ChainJob):
         summary.verified = f"{summary.verified}; {said}" if text else summary.verified
         return text
 
-    def finish(self, best: str, established: Established, verdict: Verdict, info: dict, stopped: bool, follow) -> dict:
+    def finish(self, best: str, established: EstablishedFailure, verdict: Verdict, info: dict, stopped: bool,
+               follow) -> dict:
         """What the module's reduction leaves (`follow`, a following level's result: none follows a module)."""
         runs, previous, done = self.runs, self.previous, (self.chain[-1] if self.chain else None)
         summary = summarise(runs, best, self.counts0, time.monotonic() - self.started + previous.get("seconds", 0.0),

@@ -22,7 +22,7 @@ from typing import Callable
 import oracles
 from oracles.base import Oracle, Signature
 from reducer.errors import BAD_MLIR, ReducerError
-from reducer.established import Established, Options
+from reducer.established import EstablishedFailure, Options
 from reducer.levels.mlir import crash_pass, first_run, ir_worker, failure_names, module as mm, run_module as mlir_run
 from reducer.levels.mlir import wrong_gradient, xla_passes, xla_results
 from reducer.levels.mlir.run_module import ENZYME, GRADIENT, XLA, XLA_KINDS, XLA_RESULTS
@@ -155,7 +155,7 @@ class ModuleRuns:
             self.warming.join()  # one worker for the first run, not two starting side by side
         return first_run.first_failure(self)
 
-    def check(self) -> Established:
+    def check(self) -> EstablishedFailure:
         """`reducer check`: one run and its signature (naming the pass a crash dies in, or the operation
         whose gradient is wrong, as the reduction's does)."""
         oracle, sig, run = self.first_failure()
@@ -164,9 +164,9 @@ class ModuleRuns:
             sig = self.name_operation_at_fault(oracle, sig, run, fresh=False)
         if self.kind == XLA_RESULTS:
             sig, run = self.name_xla_operation_at_fault(oracle, sig, run, fresh=False)
-        return Established(oracle, sig, run, 1.0, run.seconds, limits=self.first_limits)
+        return EstablishedFailure(oracle, sig, run, 1.0, run.seconds, limits=self.first_limits)
 
-    def establish(self, judge) -> Established:
+    def establish(self, judge) -> EstablishedFailure:
         """Find how the module fails, and how to run candidates: in the command of an oracle that
         runs them itself, in fresh subprocesses after a crash or with --cold, else in warm workers
         (`judge`: `reducer.job.Job.judge`, or the like)."""
@@ -191,7 +191,7 @@ class ModuleRuns:
             sig, run = self.name_xla_operation_at_fault(oracle, sig, run, fresh)
         self.limits = (self.first_limits if self.options.timeout is not None
                        else Limits(timeout=max(20.0, 4 * run.seconds), memory_mb=self.options.memory_mb))
-        return Established(oracle, sig, run, 1.0, run.seconds, limits=self.limits)
+        return EstablishedFailure(oracle, sig, run, 1.0, run.seconds, limits=self.limits)
 
     def name_operation_at_fault(self, oracle: Oracle, sig: Signature, run: RunResult, fresh: bool) -> Signature:
         """The wrong gradient's signature naming the operation whose gradient alone is wrong."""
@@ -216,7 +216,7 @@ class ModuleRuns:
         self.rep.keep = failure_names.named_ops(sig)
         return sig, run
 
-    def search_culprit_pass(self, best: str, established: Established) -> None:
+    def search_culprit_pass(self, best: str, established: EstablishedFailure) -> None:
         """For a failure of XLA alone: which of XLA's HLO passes it needs (`xla_passes`), once."""
         if self.kind in XLA_KINDS and not established.oracle.runs_candidates and not (self.xla_pass or {}).get("pass"):
             try:
@@ -224,7 +224,7 @@ class ModuleRuns:
             except Exception as exc:  # an addition to the report: the reduction stands without it
                 self.log(f"could not search for XLA's culprit pass: {type(exc).__name__}: {exc}")
 
-    def described(self, established: Established) -> str:
+    def described(self, established: EstablishedFailure) -> str:
         """The log line saying how the module fails, where, and where candidates run."""
         return (f"failure: {established.signature} (in {WHERE[self.kind]}; first run {established.run.seconds:.2f} s; "
                 f"candidates run {WHERE_CANDIDATES[self.isolation]})")

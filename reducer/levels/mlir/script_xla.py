@@ -19,7 +19,7 @@ from pathlib import Path
 
 from oracles import owners
 from reducer.errors import ReducerError
-from reducer.established import Established, Options
+from reducer.established import EstablishedFailure, Options
 from reducer.levels.base import LevelContext, LevelResult
 from reducer.levels.mlir import inputs, module as mm, module_repro, xla_dump
 from reducer.levels.mlir.module_runs import ModuleRuns
@@ -29,7 +29,7 @@ TRIED = 4
 RUNNER = "repro_xla.py"
 
 
-def applies(established: Established) -> bool:
+def applies(established: EstablishedFailure) -> bool:
     return owners.xla_owns(established.signature, established.oracle)
 
 

@@ -17,7 +17,7 @@ import dataclasses
 from typing import Callable
 
 from reducer.engine import Engine, Problem
-from reducer.established import Established
+from reducer.established import EstablishedFailure
 from reducer.levels.base import LevelContext, LevelResult
 from reducer.levels.source.passes import source_passes
 from reducer.levels.source.passes.original_calls import original_calls
@@ -38,18 +38,18 @@ class SourceLevel:
         self.original, self.file_name = original, file_name  # the user's script, and what a candidate is called
         self.passes = passes  # makes the passes, in order (`source_passes`)
 
-    def why_not(self, established: Established, program: str) -> str | None:
+    def why_not(self, established: EstablishedFailure, program: str) -> str | None:
         """None: the source level takes every script it is handed."""
         return None
 
-    def applies(self, established: Established, program: str) -> bool:
+    def applies(self, established: EstablishedFailure, program: str) -> bool:
         return self.why_not(established, program) is None
 
     def shrinks(self, before: tuple[str, ...]) -> bool:
         """Whether the source passes run, after the levels `before` kept their results."""
         return self.chosen is None or "source" in self.chosen or not before
 
-    def reduce(self, program: str, established: Established, ctx: LevelContext) -> LevelResult:
+    def reduce(self, program: str, established: EstablishedFailure, ctx: LevelContext) -> LevelResult:
         """Shrink `program` to a fixpoint of the source passes (again from the program `restart`
         gives, when it gives one); the result names "source" among its levels when the passes ran."""
         shrinks, resumed = self.shrinks(ctx.levels), ctx.resumed is not None
@@ -78,7 +78,7 @@ class SourceLevel:
         return LevelResult(best, stats.tested, stats.accepted, levels=("source",) if shrinks else (),
                            stalled=engine.stalled, cut=engine.cut, cache_hits=stats.cache_hits, seconds=stats.seconds)
 
-    def _start(self, program: str, established: Established, ctx: LevelContext, problem: Problem,
+    def _start(self, program: str, established: EstablishedFailure, ctx: LevelContext, problem: Problem,
                keep: Callable) -> str:
         """Where the passes start: the first start's proposal that shows the failure (`starts`), counted
         as a candidate the level tested, or `program` itself; from then on, candidates must keep what
