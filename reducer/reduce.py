@@ -36,7 +36,7 @@ from reducer.levels.chain import ChainJob
 from reducer.levels.jaxpr.level import JaxprLevel, parse_levels
 from reducer.levels.mlir.ir_level import IrLevel
 from reducer.levels.source import check_values
-from reducer.levels.source.level import SourceLevel, source_passes  # the job hands the level its passes
+from reducer.levels.source.level import ScriptJob, SourceLevel, source_passes  # the job lends them
 from reducer.levels.source.representation import PythonSource
 from reducer.timeouts import AdaptiveTimeout
 from reducer.workers.imports import preload_modules
@@ -290,9 +290,10 @@ class Reduction(ChainJob):
 
     def levels(self) -> tuple:
         """The chain, in order: the traced program's level, then the source level."""
+        job = ScriptJob(test_for=self.make_test, restart=lambda established, best: second_look.restart(
+            self, best, established))
         return (JaxprLevel(self.chosen, self.rep),
-                SourceLevel(self.rep, self.chosen, self.source, self.file_name,
-                            source_passes))
+                SourceLevel(self.rep, job, self.chosen, self.source, self.file_name, source_passes))
 
     def after_chain(self, program: str, established: EstablishedFailure) -> str:
         """The counts logged, and the program with its data written in, before the final checks."""
@@ -300,11 +301,8 @@ class Reduction(ChainJob):
         return standalone.after_shrinking(self, program, established)
 
     def context(self, established: EstablishedFailure, level):
-        """What a level gets from this job; the source level, whose candidates are scripts, also the
-        job's test, the runner's second look and when to stop shrinking."""
+        """What a level gets from this job: its progress events, and when to stop shrinking."""
         return dataclasses.replace(super().context(established, level), on_event=self.on_engine_event,
-                                   test_for=lambda program: self.make_test(established, program),
-                                   restart=lambda best: second_look.restart(self, best, established),
                                    until=lambda: self.shrink_until(established))
 
     def shrink_until(self, established: EstablishedFailure) -> float | None:

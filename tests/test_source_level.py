@@ -14,7 +14,7 @@ from reducer.engine import Engine, Problem
 from reducer.established import EstablishedFailure
 from reducer.levels.base import Level, LevelContext, LevelResult
 from reducer.levels.jaxpr.level import JaxprLevel
-from reducer.levels.source.level import SourceLevel
+from reducer.levels.source.level import ScriptJob, SourceLevel
 from reducer.levels.source.passes import source_passes
 from reducer.levels.source.representation import PythonSource
 from reducer.workers.sandbox import Limits
@@ -56,12 +56,16 @@ def context(kept: list, events: list, levels: tuple[str, ...] = ()) -> LevelCont
                         started=time.monotonic(), deadline=None, stall=None, reorder=False, jobs=1,
                         log=lambda line: None, on_event=events.append, sandbox=None, limits=Limits(timeout=10.0),
                         bounded=lambda t: t, scratch=Path("/nonexistent"), platform="cpu", adopt=lambda job: None,
-                        out=Path("/nonexistent"), levels=levels, test_for=lambda program: fails,
-                        on_accept=lambda best, stats: kept.append((best, stats.tested)), restart=lambda best: None)
+                        out=Path("/nonexistent"), levels=levels,
+                        on_accept=lambda best, stats: kept.append((best, stats.tested)))
+
+
+#: what the job of a script lends its source level: its test (here: fails as the script does)
+JOB = ScriptJob(test_for=lambda established, program: fails)
 
 
 def test_source_level_has_the_level_shape():
-    level = SourceLevel(PythonSource(), None, SCRIPT)
+    level = SourceLevel(PythonSource(), JOB, None, SCRIPT)
     assert level.name == "source"
     for method in ("applies", "reduce"):  # called by position: the same arguments, in the same order
         wanted = [p.kind for p in inspect.signature(getattr(Level, method)).parameters.values()][1:]
@@ -69,8 +73,8 @@ def test_source_level_has_the_level_shape():
     assert len(inspect.signature(level.why_not).parameters) == len(inspect.signature(level.applies).parameters)
     est = established()
     assert level.why_not(est, SCRIPT) is None and level.applies(est, SCRIPT)
-    assert level.shrinks(()) and not SourceLevel(PythonSource(), ("jaxpr",)).shrinks(("jaxpr",))
-    assert SourceLevel(PythonSource(), ("jaxpr",)).shrinks(())  # nothing kept before it: it shrinks after all
+    assert level.shrinks(()) and not SourceLevel(PythonSource(), JOB, ("jaxpr",)).shrinks(("jaxpr",))
+    assert SourceLevel(PythonSource(), JOB, ("jaxpr",)).shrinks(())  # nothing kept before it: it shrinks after all
 
 
 def test_a_chain_with_the_jaxpr_level_left_out_gives_what_the_source_passes_give():
@@ -78,7 +82,7 @@ def test_a_chain_with_the_jaxpr_level_left_out_gives_what_the_source_passes_give
     program = rep.normalize(SCRIPT)
     assert fails(program)
     kept, events, results = [], [], []
-    for level in (JaxprLevel(None, rep), SourceLevel(rep, None, SCRIPT, "repro.py")):
+    for level in (JaxprLevel(None, rep), SourceLevel(rep, JOB, None, SCRIPT, "repro.py")):
         if level.why_not(est, program) is not None:  # a flat script of a few tokens: "" (no line to log)
             assert level.name == "jaxpr" and level.why_not(est, program) == ""
             continue
@@ -101,7 +105,7 @@ def test_a_chain_with_the_jaxpr_level_left_out_gives_what_the_source_passes_give
 def test_with_only_the_jaxpr_level_asked_for_the_source_level_keeps_a_written_back_program():
     est, rep, kept = established(), PythonSource(), []
     program = rep.normalize(SCRIPT)
-    result = SourceLevel(rep, ("jaxpr",), SCRIPT).reduce(program, est, context(kept, [], ("jaxpr",)))
+    result = SourceLevel(rep, JOB, ("jaxpr",), SCRIPT).reduce(program, est, context(kept, [], ("jaxpr",)))
     assert result.program == program and result.levels == () and result.tested == 0
     assert kept == [(program, 0)]
     assert rep.original_calls  # a write-back is offered the user's own calls (`original-calls`)
@@ -115,9 +119,8 @@ def test_a_restart_goes_on_from_the_program_the_job_gives_with_the_cache_forgott
         asked.append(best)
         return program if len(asked) == 1 else None
 
-    ctx = context(kept, [])
-    ctx = LevelContext(**{**ctx.__dict__, "restart": restart})
-    result = SourceLevel(rep, None, SCRIPT).reduce(program, est, ctx)
+    job = ScriptJob(test_for=JOB.test_for, restart=lambda established, best: restart(best))
+    result = SourceLevel(rep, job, None, SCRIPT).reduce(program, est, context(kept, []))
     assert len(asked) == 1  # asked once, after the first reduction
     assert program in [k for k, _ in kept[1:]]  # the restart's program kept before going on
     assert fails(result.program) and result.tested > 0

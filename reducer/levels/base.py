@@ -54,10 +54,10 @@ class LevelResult:
 class LevelContext:
     """What a job gives a level: ways to judge and keep aside, when to stop, and how to run; keeping
     the best program so far and where an interrupted run left off (`on_accept`, `resumed`); the
-    job's final check, for a level that checks a result of its own (`verify`). `test_for`, `restart`
-    and `until` are for the level whose candidates are the job's own programs (the source level of
-    a script): the job's test, its second look at the result, and when shrinking must stop; a level
-    that makes its own test leaves them alone."""
+    job's final check, for a level that checks a result of its own (`verify`); when shrinking must
+    stop for the final checks to fit (`until`). What a job lends only the level whose candidates are
+    its own programs (its test, its second look) that level is given when the job makes it
+    (`reducer.levels.source.level.ScriptJob`)."""
 
     judge: Callable  # (oracle, wanted, run) -> (ok, seen): `Job.judge`
     keep_aside: Callable  # (program, seen, suffix, comment) -> None: `Job.keep_aside`
@@ -77,11 +77,9 @@ class LevelContext:
     adopt: Callable  # (sandbox) -> None: a level's own sandbox, whose running candidates an interrupt kills too
     out: Path  # the output folder
     levels: tuple[str, ...] = ()  # the levels before this one whose result the program handed to it is
-    test_for: Callable | None = None  # (program) -> the job's test of candidates (candidate, cancel) -> bool
     on_accept: Callable | None = None  # (program, counts) -> None: keep the best program so far (and --resume's state)
     resumed: str | None = None  # the best program an interrupted run of this level kept: go on from it (--resume)
     verify: Callable | None = None  # (program, established, original, fresh_run) -> Verdict: the job's final check
-    restart: Callable | None = None  # (result) -> the program to go on from when the result cannot stand, or None
     #: when shrinking must stop for the final checks to fit (None: `deadline`); a callable when it
     #: moves (the final checks get shorter as the candidates do)
     until: float | Callable[[], float | None] | None = None

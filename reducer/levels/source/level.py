@@ -3,17 +3,19 @@ directly by the source passes, each candidate a script run by the job.
 
 `SourceLevel` runs on every script it is handed, last in the chain (after
 `reducer.levels.jaxpr.level.JaxprLevel`): it drives the engine with `source_passes()` on the
-`PythonSource` representation. What belongs to the job reaches it through the `LevelContext`: the
-test of a candidate (`test_for(program)`: the job's oracle, votes, keep-aside, counterfactual and
-runner confirmation), keeping the best program so far and what --resume needs (`on_accept`, with
-the engine's counts; on --resume the job hands it the best script kept), the job's second look at
-the result (`restart`: the program to go on from when the verdicts that led to it cannot be
-trusted, the outcome cache then forgotten), the stall, the pass order, the number of jobs and when
-shrinking must stop (`until`, else `deadline`).
+`PythonSource` representation. Its candidates are the job's own programs, so the job of a script
+lends it, when it makes the level (`ScriptJob`), its test of a candidate (`test_for`: the job's
+oracle, votes, keep-aside, counterfactual and runner confirmation) and its second look at the result
+(`restart`: the program to go on from when the verdicts that led to it cannot be trusted, the
+outcome cache then forgotten). The rest reaches it through the `LevelContext`, as it reaches every
+level: keeping the best program so far and what --resume needs (`on_accept`, with the engine's
+counts; on --resume the job hands it the best script kept), the stall, the pass order, the number of
+jobs and when shrinking must stop (`until`, else `deadline`).
 """
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Callable
 
 from reducer.engine import Engine, Problem
@@ -25,6 +27,16 @@ from reducer.levels.source.representation import PythonSource
 from reducer.levels.source.starts import starting_point
 
 
+@dataclass(frozen=True)
+class ScriptJob:
+    """What the job of a script lends its source level: `test_for(established, program)`, the test of
+    candidates (`(candidate, cancel) -> bool`), and `restart(established, best)`, the program to go on
+    from when the result cannot stand, or None."""
+
+    test_for: Callable[[EstablishedFailure, str], Callable]
+    restart: Callable[[EstablishedFailure, str], str | None] = lambda established, best: None
+
+
 class SourceLevel:
     """The source level: with the source passes when it is asked for (`chosen` None: auto, or
     naming "source") or no level before it kept its result; else the program is kept as it comes
@@ -32,9 +44,9 @@ class SourceLevel:
 
     name, suffix = "source", ".py"
 
-    def __init__(self, rep: PythonSource, chosen: tuple[str, ...] | None = None, original: str = "",
+    def __init__(self, rep: PythonSource, job: ScriptJob, chosen: tuple[str, ...] | None = None, original: str = "",
                  file_name: str = "repro.py", passes: Callable[[], list] = source_passes):
-        self.rep, self.chosen = rep, chosen  # the script's representation; the levels asked for (None: auto)
+        self.rep, self.job, self.chosen = rep, job, chosen  # the levels asked for (None: auto)
         self.original, self.file_name = original, file_name  # the user's script, and what a candidate is called
         self.passes = passes  # makes the passes, in order (`source_passes`)
 
@@ -57,7 +69,7 @@ class SourceLevel:
         if "jaxpr" in ctx.levels:  # the program is a write-back: offer the user's own calls
             self.rep.original_calls = original_calls(self.original)
         keep = ctx.on_accept or (lambda best, counts: None)
-        problem = Problem(self.rep, ctx.test_for(program), on_event=ctx.on_event,
+        problem = Problem(self.rep, self.job.test_for(established, program), on_event=ctx.on_event,
                           on_accept=lambda best: keep(best, problem.stats), level="source")
         engine = Engine(problem, self.passes() if shrinks else [], jobs=ctx.jobs, stop=ctx.stop,
                         deadline=ctx.until if ctx.until is not None else ctx.deadline, stall=ctx.stall,
@@ -67,7 +79,7 @@ class SourceLevel:
         if shrinks and not resumed:
             program = self._start(program, established, ctx, problem, keep)
         best = engine.reduce(program)
-        restart = None if ctx.stop.is_set() or ctx.restart is None else ctx.restart(best)
+        restart = None if ctx.stop.is_set() else self.job.restart(established, best)
         if restart is not None:
             problem.forget()
             keep(restart, problem.stats)
