@@ -44,7 +44,7 @@ class ReductionSummary:
     accepted: int
     cache_hits: int
     verified: str  # "yes (3/3 runs)", "no: …", "not run (interrupted)"
-    levels: list[str] = field(default_factory=lambda: ["source"])
+    levels: list[str] = field(default_factory=list)  # the levels that shrank it, as the job recorded them
     interrupted: bool = False
     failure_rate: str = ""
 
@@ -265,8 +265,9 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
     if versions:
         later += details(VERSIONS, versions.rstrip("\n").splitlines())
     later += details(ENVIRONMENT, ["```", envmod.render(info), "```"])
+    by_levels = f" ({', '.join(summary.levels)} level)" if summary.levels else ""
     later += details("How this reproducer was made", how_made(
-        f"Reduced automatically by `reducer` ({', '.join(summary.levels)} level) from "
+        f"Reduced automatically by `reducer`{by_levels} from "
         f"`{summary.script_name}`: {summary.original_tokens} → {summary.final_tokens} Python tokens in "
         f"{summary.seconds:.0f} s, {summary.tested} candidates tested, {summary.accepted} accepted, "
         f"{summary.cache_hits} cache hits. Every accepted candidate showed the same failure signature:",

@@ -53,7 +53,7 @@ def refresh_report(folder: Path, timeout: float | None = None) -> tuple[Path, st
         final_tokens=int(origin.get("reduced_tokens", tokens(code)) or tokens(code)),
         seconds=float(origin.get("seconds", 0) or 0), tested=int(origin.get("tested", 0) or 0),
         accepted=int(origin.get("accepted", 0) or 0), cache_hits=int(origin.get("cache_hits", 0) or 0),
-        verified=verified, levels=list(origin.get("levels") or ["source"]))
+        verified=verified, levels=list(origin.get("levels") or []))
     ir = {}
     if (folder / "repro.mlir").is_file():
         lines = (folder / "repro.mlir").read_text().splitlines()
