@@ -23,6 +23,7 @@ import re
 from typing import NamedTuple
 
 from oracles.base import TOOL_FRAME, Oracle, Signature, library_path, normalize_message
+from oracles.nonfinite import signature as nonfinite_signature
 from oracles.outcome import RunResult
 
 _FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)$')
@@ -161,7 +162,8 @@ class OwnCheck(Oracle):
         fault = run.harness.get("fault")
         # where the value was made (`reducer.faults.origin`); a comparison too, failing on a NaN or an Inf of one side
         if reading in ("nonfinite", "close") and fault:
-            return nonfinite(kind, check, tuple(tuple(f) for f in fault["fields"]), _excerpt(run.output, ending[0]))
+            return nonfinite_signature(kind, check, tuple(tuple(f) for f in fault["fields"]),
+                                       _excerpt(run.output, ending[0]))
         fields = (("type", kind), ("check", check), ("reads", reading), ("message", masked(message)))
         title = f"The program's own check fails: `{kind}` from `{check}` {READS[reading]}"
         return Signature(self.name, fields, title, _excerpt(run.output, ending[0]))
@@ -183,20 +185,6 @@ def failed_check(run: RunResult, wanted: Signature) -> str:
     with `assert_allclose`), else the one `wanted` names."""
     seen = OwnCheck().classify(run)
     return (seen.get("check") if seen is not None else None) or wanted.get("check") or ""
-
-
-def nonfinite(kind: str, check: str, at: tuple[tuple[str, str], ...], shown: str) -> Signature:
-    """The signature of a check failing on a NaN or an Inf whose operation at fault is known (`at`:
-    `in`, `op`, `from`): the message no longer matters, where the value was made does."""
-    where = dict(at)
-    made = [m for m in where.get("in", "").split(",") if m]  # none where JAX's checks met nothing
-    under = "".join(f" under `{m}`" for m in made if m != "forward")
-    under = f", forward and{under}," if len(made) > 1 else under
-    via = f" (through `{where.get('from')}`)" if where.get("from") not in ("", where.get("op")) else ""
-    value = {"nan": "A NaN", "inf": "An Inf", "+inf": "A +Inf", "-inf": "A -Inf"}.get(where.get("value", ""),
-                                                                                  "A non-finite value")
-    title = f"{value} from `{where.get('op')}`{via}{under} fails the program's `{check}`"
-    return Signature("nonfinite", (("type", kind), ("check", check), *at), title, shown)
 
 
 def _excerpt(text: str, exception_line: str) -> str:

@@ -81,7 +81,7 @@ def test_messages_are_masked_and_checks_read():
 
 
 def test_a_nonfinite_title_without_a_transformation_says_none():
-    from oracles.own_check import nonfinite
+    from oracles.nonfinite import signature as nonfinite
 
     at = (("value", "nan"), ("in", ""), ("op", "exp"), ("fix", "float64"), ("from", "exp"))
     assert nonfinite("AssertionError", "assert_allclose", at, "").title == \

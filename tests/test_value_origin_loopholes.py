@@ -20,7 +20,8 @@ import tempfile
 import pytest
 
 from oracles.base import Signature
-from oracles.own_check import OwnCheck, nonfinite
+from oracles.nonfinite import signature as nonfinite
+from oracles.own_check import OwnCheck
 from reducer.faults.origin import ValueOrigin
 from conftest import run_text
 

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from typing import Callable
 
+from oracles.nonfinite import NAN, named
+from oracles.nonfinite import NO_CAUSE as NONE
 from reducer.faults import safe_ops
 
-NAN = "nan"
-NONE = "none"
+__all__ = ["NAN", "NONE", "named", "looked_for", "of", "held", "fix"]
 UNDERFLOW, OVERFLOW = "underflow", "overflow"
 #: each kind of cause: the operations that can make it, and the fix that takes it away
 KINDS = {UNDERFLOW: (safe_ops.UNDERFLOWING, safe_ops.UNDERFLOW),
@@ -78,8 +79,3 @@ def fix(cause: str) -> tuple[str, str]:
     """The operation and the fix (`safe_ops.make_safe`'s `how`) that take the `cause` away."""
     op, _, name = cause.rpartition("-")
     return op, KINDS[name][1]
-
-
-def named(cause: str) -> bool:
-    """Whether `cause` names an operation (not "" or `none`)."""
-    return cause not in ("", NONE)

@@ -123,11 +123,6 @@ def named(kinds: set) -> str:
     return ",".join(sorted(kinds))
 
 
-def covers(seen: str, wanted: str) -> bool:
-    """Whether the kinds `seen` include every kind `wanted` (an `inf` of unknown sign is either)."""
-    have = set(filter(None, seen.split(",")))
-    have |= {"inf"} if have & {"+inf", "-inf"} else set()
-    return bool(wanted) and set(wanted.split(",")) <= have
 
 
 def _statement(path: str, line: int) -> ast.stmt | None:

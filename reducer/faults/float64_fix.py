@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from oracles import nonfinite as nonfinite_kinds
 from reducer.faults import checked_value, nonfinite, safe_ops
 
 #: the signature's `fix` for an origin found so
@@ -80,7 +81,7 @@ def brought_back(judge, program: str, op: str, kind: str, reached: tuple | None)
     done = judge.watched(widened(program, op, safe_ops.NARROW))
     seen = checked_value.kind_in(done.output)
     return done.returncode != 0 and not checked_value.got_past(done.output, reached) and \
-        (seen is None or checked_value.covers(seen, kind))
+        (seen is None or nonfinite_kinds.covers(seen, kind))
 
 
 def made_in(judge, program: str) -> str:

@@ -4,7 +4,8 @@ forward; some of it, a forward value read beside a derivative's (the `where` tra
 gone); none of it, a value the derivative made."""
 from __future__ import annotations
 
-from reducer.faults import checked_value, nonfinite
+from oracles import nonfinite as nonfinite_kinds
+from reducer.faults import nonfinite
 
 #: how much of the checked value the forward fix takes away: all of it, some of it, none of it
 ALL, SOME, NONE = "all", "some", "none"
@@ -14,7 +15,7 @@ def taken_away(after: str | None, left: int | None, kind: str, count: int | None
     """How much of a checked value of `kind` (`count` non-finite elements) the forward fix took away,
     by what the check read after it: `after` the kinds ("" when the program ran through, None when
     unknown) and `left` how many."""
-    if after == "" or after is not None and not checked_value.covers(after, kind):
+    if after == "" or after is not None and not nonfinite_kinds.covers(after, kind):
         return ALL
     return SOME if count is not None and left is not None and left < count else NONE
 

@@ -22,6 +22,7 @@ The runs after it do not depend on one another's results, so they start at once
 """
 from __future__ import annotations
 
+from oracles import nonfinite as nonfinite_kinds
 from oracles.outcome import RunResult
 from reducer.faults import Fault, checked_value, float64_fix, safe_ops
 from reducer.faults import cause as causes
@@ -67,7 +68,7 @@ def _held(judge, program: str, origin, made_by: str, read: set, fix_run: RunResu
     kind, count, reached = judge.kind_of(program, made_by=made_by) if read else (origin.value, None, None)
     if stuck and not checked_value.got_past(fix_run.output, reached):
         return origins.as_fault(origin, op=origins.NO_FIX)
-    if "kind" in judge.guards and not checked_value.covers(kind, origin.value):
+    if "kind" in judge.guards and not nonfinite_kinds.covers(kind, origin.value):
         return origins.as_fault(origin, value=kind)
     if origin.fix in (origins.FIX, origins.WIDE) and "transformation" in judge.guards:
         share = judge.forward_share_of(program, origin.op, origin.value, count, reached)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Callable, Iterator
 
 from reducer.faults import cause as causes
+from oracles import nonfinite as nonfinite_kinds
 from reducer.faults import checked_value
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.model import REAL_FLOATING, Arg, Equation, Jaxpr, Literal, Spec, Transform, Var
@@ -192,7 +193,7 @@ def flow(spec: Spec, path: tuple, e: Equation, values: dict, kind: str, cause: s
     avals = j.variables()
     inputs = list({a: avals[a] for x in chain for a in x.inputs if isinstance(a, str) and a not in made}.values())
     args = [Arg(tuple(v.shape), v.dtype, flat_values(value(v.name))) for v in inputs]
-    ending = next(o.name for o in chain[-1].outputs if checked_value.covers(_kinds(value(o.name)), kind))
+    ending = next(o.name for o in chain[-1].outputs if nonfinite_kinds.covers(_kinds(value(o.name)), kind))
     body = Jaxpr(inputs, [Equation(x.primitive, list(x.inputs), x.outputs, x.params, x.subs, x.src) for x in chain],
                  [ending])
     return Spec(_mode(spec, "forward"), body, args, x64=spec.x64)
@@ -209,7 +210,7 @@ def _on_to(j: Jaxpr, at: int, value, kind: str) -> list[Equation] | None:
     carried = {o.name for o in j.eqns[at].outputs if _kinds(value(o.name))}
     if not carried:
         return None
-    if any(checked_value.covers(_kinds(value(v)), kind) for v in carried):
+    if any(nonfinite_kinds.covers(_kinds(value(v)), kind) for v in carried):
         return []
     chain = []
     for x in j.eqns[at + 1:]:
@@ -218,7 +219,7 @@ def _on_to(j: Jaxpr, at: int, value, kind: str) -> list[Equation] | None:
             continue
         chain.append(x)
         carried.update(bad)
-        if any(checked_value.covers(_kinds(value(v)), kind) for v in bad):
+        if any(nonfinite_kinds.covers(_kinds(value(v)), kind) for v in bad):
             return chain
         if len(chain) >= MAX_FLOW:
             return None

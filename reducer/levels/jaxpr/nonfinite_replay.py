@@ -34,6 +34,7 @@ import tempfile
 import time
 import traceback
 
+from oracles import nonfinite as nonfinite_kinds
 from oracles.outcome import Signature
 from reducer.compile_cache import every_compile_kept
 from reducer.faults import cause as causes
@@ -145,7 +146,7 @@ def _with_origin(found: dict, text: str, outputs: dict, bound: set, wanted_cause
         def fixed_passes(o: str, how: str) -> bool:
             return bool(bound & set(safe_ops.primitives(o))) and _fixed_kinds(text, o, how) == ("", 0)
 
-        look = functools.partial(causes.held, wanted_cause) if causes.named(wanted_cause) else causes.of
+        look = functools.partial(causes.held, wanted_cause) if nonfinite_kinds.named(wanted_cause) else causes.of
         cause = look(found["value"], where, op, point, fixed_passes)
         return {**found, "op": op, "in": where, **({"point": point} if point else {}),
                 **({"fix": formula} if formula else {}), **({"cause": cause} if cause else {})}
@@ -230,18 +231,17 @@ def smallest_alone(spec, found: dict, deadline: float = float("inf")) -> str | N
     one (a `log` of a recorded 0 shows no `exp` that underflowed), and the formula whose stable form
     fixes it (an `exp` alone is no `log1p(exp(x))`); None when none does before `deadline` (a
     `time.monotonic()` value)."""
-    from reducer.faults import checked_value
     from reducer.levels.jaxpr import fault_alone
 
-    held = held_fields(found)
+    held = nonfinite_kinds.held_fields(found)
     try:
         for candidate in fault_alone.candidates(spec, found, finite):
             if time.monotonic() > deadline:
                 return None
             candidate.cause = spec.cause
             seen = judged(candidate)
-            if seen and all(seen.get(k) == found.get(k) for k in held) and same_point(seen, found) \
-                    and checked_value.covers(seen.get("value", ""), found.get("value", "")):
+            if seen and all(seen.get(k) == found.get(k) for k in held) and nonfinite_kinds.same_point(seen, found) \
+                    and nonfinite_kinds.covers(seen.get("value", ""), found.get("value", "")):
                 return candidate.to_json()
     except Exception:  # a program the forward run or a replay cannot build: the level starts from the call
         return None
@@ -261,38 +261,10 @@ def start(spec: str, first, log) -> str:
 
 
 # -- judging a replay -----------------------------------------------------------------------------
-def same_point(seen, wanted) -> bool:
-    """Whether a replay's class of point (`seen`, a mapping with `get`) is the wanted one's. A replay
-    that names another class is another failure; one whose outputs (more than the program's check
-    reads: a value_and_grad's gradients too) no one class's fix clears names none, and the job's own
-    origin holds its written-back script to the class (`faults.origin`)."""
-    return seen.get("point") == wanted.get("point") or not (seen.get("point") and wanted.get("point"))
-
-
-def held_fields(wanted) -> tuple[str, ...]:
-    """The fields of a fault (`wanted`, a mapping with `get`) a replay must show as they are: where
-    and by what it was made, the formula whose stable form fixes it, and a cause the origin names
-    (naming none, the program may fail past its fix: not held)."""
-    return ("in", "op") + (("fix",) if wanted.get("fix") in stable_fix.FORMULAS else ()) \
-        + (("cause",) if causes.named(wanted.get("cause") or "") else ())
-
-
 def same(wanted: Signature, run) -> tuple[bool, Signature | None]:
-    """Whether a replay shows the wanted non-finite value: made in the same place (`in`, `op`)."""
-    found = run.harness.get("nonfinite") if not run.timed_out else None
-    if not found or "op" not in found:
-        return False, None
-    from reducer.faults.checked_value import covers
-
-    held = (("value",) if wanted.get("value") else ()) + held_fields(wanted)
-    held += ("point",) if not same_point(found, wanted) else ()
-    value = found.get("value", "")
-    if wanted.get("value") and covers(value, wanted.get("value")):
-        value = wanted.get("value")  # it shows the kinds the program's check did (and maybe more)
-    found = {**found, "value": value, "fix": found.get("fix") or "none"}
-    fields = tuple((k, (found.get(k) or causes.NONE) if k in held else wanted.get(k)) for k, _ in wanted.fields)
-    seen = Signature("nonfinite", fields, wanted.title)
-    return all(found.get(k) == wanted.get(k) for k in held), seen
+    """Whether a replay shows the wanted non-finite value, as the family judges it
+    (`oracles.nonfinite.same_replay`)."""
+    return nonfinite_kinds.same_replay(wanted, run.harness.get("nonfinite") if not run.timed_out else None)
 
 
 def fault_line(run) -> str:
