@@ -134,3 +134,20 @@ def test_a_check_through_a_loss_that_calls_the_model_takes_the_loss_in(tmp_path)
     for proposal in proposals:
         seen = run_text(proposal, tmp_path)
         assert seen.returncode == 1 and "location mismatch" in seen.stderr
+
+
+def test_an_input_with_more_dimensions_is_fed_at_the_compared_element_s_row():
+    """A check of a `logsumexp` by hand over the last axis compares one value per row: the input is
+    fed the row of the element where the two sides part, not one of its numbers."""
+    program = ("import jax.numpy as jnp\nimport numpy as np\n"
+               "def lse(z):\n    return jnp.log(jnp.sum(jnp.exp(z), axis=-1))\n"
+               "def check(model, x):\n    z = model(x)\n    got = np.asarray(lse(z))\n"
+               "    want = np.log(np.sum(np.exp(np.asarray(z, np.float64)), axis=-1))\n"
+               "    np.testing.assert_allclose(got, want)\n")
+    found = {"line": 9, "arrays": {
+        "z": _array([0.5, 1.0, 2.0, 90.0, 95.0, 1.0], [2, 3]),
+        "got": _array([2.4, float("inf")], [2], jax=False),
+        "want": _array([2.4, 95.0], [2], jax=False, dtype="float64")}}
+    point = next(compose(program, found))
+    assert "z = jnp.array([90.0, 95.0, 1.0], jnp.float32)" in point.splitlines()
+    assert "got = np.asarray(lse(z))" in point and "model" not in point

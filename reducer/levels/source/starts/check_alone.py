@@ -20,10 +20,14 @@ module-level definitions all these read:
     np.testing.assert_allclose(got, want, rtol=1e-05, atol=1e-06)
 
 first at the one element where the compared values part (a non-finite one where only one side is,
-else the largest gap), then the whole arrays when they are small. The values the check compares
-are never written out (a check of constants shows nothing of the program). A name that is bound by
-neither a statement this reading follows nor an array the probe saw (a model, a parameter that is
-no array) leaves no proposal.
+else the largest gap; of an array with more dimensions than the compared values, what it holds
+there: the row of logits whose `logsumexp` is that element), then the whole arrays when they are
+small. The values the check compares are never written out (a check of constants shows nothing of
+the program). Where a statement reads such a name through a function of the program it calls (`got
+= np.asarray(log_likelihood(model, x, y))`: the loss runs the model, then a formula), the call is
+taken in, the formula kept and what it read of the model fed as the callee held it at its return
+(`call_inline`). A name that is bound by neither a statement this reading follows nor an array the
+probe saw (a model, a parameter that is no array) leaves no proposal.
 """
 from __future__ import annotations
 
@@ -167,8 +171,11 @@ def compose(program: str, found: dict) -> Iterator[str]:
     tail = [ast.unparse(s) for s in part.local + [stmt]]
     names = [next(iter(checked_as_is(side)), "") for side in sides]
     point = _point(arrays, names)
-    if point is not None and all(arrays[n]["shape"] == arrays[names[0]]["shape"] for n in fed):
-        yield "\n".join(head + [f"{n} = {_number(arrays[n]['values'][point])}" for n in fed] + tail) + "\n"
+    shape = arrays[names[0]]["shape"] if point is not None else None
+    if shape is not None and all(arrays[n]["shape"][:len(shape)] == shape for n in fed):
+        at = [_at(arrays[n], len(shape), point, jnp if arrays[n]["jax"] and jnp else numpy) for n in fed]
+        if sum(size for _, size in at) <= MAX_WHOLE:
+            yield "\n".join(head + [f"{n} = {text}" for n, (text, _) in zip(fed, at)] + tail) + "\n"
     if sum(len(arrays[n]["values"]) for n in fed) <= MAX_WHOLE:
         values = []
         for n in fed:
@@ -176,6 +183,18 @@ def compose(program: str, found: dict) -> Iterator[str]:
             module = jnp if a["jax"] and jnp else numpy
             values.append(f"{n} = {module}.array({_nested(a['values'], a['shape'])}, {module}.{a['dtype']})")
         yield "\n".join(head + values + tail) + "\n"
+
+
+def _at(array: dict, leading: int, point: int, module: str) -> tuple[str, int]:
+    """An array at the compared values' element `point`, written out, and its size: the element where
+    the array is of the compared shape, else what it holds there along its `leading` dimensions (a
+    row of logits whose `logsumexp` over the last axis is the compared element)."""
+    rest = array["shape"][leading:]
+    size = math.prod(rest)
+    part = array["values"][point * size:(point + 1) * size]
+    if not rest:
+        return _number(part[0]), 1
+    return f"{module}.array({_nested(part, rest)}, {module}.{array['dtype']})", size
 
 
 class CheckAlone:
