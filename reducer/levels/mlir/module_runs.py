@@ -198,7 +198,7 @@ class ModuleRuns:
         def wrong(program: str) -> bool:
             return self.numeric.classify(self.run_candidate(program, fresh=fresh)) is not None
 
-        self.numeric.op = wrong_gradient.locate(self.rep, self.original, wrong, self.log)
+        self.numeric.op = wrong_gradient.GradientCulprit(self.rep, wrong, self.log).locate(self.original).name
         sig = oracle.classify(run) or sig
         self.rep.keep = failure_names.named_ops(sig)
         return sig
@@ -211,7 +211,7 @@ class ModuleRuns:
         def wrong(program: str) -> bool:
             return self.results.classify(self.run_candidate(program, fresh=fresh)) is not None
 
-        self.results.op = xla_results.locate(self.rep, self.original, wrong, self.log)
+        self.results.op = xla_results.ResultCulprit(self.rep, wrong, self.log).locate(self.original).name
         sig = self.results.classify(run) or sig
         self.rep.keep = failure_names.named_ops(sig)
         return sig, run

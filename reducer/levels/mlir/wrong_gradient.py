@@ -52,7 +52,7 @@ def signature(op: str, report: dict, output: str) -> Signature:
 
 
 class WrongGradient(OnVerdict):
-    """A gradient run whose verdict is a disagreement (`verdicts.OnVerdict`); `op` is set by `locate`."""
+    """A gradient run whose verdict is a disagreement (`verdicts.OnVerdict`); `op` is set by its localiser (`GradientCulprit`)."""
 
     name = FAMILY
     marker = MARKER
@@ -81,9 +81,3 @@ class GradientCulprit(Isolating):
 
     def ops(self, program: str) -> list[str]:
         return candidates_for_culprit(self.rep.ops(program))
-
-
-def locate(rep, program: str, wrong, log) -> str:
-    """The first operation of `program` whose gradient alone is wrong (`wrong(candidate)`), or
-    "function" when none is (the fault lies in how operations combine)."""
-    return GradientCulprit(rep, wrong, log).locate(program, None, None).name

@@ -48,7 +48,7 @@ def signature(op: str, report: dict, output: str) -> Signature:
 
 
 class XlaResults(OnVerdict):
-    """A results run whose verdict is a disagreement (`verdicts.OnVerdict`); `op` is set by `locate`."""
+    """A results run whose verdict is a disagreement (`verdicts.OnVerdict`); `op` is set by its localiser (`ResultCulprit`)."""
 
     name = FAMILY
     marker = RESULTS
@@ -71,9 +71,3 @@ class ResultCulprit(Isolating):
             if op not in NOT_COMPUTED and op not in seen:
                 seen.append(op)
         return seen
-
-
-def locate(rep, program: str, wrong, log) -> str:
-    """The first operation of `program` whose results alone differ (`wrong(candidate)`), or
-    "function" when none does."""
-    return ResultCulprit(rep, wrong, log).locate(program, None, None).name
