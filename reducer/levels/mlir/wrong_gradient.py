@@ -52,7 +52,8 @@ def signature(op: str, report: dict, output: str) -> Signature:
 
 
 class WrongGradient(OnVerdict):
-    """A gradient run whose verdict is a disagreement (`verdicts.OnVerdict`); `op` is set by its localiser (`GradientCulprit`)."""
+    """A gradient run whose verdict is a disagreement (`verdicts.OnVerdict`); `op` is set by its
+    localiser (`GradientCulprit`)."""
 
     name = FAMILY
     marker = MARKER

@@ -48,7 +48,8 @@ def signature(op: str, report: dict, output: str) -> Signature:
 
 
 class XlaResults(OnVerdict):
-    """A results run whose verdict is a disagreement (`verdicts.OnVerdict`); `op` is set by its localiser (`ResultCulprit`)."""
+    """A results run whose verdict is a disagreement (`verdicts.OnVerdict`); `op` is set by its
+    localiser (`ResultCulprit`)."""
 
     name = FAMILY
     marker = RESULTS
