@@ -28,7 +28,7 @@ FACTS = {"line": 22, "arrays": {
 
 
 def test_the_helpers_check_at_the_element_where_its_sides_part_then_whole():
-    point, whole = compose(SOFTPLUS, FACTS)
+    point, batch, whole = compose(SOFTPLUS, FACTS)
     lines = point.splitlines()
     assert lines[:3] == ["import jax.numpy as jnp", "import numpy as np", "def softplus(x):"]
     assert lines[-4:] == ["pre = 120.5", "got = np.asarray(softplus(pre))",
@@ -37,6 +37,7 @@ def test_the_helpers_check_at_the_element_where_its_sides_part_then_whole():
     # the compared values are computed, never written out; what computed `pre` (the model) is gone
     assert "got = np.array" not in point and "params" not in point and "x =" not in point
     assert "pre = jnp.array([[5.0, 120.5], [0.5, 2.0]], jnp.float32)" in whole
+    assert "pre = jnp.array([[120.5]], jnp.float32)" in batch.splitlines()  # the element as a batch of one
     ast.parse(point), ast.parse(whole)
 
 
@@ -64,15 +65,39 @@ def test_the_probe_reports_the_failing_frame_of_a_real_run_and_the_proposal_fail
         runs.append(run_text(text, tmp_path))
         return runs[-1]
 
-    point, whole = start.proposals(SOFTPLUS, run)
+    point, batch, whole = start.proposals(SOFTPLUS, run)
     assert len(runs) == 1 and MARK in runs[0].stderr
     found = facts(runs[0].output)
     assert found["line"] == 22 and {"x", "pre", "got", "want"} <= set(found["arrays"])
     assert [n for n in found["arrays"] if found["arrays"][n]["jax"]] == ["x", "pre"]
     assert point.count("\n") == 8 and "pre = jnp.array([[" in whole
-    for proposal in (point, whole):
+    for proposal in (point, batch, whole):
         seen = run_text(proposal, tmp_path)
         assert seen.returncode == 1 and "inf location mismatch" in seen.stderr
+
+
+def test_integer_labels_are_fed_and_each_kind_of_non_finite_value_keeps_its_row(tmp_path):
+    """A per-example cross-entropy by hand indexes its probabilities by integer labels along the batch
+    axis (`labels[:, None]`): the probe reports the labels too, the element alone cannot index, a batch
+    of one can, and a batch of one row per kind of non-finite value the check read (a NaN row and a
+    +Inf row) shows what the whole batch did."""
+    program = (PROGRAMS / "own_checks" / "softmax_check_with_labels.py").read_text()
+    runs = []
+
+    def run(text):
+        runs.append(run_text(text, tmp_path))
+        return runs[-1]
+
+    element, one, kinds, whole = CheckAlone().proposals(program, run)
+    found = facts(runs[0].output)
+    assert found["arrays"]["labels"]["dtype"] == "int32" and all(type(v) is int for v in found["arrays"]["labels"]["values"])
+    assert "labels = 1" in element.splitlines() and "labels = jnp.array([1], jnp.int32)" in one.splitlines()
+    assert "labels = jnp.array([1, 2], jnp.int32)" in kinds.splitlines()
+    assert "predict(" not in kinds and "params" not in kinds
+    assert "not subscriptable" in run_text(element, tmp_path).stderr
+    shown = run_text(kinds, tmp_path)
+    assert shown.returncode == 1 and " nan" in shown.stderr and "inf," in shown.stderr.replace(" ", "")
+    assert run_text(one, tmp_path).returncode == 1
 
 
 def test_a_raise_under_an_if_is_checked_by_the_if():
@@ -85,7 +110,7 @@ def test_a_raise_under_an_if_is_checked_by_the_if():
                "        raise ValueError('log(exp(x)) is not x')\n")
     found = {"line": 8, "arrays": {"pre": _array([1.0, 200.0], [2]), "got": _array([1.0, float("inf")], [2]),
                                    "want": _array([1.0, 200.0], [2], jax=False, dtype="float64")}}
-    point, whole = compose(program, found)
+    point, _, whole = compose(program, found)
     assert point.splitlines()[-5:] == ["pre = 200.0", "got = jnp.log(jnp.exp(pre))", "want = np.asarray(pre, np.float64)",
                                        "if not np.allclose(got, want):", "    raise ValueError('log(exp(x)) is not x')"]
     assert "pre = jnp.array([1.0, 200.0], jnp.float32)" in whole
@@ -126,7 +151,7 @@ def test_a_check_through_a_loss_that_calls_the_model_takes_the_loss_in(tmp_path)
         return runs[-1]
 
     proposals = list(CheckAlone().proposals(program, run))
-    assert len(runs) == 1 and len(proposals) == 2
+    assert len(runs) == 1 and len(proposals) == 4  # the element, as a batch, a row per kind, whole
     assert {"logits", "p"} <= set(facts(runs[0].output)["returned"]["bce"])
     point = proposals[0]
     assert "p = 1.0 / (1.0 + jnp.exp(-logits))" in point and "jnp.log(1.0 - p)" in point

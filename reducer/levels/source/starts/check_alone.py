@@ -5,7 +5,7 @@ A check in a helper of a training script (`check_activation(params, x)`: a layer
 a JAX formula and a NumPy formula of it, compared) fails on what the last few statements make of an
 array; the model, the data pipeline and the optimizer only made that array. The program runs once
 more with `check_probe` on, which reports the line of the program's frame the failure was raised at
-and the floating-point arrays that frame held. The proposal is the failing statement, the statements
+and the numeric arrays that frame held. The proposal is the failing statement, the statements
 before it in its function that bind what it reads (followed back through what they read:
 `program_slice`), stopping at the arrays the probe saw, which are written out, and the imports and
 module-level definitions all these read:
@@ -21,13 +21,15 @@ module-level definitions all these read:
 
 first at the one element where the compared values part (a non-finite one where only one side is,
 else the largest gap; of an array with more dimensions than the compared values, what it holds
-there: the row of logits whose `logsumexp` is that element), then the whole arrays when they are
-small. The values the check compares are never written out (a check of constants shows nothing of
-the program). Where a statement reads such a name through a function of the program it calls (`got
-= np.asarray(log_likelihood(model, x, y))`: the loss runs the model, then a formula), the call is
-taken in, the formula kept and what it read of the model fed as the callee held it at its return
-(`call_inline`). A name that is bound by neither a statement this reading follows nor an array the
-probe saw (a model, a parameter that is no array) leaves no proposal.
+there: the row of logits whose `logsumexp` is that element; then the same as a batch of one, for
+code that indexes its batch axis, and a batch of one element of each kind of non-finite value the
+check read), then the whole arrays when they are small. The values the check compares are never
+written out (a check of constants shows nothing of the program). Where a statement reads such a name
+through a function of the program it calls (`got = np.asarray(log_likelihood(model, x, y))`: the
+loss runs the model, then a formula), the call is taken in, the formula kept and what it read of the
+model fed as the callee held it at its return (`call_inline`). A name that is bound by neither a
+statement this reading follows nor an array the probe saw (a model, a parameter that is no array)
+leaves no proposal.
 """
 from __future__ import annotations
 
@@ -116,20 +118,25 @@ def _nested(values: list, shape: list) -> str:
     return "[" + ", ".join(_nested(values[k * step:(k + 1) * step], shape[1:]) for k in range(shape[0])) + "]"
 
 
-def _point(arrays: dict, sides: list[str]) -> int | None:
-    """The flat index where the two compared arrays part: the first where one is not finite and the
-    other is, else where they differ most; None unless both were seen, of one shape."""
+def _points(arrays: dict, sides: list[str]) -> list[int]:
+    """The flat indices where the two compared arrays part: where one is not finite and the other is,
+    the first of each kind of non-finite value found there (a NaN row and a +Inf row of one softmax
+    by hand, each a different outcome of one overflow); else the one where they differ most. No index
+    unless both were seen, of one shape."""
     if len(sides) != 2 or not all(s in arrays for s in sides):
-        return None
+        return []
     a, b = (arrays[s] for s in sides)
     if a["shape"] != b["shape"] or not a["values"]:
-        return None
+        return []
     pairs = list(zip(a["values"], b["values"]))
-    parted = [k for k, (x, y) in enumerate(pairs) if math.isfinite(x) != math.isfinite(y)]
-    if parted:
-        return parted[0]
+    kinds: dict[str, int] = {}
+    for k, (x, y) in enumerate(pairs):
+        if math.isfinite(x) != math.isfinite(y):
+            kinds.setdefault(repr(y if math.isfinite(x) else x), k)
+    if kinds:
+        return sorted(kinds.values())
     gaps = [abs(x - y) if math.isfinite(x - y) else 0.0 for x, y in pairs]
-    return max(range(len(gaps)), key=gaps.__getitem__)
+    return [max(range(len(gaps)), key=gaps.__getitem__)]
 
 
 def _module_alias(tree: ast.Module, module: str) -> str | None:
@@ -170,12 +177,16 @@ def compose(program: str, found: dict) -> Iterator[str]:
     numpy = numpy or "numpy"
     tail = [ast.unparse(s) for s in part.local + [stmt]]
     names = [next(iter(checked_as_is(side)), "") for side in sides]
-    point = _point(arrays, names)
-    shape = arrays[names[0]]["shape"] if point is not None else None
+    points = _points(arrays, names)
+    shape = arrays[names[0]]["shape"] if points else None
     if shape is not None and all(arrays[n]["shape"][:len(shape)] == shape for n in fed):
-        at = [_at(arrays[n], len(shape), point, jnp if arrays[n]["jax"] and jnp else numpy) for n in fed]
-        if sum(size for _, size in at) <= MAX_WHOLE:
-            yield "\n".join(head + [f"{n} = {text}" for n, (text, _) in zip(fed, at)] + tail) + "\n"
+        forms = [(points[:1], False)] + ([(points[:1], True), (points, True)] if shape else [])
+        forms = forms[:2] if len(points) == 1 else forms
+        for at_points, batch in forms:
+            at = [_at(arrays[n], len(shape), at_points, jnp if arrays[n]["jax"] and jnp else numpy, batch)
+                  for n in fed]
+            if sum(size for _, size in at) <= MAX_WHOLE:
+                yield "\n".join(head + [f"{n} = {text}" for n, (text, _) in zip(fed, at)] + tail) + "\n"
     if sum(len(arrays[n]["values"]) for n in fed) <= MAX_WHOLE:
         values = []
         for n in fed:
@@ -185,16 +196,21 @@ def compose(program: str, found: dict) -> Iterator[str]:
         yield "\n".join(head + values + tail) + "\n"
 
 
-def _at(array: dict, leading: int, point: int, module: str) -> tuple[str, int]:
-    """An array at the compared values' element `point`, written out, and its size: the element where
+def _at(array: dict, leading: int, points: list[int], module: str, batch: bool = False) -> tuple[str, int]:
+    """An array at the compared values' elements `points`, written out, and its size: the element where
     the array is of the compared shape, else what it holds there along its `leading` dimensions (a
-    row of logits whose `logsumexp` over the last axis is the compared element)."""
+    row of logits whose `logsumexp` over the last axis is the compared element). Of one point without
+    `batch`, that element alone; with `batch`, the leading dimensions kept, the last of them as long
+    as the points, the others of length one: a batch, for code that indexes its batch axis
+    (`labels[:, None]`)."""
     rest = array["shape"][leading:]
     size = math.prod(rest)
-    part = array["values"][point * size:(point + 1) * size]
-    if not rest:
+    part = [v for p in points for v in array["values"][p * size:(p + 1) * size]]
+    if batch:
+        rest = [1] * (leading - 1) + [len(points)] + rest
+    elif not rest:
         return _number(part[0]), 1
-    return f"{module}.array({_nested(part, rest)}, {module}.{array['dtype']})", size
+    return f"{module}.array({_nested(part, rest)}, {module}.{array['dtype']})", len(part)
 
 
 class CheckAlone:

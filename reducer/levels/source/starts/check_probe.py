@@ -1,15 +1,15 @@
 """The instrument of the check-alone start, run inside the program's own process: the line of the
-program's own code where its failure was raised, and the floating-point arrays its frame held then.
+program's own code where its failure was raised, and the numeric arrays its frame held then.
 
 `install(kind)`, the program's first statement, traces the calls into the program's own frames
 (not a library's: their calls are not traced) for one event, an exception of the failure's type
 (`AssertionError`) raised in or passing through one of them. The first frame of the program an
 exception reaches is where the program's check failed; one line, `REDUCER-CHECK {json}`, goes to
-stderr: that line and, by name, each floating-point NumPy or JAX array of that frame (its dtype,
-shape and values; none of more than MAX_ELEMENTS elements), and the same of the frame each
-function of the program that frame's code names (`log_likelihood(model, x, y)`) held when it last
-returned. The last such line of a run is the failure's: an exception the program catches and goes on
-from is followed by another.
+stderr: that line and, by name, each numeric (floating, integer or boolean) NumPy or JAX array of
+that frame (its dtype, shape and values; none of more than MAX_ELEMENTS elements), and the same of
+the frame each function of the program that frame's code names (`log_likelihood(model, x, y)`) held
+when it last returned. The last such line of a run is the failure's: an exception the program catches
+and goes on from is followed by another.
 """
 from __future__ import annotations
 
@@ -25,19 +25,21 @@ _returned: dict[str, dict] = {}  # a function of the program's name: its frame's
 
 
 def _array(value) -> dict | None:
-    """The dtype, shape and values of a floating-point NumPy or JAX array (or NumPy scalar), and
-    whether it is JAX's; None for anything else or a larger one."""
+    """The dtype, shape and values of a numeric NumPy or JAX array (or NumPy scalar: floating, integer
+    or boolean), and whether it is JAX's; None for anything else or a larger one."""
     import numpy as np
 
     jax = sys.modules.get("jax")
     is_jax = jax is not None and isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer)
-    if not (is_jax or isinstance(value, (np.ndarray, np.floating))):
+    if not (is_jax or isinstance(value, (np.ndarray, np.floating, np.integer, np.bool_))):
         return None
     array = np.asarray(value)
-    if not np.issubdtype(array.dtype, np.floating) or array.size > MAX_ELEMENTS:
+    floating = np.issubdtype(array.dtype, np.floating)
+    numeric = floating or np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_
+    if not numeric or array.size > MAX_ELEMENTS:
         return None
     return {"dtype": str(array.dtype), "shape": list(array.shape), "jax": bool(is_jax),
-            "values": array.astype(np.float64).reshape(-1).tolist()}
+            "values": (array.astype(np.float64) if floating else array).reshape(-1).tolist()}
 
 
 def _of_kind(exc: BaseException) -> bool:
