@@ -17,8 +17,13 @@ outside `oracles/` (what kind of failure it is, `oracles.kinds` says).
 - duplicates: no block of `MIN_DUPLICATE_LINES` or more consecutive lines that stands in two places,
   lines compared with their whitespace collapsed, and blank lines, comments, docstrings and import
   statements left out.
-- circles: no import circle between modules (every import counts, a package's `__init__` included),
-  but those `CIRCLES` still lists, each allowed to shrink and none to grow: the list only gets shorter.
+- circles: no import circle between modules (every import counts, a package's `__init__` included,
+  and one inside a function as much as one at the top).
+- run state: the settings of a run (`FROZEN`: the sandbox, the options, the limits, the established
+  failure) are frozen dataclasses, never changed through `object.__setattr__` but in their own
+  `__post_init__`: a run that needs others makes them (`replace`). No attribute of a job (`JOBS`,
+  `self` in their methods, or a job handed to a function as `job` or `runs`) is assigned after its
+  constructor, but those `STILL_ASSIGNED` lists by module and attribute: the list only gets shorter.
 """
 from __future__ import annotations
 
@@ -67,28 +72,28 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
 #: what a layer may not import although it lies below: the CLI talks to the job, not to a level
 FORBIDDEN: dict[str, tuple[str, ...]] = {"cli": ("reducer.levels",)}
 
-#: the import circles not yet taken apart (issue 36), each by the modules in it; a circle found must lie
-#: within one of them
-CIRCLES: list[frozenset[str]] = [frozenset(names.split()) for names in (
-    "reducer.watches.differences reducer.watches.gradients",
-    "reducer.levels.mlir.ir_level reducer.levels.mlir.script_xla",
-    "oracles oracles.crash oracles.jax_error oracles.owners",
-    "reducer.levels.jaxpr.codec reducer.levels.jaxpr.custom_rules reducer.levels.jaxpr.params "
-    "reducer.levels.jaxpr.program reducer.levels.jaxpr.public_calls reducer.levels.jaxpr.spelling",
-    # a package that registers its passes, each pass reading the package's helpers
-    "reducer.levels.mlir.failure_names reducer.levels.mlir.graph reducer.levels.mlir.ir_worker "
-    "reducer.levels.mlir.module reducer.levels.mlir.run_module reducer.levels.mlir.text reducer.levels.mlir.passes "
-    + " ".join(f"reducer.levels.mlir.passes.{n}" for n in (
-        "_ir canonicalize drop_arguments drop_attributes drop_lines drop_results drop_unused_functions erase_ops "
-        "inline_calls isolate_culprit operands_to_arguments return_earlier_value shrink_tensors unwrap_regions"
-    ).split()),
-    "reducer.levels.source.passes " + " ".join(f"reducer.levels.source.passes.{n}" for n in (
-        "bare_conversion call_failing_function collapse_comprehensions config_defaults cut_after_failure "
-        "def_to_lambda delete_statements drop_arguments drop_assert_messages drop_decorators drop_elements "
-        "eta_reduce hoist_statements hoist_subexpressions inline_calls inline_imports inline_methods "
-        "inline_variables original_calls peel_transformations positional_arguments remove_unused "
-        "replace_with_constants reroute_values scalarize_arrays simplify_literals unwrap_blocks").split()),
-)]
+
+#: the run's settings: frozen dataclasses
+FROZEN = ("Sandbox", "Options", "Limits", "EstablishedFailure")
+#: the jobs, whose attributes only their constructors set; and the names a job goes by in a function
+JOBS = ("Job", "ChainJob", "Reduction", "MlirReduction", "ModuleRuns")
+JOB_NAMES = ("job", "runs")
+#: what a run still writes onto its job as it goes (issue 36), (module, attribute): each may go, none may come
+STILL_ASSIGNED: frozenset[tuple[str, str]] = frozenset(tuple(entry.split(":")) for entry in (
+    "reducer.cli:log_sink reducer.cli:on_event reducer.data_literals.standalone:data reducer.job:_probe "
+    "reducer.job:bug reducer.job:established reducer.job:fresh_seconds reducer.job:requested "
+    "reducer.levels.chain:checks_seconds reducer.levels.chain:ended reducer.levels.chain:established "
+    "reducer.levels.chain:levels_run reducer.levels.chain:previous reducer.levels.chain:resume_at "
+    "reducer.levels.chain:resumed reducer.levels.chain:stall reducer.levels.chain:stalled "
+    "reducer.levels.chain:verified reducer.levels.mlir.module_job:counts0 reducer.levels.mlir.module_job:established "
+    "reducer.levels.mlir.module_job:short_output reducer.levels.mlir.module_runs:isolation "
+    "reducer.levels.mlir.module_runs:kind reducer.levels.mlir.module_runs:limits "
+    "reducer.levels.mlir.module_runs:original reducer.levels.mlir.module_runs:source_name "
+    "reducer.levels.mlir.module_runs:text reducer.levels.mlir.module_runs:xla "
+    "reducer.levels.mlir.module_runs:xla_pass reducer.reduce:established reducer.reduce:fault_finder "
+    "reducer.reduce:fix reducer.reduce:latest_seconds reducer.reduce:requested reducer.reduce:resumed_script "
+    "reducer.reduce:timeout reducer.second_look:runner reducer.second_look:unconfirmed"
+).split())
 
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
@@ -319,6 +324,54 @@ def level_violations(mods: list[Module]) -> list[str]:
     return out
 
 
+def _assigned(node: ast.AST) -> list[ast.expr]:
+    """What an assignment statement assigns to, tuples taken apart."""
+    targets = node.targets if isinstance(node, ast.Assign) else \
+        [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+    return [t for target in targets for t in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])]
+
+
+def _of(target: ast.expr, names: tuple[str, ...]) -> str | None:
+    """The attribute `target` assigns on a plain name among `names` (`job.xla = …`), else None."""
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id in names:
+        return target.attr
+    return None
+
+
+def state_violations(mods: list[Module], still: frozenset = STILL_ASSIGNED) -> list[str]:
+    """A run's settings that are not frozen or are changed in place; a job's attributes assigned after
+    its constructor, but those `still` lists (and each of those must still be found)."""
+    out, found = [], set()
+
+    def assigned(module: Module, node: ast.AST, names: tuple[str, ...], said: str) -> None:
+        for attr in filter(None, (_of(t, names) for t in _assigned(node))):
+            found.add((module.name, attr))
+            if (module.name, attr) not in still:
+                out.append(f"{module.where}:{node.lineno}: state: {said.format(attr=attr)}")
+
+    for module in mods:
+        for cls in (n for n in ast.walk(module.tree) if isinstance(n, ast.ClassDef)):
+            frozen = any(isinstance(d, ast.Call) and any(k.arg == "frozen" and getattr(k.value, "value", False)
+                                                         for k in d.keywords) for d in cls.decorator_list)
+            if cls.name in FROZEN and not frozen:
+                out.append(f"{module.where}:{cls.lineno}: state: {cls.name} holds a run's settings: a frozen dataclass")
+            for fn in (n for n in cls.body if cls.name in JOBS and isinstance(n, ast.FunctionDef)
+                       and n.name != "__init__"):
+                for node in ast.walk(fn):
+                    assigned(module, node, ("self",), f"self.{{attr}} assigned in {cls.name}.{fn.name} (return what "
+                                                      f"a run learns, or set it in the constructor)")
+        for fn in (n for n in ast.walk(module.tree) if isinstance(n, ast.FunctionDef) and n.name != "__post_init__"):
+            out += [f"{module.where}:{node.lineno}: state: object.__setattr__ in {fn.name} (make another with "
+                    f"`replace`)" for node in ast.walk(fn)
+                    if isinstance(node, ast.Call) and ast.unparse(node.func) == "object.__setattr__"]
+        for node in ast.walk(module.tree):
+            assigned(module, node, JOB_NAMES, "a job's {attr} assigned outside its constructor (pass it per call, "
+                                              "or return it)")
+    out += [f"{name.replace('.', '/')}.py:1: state: {name}:{attr} is no longer assigned: take it off STILL_ASSIGNED"
+            for name, attr in sorted(still - found)]
+    return out
+
+
 def circles(mods: list[Module]) -> list[set[str]]:
     """The import circles between modules: each a set of modules that import one another in a ring."""
     import networkx as nx
@@ -333,14 +386,13 @@ def circles(mods: list[Module]) -> list[set[str]]:
     return [ring for ring in nx.strongly_connected_components(graph) if len(ring) > 1]
 
 
-def circle_violations(mods: list[Module], allowed: list[frozenset[str]] = CIRCLES) -> list[str]:
-    """Import circles that are not within one `CIRCLES` still lists."""
+def circle_violations(mods: list[Module]) -> list[str]:
+    """Every import circle."""
     where = {m.name: m.where for m in mods}
     out = []
     for ring in circles(mods):
-        if not any(ring <= known for known in allowed):
-            first = min(ring)
-            out.append(f"{where[first]}:1: circle: {', '.join(sorted(ring))} import one another (take the shared part "
+        first = min(ring)
+        out.append(f"{where[first]}:1: circle: {', '.join(sorted(ring))} import one another (take the shared part "
                        f"into a module of its own)")
     return out
 
@@ -349,7 +401,7 @@ def violations(root: Path = ROOT) -> list[str]:
     """Every violation, one line each: `path:line: kind: what`."""
     mods = modules(root)
     return (layer_violations(mods) + size_violations(mods) + duplicate_violations(mods) + family_violations(mods)
-            + level_violations(mods) + long_line_violations(mods) + circle_violations(mods))
+            + level_violations(mods) + long_line_violations(mods) + circle_violations(mods) + state_violations(mods))
 
 
 def layer_table() -> str:
@@ -373,8 +425,8 @@ def main(argv: list[str]) -> int:
     print(f"architecture: {len(modules())} modules in {', '.join(PACKAGES)}: no upward import, no module over "
           f"{MAX_MODULE_LINES} lines, no function over {MAX_FUNCTION_LINES}, no line over {MAX_LINE} characters, "
           f"no repeated block of {MIN_DUPLICATE_LINES} lines, no family's name compared outside oracles/, no level's "
-          f"name compared outside reducer/levels/, no import "
-          f"circle but the {len(CIRCLES)} still listed")
+          f"name compared outside reducer/levels/, no import circle, no run setting changed in place and no job "
+          f"attribute assigned after construction but the {len(STILL_ASSIGNED)} still listed")
     return 0
 
 

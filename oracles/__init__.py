@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from oracles.activity_mismatch import ActivityMismatch
 from oracles.adjoint_missing import AdjointMissing
+from oracles import owners
 from oracles.base import Oracle, Signature
 from oracles.crash import Crash
 from oracles.generic import Regex, Script
@@ -71,3 +72,23 @@ def detect(run: RunResult, platform: str = "cpu", hangs: bool = False,
         if sig is not None:
             return oracle, sig
     return None
+
+
+def project(sig, oracle=None) -> owners.Project:
+    """The project that owns the failure `sig`, as its family says: the `oracle` that judged it, or
+    the one the project builds for the signature."""
+    if oracle is None:
+        oracle = make_oracle(oracle_spec(sig), sig.get("platform") or "cpu")
+    return owners.PROJECTS[oracle.owner(sig)]
+
+
+#: the families whose failure may be one of XLA's passes
+XLA_PASS_FAMILIES = ("wrong-result", "crash")
+
+
+def xla_owns(sig, oracle=None) -> bool:
+    """Whether the failure is XLA's, so that one of its passes may be at fault: a wrong result, or a
+    crash XLA owns (a signal, an error status; not a hang, nor an internal error of a library), as
+    the `oracle` that judged it says."""
+    return sig.family in XLA_PASS_FAMILIES and project(sig, oracle).repo == owners.PROJECTS["xla"].repo \
+        and sig.get("how") != "hang"

@@ -27,25 +27,3 @@ BY_PACKAGE = {"jax": "jax", "jaxlib": "jax", "enzyme_ad": "enzyme-jax", "flax": 
 def of_package(path: str) -> str:
     """The project of a library frame or package name (`flax/linen/module.py:__getattr__`, `enzyme_ad`)."""
     return BY_PACKAGE.get(path.split("/", 1)[0].split(".", 1)[0], "jax")
-
-
-def project(sig, oracle=None) -> Project:
-    """The project that owns the failure `sig`, as its family says: the `oracle` that judged it, or
-    the one the project builds for the signature."""
-    if oracle is None:
-        from oracles import make_oracle, oracle_spec
-
-        oracle = make_oracle(oracle_spec(sig), sig.get("platform") or "cpu")
-    return PROJECTS[oracle.owner(sig)]
-
-
-#: the families whose failure may be one of XLA's passes
-XLA_PASS_FAMILIES = ("wrong-result", "crash")
-
-
-def xla_owns(sig, oracle=None) -> bool:
-    """Whether the failure is XLA's, so that one of its passes may be at fault: a wrong result, or a
-    crash XLA owns (a signal, an error status; not a hang, nor an internal error of a library), as
-    the `oracle` that judged it says."""
-    return sig.family in XLA_PASS_FAMILIES and project(sig, oracle).repo == PROJECTS["xla"].repo \
-        and sig.get("how") != "hang"

@@ -11,6 +11,7 @@ import re
 from dataclasses import asdict, dataclass
 from urllib.parse import urlencode
 
+import oracles
 from oracles import owners
 from oracles.base import Signature
 
@@ -75,7 +76,7 @@ def search_link(repo: str, words: str) -> str:
 def filing(sig: Signature, title: str, body: str, owner: str | None = None) -> Filing:
     """Where the failure `sig` goes (its family's owner, or `owner` where a fix said whose it is), with
     the links that file `title` and `body` there."""
-    project = owners.PROJECTS[owner] if owner else owners.project(sig)
+    project = owners.PROJECTS[owner] if owner else oracles.project(sig)
     words = keywords(sig)
     culprit = CULPRIT_IN_TITLE.search(title)  # a script's culprit pass is its title's, not a field of its failure
     if culprit and culprit.group(1).lower() not in words.lower().split():

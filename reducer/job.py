@@ -70,7 +70,8 @@ class Job:
         self.accepted: list[str] = []
         self.kept: set[str] = set()  # the best programs' files kept for --resume
         self.scratch = scratch.folder(scratch_prefix)
-        self.sandbox = None
+        self.own_sandbox = None  # the sandbox the job made, as it made it (`sandbox` is what candidates run in)
+        self.data = None  # the reproducer made standalone (reducer.data_literals.standalone), once shrunk
         # the latest run in a fresh interpreter that ran to its end: what a final check costs here
         self.fresh_seconds = 0.0
         self.checks_seconds: float | None = None  # how long the final checks took, once they ran
@@ -88,8 +89,8 @@ class Job:
         self.log_sink(line)
 
     def close(self) -> None:
-        if self.sandbox is not None:
-            self.sandbox.close()
+        if self.own_sandbox is not None:
+            self.own_sandbox.close()
         scratch.remove(self.scratch)
 
     def interrupt(self, signum=None, frame=None) -> None:
@@ -140,19 +141,25 @@ class Job:
         """How many runs a candidate gets (more when the failure comes and goes)."""
         return self.established.votes if self.established is not None else 1
 
-    def configure(self, established: EstablishedFailure) -> None:
-        """Set the sandbox up for candidates as `established` says (gradient checks, watches, data files)."""
-        box = self.sandbox
-        if box is None:
-            return
+    @property
+    def sandbox(self):
+        """The sandbox candidates run in: the job's own, set up as its established failure says (gradient
+        checks, the watches its verdicts rest on, data files), with the files the standalone reproducer
+        ran with once there is one; a new value whenever those change, never the job's own changed."""
+        box, established = self.own_sandbox, self.established
+        if box is None or established is None:
+            return box
+        changes: dict = {}
         if established.gradient_checks is not None:
-            box.check_gradients = established.gradient_checks
+            changes["check_gradients"] = established.gradient_checks
         if established.watches:  # only the watch the verdicts rest on: the others cost every failing candidate
-            box.extra_env["REDUCER_WATCHES"] = ",".join(established.watches)
-            # confirmed first by locate
-            box.extra_env["REDUCER_WANTED_OPERATION"] = established.signature.get("op") or ""
+            changes["extra_env"] = {**box.extra_env, "REDUCER_WATCHES": ",".join(established.watches),
+                                    "REDUCER_WANTED_OPERATION": established.signature.get("op") or ""}
         if established.data_files:
-            box.data_files = tuple(established.data_files)
+            changes["data_files"] = tuple(established.data_files)
+        if self.data is not None and self.data.files:
+            changes["data_files"] = self.data.files
+        return box.replace(**changes) if changes else box
 
     def progress_info(self) -> tuple[int, str]:
         """What a progress display needs: the original's size and the unit sizes count."""

@@ -52,7 +52,6 @@ class Reduction(ChainJob):
                  resume: bool = False, known: Callable[[Signature], str] | None = None, args: tuple = ()):
         path, source = read_input(Path(script))  # a .py file, a test's node id or a notebook
         self.notebook = Path(str(script)).suffix == ".ipynb"
-        self.data = None  # the reproducer made standalone (reducer.data_literals.standalone), once shrunk
         self.latest_seconds: float | None = None  # the latest interesting candidate's run (the final checks' size)
         self.fix: str | None = None  # the counterfactual every candidate survived (`reducer.counterfactual`)
         self.resumed_script: str | None = None  # on --resume, the script run to see it still fails
@@ -67,7 +66,7 @@ class Reduction(ChainJob):
         self.requested = oracles.make_oracle(options.oracle, options.platform, options.hangs)
         self.chosen = parse_levels(options.levels)  # None: auto
         self.needs_gradients = self.requested is None or self.requested.needs_gradient_checks
-        self.sandbox = Sandbox(self.scratch / "runs", script_name=path.name,
+        self.own_sandbox = Sandbox(self.scratch / "runs", script_name=path.name,
                                data_files=tuple(dict.fromkeys(data_files(path, source) + arg_files)),
                                platform=options.platform, check_gradients=self.needs_gradients, warm=options.warm,
                                warm_modules=preload_modules(source), reuse=options.runner != "off",
@@ -82,13 +81,16 @@ class Reduction(ChainJob):
         self.fault_finder = None  # names the fault the signature names (reducer.levels.fault_finders)
 
     # -- running programs -----------------------------------------------------------------------
-    def execute(self, source: str, limits: Limits, cancel: threading.Event | None = None, **how) -> RunResult:
+    def execute(self, source: str, limits: Limits, cancel: threading.Event | None = None,
+                data_files: tuple | None = None, **how) -> RunResult:
         """One run of `source`: by the oracle itself when it runs candidates (the user's command),
-        else in the sandbox (`how`: fresh, isolated); never past --max-time."""
+        else in the sandbox (`how`: fresh, isolated; `data_files` instead of its own); never past
+        --max-time."""
         limits = dataclasses.replace(limits, timeout=self.bounded(limits.timeout))
         if self.command is not None:
             return self.command.run(source, self.file_name, limits.timeout)
-        run = self.sandbox.run(source, limits, cancel, **how)
+        box = self.sandbox if data_files is None else self.sandbox.replace(data_files=data_files)
+        run = box.run(source, limits, cancel, **how)
         run = self.timed_fresh(run) if how.get("fresh") else run
         if self.fault_finder is None or run.cancelled:
             return run
@@ -129,7 +131,7 @@ class Reduction(ChainJob):
             oracle, sig, results[found.index(first)], rate, slowest, limits=limits,
             votes=max(3, runs) if rate < 1.0 else 1, watches=() if no_checks else tuple(oracle.watches),
             data_files=tuple(self.sandbox.data_files), gradient_checks=False if no_checks else None)
-        self.configure(established)
+        self.established = established  # the sandbox is set up as it says (`Job.sandbox`) for the finder too
         self.fault_finder, established = self.locate(established)
         self.established = established
         return established
@@ -141,7 +143,7 @@ class Reduction(ChainJob):
             bounded = dataclasses.replace(limits, timeout=self.bounded(limits.timeout))
             return self.sandbox.run(text, bounded, CANCEL.get(), isolated=True)
 
-        return fault_finders.Runs(self.sandbox, limits, oracle, script, self.log)
+        return fault_finders.Runs(lambda: self.sandbox, limits, oracle, script, self.log)
 
     def locate(self, established: EstablishedFailure) -> tuple[fault_finders.FaultFinder | None, EstablishedFailure]:
         """The finder of the fault of the established failure, and the failure naming that fault."""
@@ -182,7 +184,7 @@ class Reduction(ChainJob):
             oracle, wanted, None, state.get("rate", 1.0), 0.0, limits=limits, votes=state.get("votes", 1),
             data_files=tuple(self.sandbox.data_files) + self.kept_data(),
             gradient_checks=False if not oracle.needs_gradient_checks else None)
-        self.configure(established)
+        self.established = established
         self.fault_finder = fault_finders.for_wanted(self.finder_runs(oracle, limits), wanted)  # named again
         level, place = self.resumed_level()
         what, script = f"{self.out}/best.py", best  # a level of scripts goes on from its own best script

@@ -2,7 +2,7 @@
 reproducer run through.
 
 A wrong `jit` result or a crash while compiling or running a compiled function is XLA's bug
-(`oracles.owners`). The reproducer is run once with XLA's per-pass dump (`--xla_dump_to`,
+(`oracles.xla_owns`). The reproducer is run once with XLA's per-pass dump (`--xla_dump_to`,
 `--xla_dump_hlo_pass_re=.*`): the passes that changed any of its modules
 (`reducer.levels.mlir.xla_check.passes_in_dump`, those no compilation can do without left out) are
 then disabled (`--xla_disable_hlo_passes`), in fresh interpreters: all of them, then halves while
@@ -18,7 +18,7 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from oracles import owners
+import oracles
 from oracles.outcome import Signature
 from reducer.counterfactual import OWNERS, WHAT
 from reducer.prologue import xla_flags as flags
@@ -32,7 +32,7 @@ SHARE, TRIES = 0.2, 20
 def reserve(job, established, seconds: float | None) -> float:
     """Seconds of --max-time kept for the search when the failure may be a pass's (each try a fresh
     run of about `seconds`, else the original's); 0 without --max-time, or for another failure."""
-    if not job.options.max_time or not owners.xla_owns(established.signature, established.oracle):
+    if not job.options.max_time or not oracles.xla_owns(established.signature, established.oracle):
         return 0.0
     seconds = established.seconds if seconds is None else seconds
     return min(SHARE * job.options.max_time, TRIES * (1.5 * seconds + 3.0))
@@ -60,7 +60,7 @@ def search(job, program: str, log, sig: Signature | None = None, oracle=None) ->
     """The HLO pass whose removal alone makes `program` run through (None when none does, or when
     --max-time leaves no room, or `sig` is no failure of XLA's); each try runs in a fresh
     interpreter (`run`)."""
-    if sig is not None and not owners.xla_owns(sig, oracle):
+    if sig is not None and not oracles.xla_owns(sig, oracle):
         return None
     folder = Path(tempfile.mkdtemp(prefix="xla-passes-", dir=job.scratch))
     first = run(job, flags(program, f"--xla_dump_to={folder} --xla_dump_hlo_pass_re=.*"))

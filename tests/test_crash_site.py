@@ -116,7 +116,7 @@ def test_real_crashes_are_named_by_their_operation_and_a_run_confirms_it(tmp_pat
     try:
         run = sandbox.run(source, limits)
         sig = Crash().classify(run)
-        sites = crash_site.CrashingOperation(sandbox, limits, Crash())
+        sites = crash_site.CrashingOperation(lambda: sandbox, limits, Crash())
         named, run = sites.establish(source, run, sig)
         assert named.get("op") == op and named.get("detail") == sig.get("detail")
         assert f"`{op}`" in sites.finding

@@ -16,7 +16,8 @@ from jax import lax
 from reducer.levels.jaxpr import fault_alone
 from reducer.levels.jaxpr import nonfinite_replay as nr
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.codec import Encoder, registry
+from reducer.levels.jaxpr.codec import Encoder
+from reducer.levels.jaxpr.primitives import registry
 from reducer.levels.jaxpr.model import CALLED, EXPLAINED, Spec
 from reducer.levels.jaxpr.params import flat_values
 

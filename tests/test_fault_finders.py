@@ -23,7 +23,7 @@ class NoRuns:
 
 
 def runs(oracle) -> fault_finders.Runs:
-    return fault_finders.Runs(NoRuns(), None, oracle, NoRuns().run)
+    return fault_finders.Runs(NoRuns, None, oracle, NoRuns().run)
 
 
 def test_each_failure_gets_the_finder_of_its_row():

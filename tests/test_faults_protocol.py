@@ -19,6 +19,7 @@ from reducer.faults.nonfinite import NonFiniteValues
 from reducer.levels.jaxpr import crash_site, program as jp
 from reducer.levels.mlir import crash_pass, failure_names, module as mm, wrong_gradient, xla_passes, xla_results
 from reducer.levels.mlir.ir_worker import Crashed
+from reducer.levels.mlir.representation import MlirModule
 
 DATA = Path(__file__).resolve().parent / "data" / "mlir"
 CRASH = Signature("crash", (("platform", "cpu"), ("how", "signal"), ("detail", "SIGSEGV")), "crash")
@@ -83,7 +84,7 @@ class SortDies(crash_site.CrashingOperation):
 
 
 def test_crash_sites():
-    sites = SortDies(RecordingSandbox(), None, Crash())
+    sites = SortDies(RecordingSandbox, None, Crash())
     fault = satisfies(sites, sites.locate("x = 1\n", None, CRASH))
     assert fault.fields == (("op", "sort"),) and "`sort`" in fault.evidence
     assert satisfies(sites, sites.locate("x = 1\n", None, PASS_FAILURE)) is None  # no death by a signal
@@ -167,8 +168,8 @@ class XlaJob:
     def __init__(self):
         self.xla = {"reference": {}}
 
-    def run_candidate(self, program):
-        off = self.xla.get("options", {}).get("xla_disable_hlo_passes", "")
+    def run_candidate(self, program, xla=None):
+        off = (self.xla if xla is None else xla).get("options", {}).get("xla_disable_hlo_passes", "")
         return RunResult(0 if "algsimp" in off.split(",") else 1, "", "", 1.0)
 
 
@@ -178,7 +179,7 @@ def test_xla_culprit_pass(monkeypatch):
     said = xla_passes.CulpritPass(job, logged.append)
     fault = satisfies(said, said.locate(mm.join(None, MODULE), None, WRONG))
     assert fault.fields == (("xla-pass", "algsimp"),) and "--xla_disable_hlo_passes=algsimp" in fault.evidence
-    assert job.xla == {"reference": {}}  # the job's options as they were
+    assert job.xla == {"reference": {}}  # the job's options as they were: each run was given its own
     assert xla_passes.culprit(job, mm.join(None, MODULE), logged.append) == {"pass": "algsimp"}
     monkeypatch.setattr(xla_passes, "changing_passes", lambda job, text: ["fusion"])
     assert satisfies(said, said.locate(mm.join(None, MODULE), None, WRONG)) is None  # nothing makes it go away
@@ -224,7 +225,7 @@ def test_real_modules_name_the_operation_wrong_on_its_own(ir):
     from jax.scipy.special import digamma
 
     text = jax.jit(lambda x: jnp.sum(digamma(jnp.exp(x)) * jnp.tanh(x))).lower(jnp.ones(3)).as_text()
-    rep = mm.MlirModule(worker=ir)
+    rep = MlirModule(worker=ir)
     program = mm.join(None, text)
     seen = []
 

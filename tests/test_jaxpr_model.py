@@ -10,7 +10,8 @@ import pytest
 from jax import lax
 
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.codec import Encoder, Unencodable, registry
+from reducer.levels.jaxpr.codec import Encoder, Unencodable
+from reducer.levels.jaxpr.primitives import registry
 from reducer.levels.jaxpr.model import Arg, Equation, Jaxpr, Literal, Spec, Transform, Var, dumps
 from reducer.levels.jaxpr.params import flat_values
 from reducer.levels.jaxpr.probe import Coverage, generate

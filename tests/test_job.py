@@ -401,3 +401,31 @@ def test_a_failure_that_comes_and_goes_is_verified_on_enough_runs_to_show_it():
     assert verify_runs(3, 1.0) == 3 and verify_runs(3, 0.0) == 3
     assert verify_runs(3, 0.5) == 7  # 0.5 ** 7 < 1 %: three runs missed it once in eight reductions
     assert verify_runs(3, 0.9) == 3 and verify_runs(3, 0.1) == 44
+
+
+def test_the_sandbox_candidates_run_in_follows_the_established_failure_and_the_jobs_own_is_left_as_made(tmp_path):
+    """What establishing learns (the watches its verdicts rest on, gradient checks off, a level's data
+    files) reaches every run through the sandbox the job derives, never by changing the one it made."""
+    import dataclasses
+
+    from oracles.outcome import Signature
+    from reducer.established import EstablishedFailure
+    from reducer.reduce import Options, Reduction
+    from reducer.workers.sandbox import Limits
+
+    job = Reduction(PROGRAMS / "while_loop_grad.py", tmp_path / "o", Options(runs=1, jobs=1))
+    try:
+        made = job.own_sandbox
+        assert job.sandbox is made  # nothing established yet
+        inputs = tmp_path / "inputs.npz"
+        job.established = EstablishedFailure(
+            AdjointMissing(), Signature("nonfinite", (("op", "digamma"),)), None, 1.0, 1.0, limits=Limits(),
+            watches=("gradients",), data_files=(inputs,), gradient_checks=False)
+        box = job.sandbox
+        assert box.extra_env["REDUCER_WATCHES"] == "gradients" and box.extra_env["REDUCER_WANTED_OPERATION"] == "digamma"
+        assert box.data_files == (inputs,) and box.check_gradients is False and box.pool is made.pool
+        assert "REDUCER_WATCHES" not in made.extra_env and made.data_files != (inputs,) and made.check_gradients
+        job.established = dataclasses.replace(job.established, watches=())
+        assert "REDUCER_WATCHES" not in job.sandbox.extra_env
+    finally:
+        job.close()

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import needs_enzyme, reducer_cli
+from reducer.levels.mlir.ir_tools import default_pipeline
+from reducer.levels.mlir.representation import MlirModule
 
 DATA = Path(__file__).resolve().parent / "data" / "mlir"
 
@@ -38,7 +40,7 @@ def mixed():
         return jnp.sum(c), jnp.max(y)
 
     text = jax.jit(f).lower(jnp.ones(4), jnp.ones(4)).as_text()
-    return mm.MlirModule().normalize(mm.join(mm.default_pipeline_here(text), text))
+    return MlirModule().normalize(mm.join(default_pipeline(text), text))
 
 
 def candidates(pass_, program, limit=400):
@@ -47,15 +49,14 @@ def candidates(pass_, program, limit=400):
     import itertools
 
     from reducer.engine import proposals
-    from reducer.levels.mlir import module as mm, pipeline as pl
+    from reducer.levels.mlir import pipeline as pl
 
-    rep = pl.PipelineText() if pass_.name in ("drop-passes", "drop-options") else getattr(pass_, "rep", mm.MlirModule())
+    rep = pl.PipelineText() if pass_.name in ("drop-passes", "drop-options") else getattr(pass_, "rep", MlirModule())
     return list(itertools.islice(proposals(pass_, rep.parse(program)), limit))
 
 
 def valid_smaller(program, cands):
     """The candidates the engine would run: they pass the verifier and are smaller."""
-    from reducer.levels.mlir.module import MlirModule
 
     rep = MlirModule()
     return [c for c in cands if rep.verify(c) and rep.key(c) < rep.key(program)]
@@ -103,7 +104,7 @@ def test_pipeline_passes_cut_largest_first_and_keep_what_enzyme_wrap_needs():
 def test_representation_drops_locations_and_measures(mixed):
     from reducer.levels.mlir import module as mm
 
-    rep = mm.MlirModule()
+    rep = MlirModule()
     raw = (DATA / "topk_enzyme.mlir").read_text()
     assert "loc(" in raw
     normal = rep.normalize(raw)
@@ -154,7 +155,6 @@ def test_every_ir_pass_proposes_valid_smaller_programs(mixed):
 
 def test_passes_cope_with_declarations():
     """Bodiless declarations (external functions) are left alone, or dropped when unused."""
-    from reducer.levels.mlir.module import MlirModule
     from reducer.levels.mlir.passes import MLIR_PASSES, IsolateCulprit
     from reducer.levels.mlir.passes.drop_unused_functions import DropUnusedFunctions
 
@@ -182,7 +182,7 @@ def test_isolate_culprit_keeps_the_operation_alone(mixed):
     from reducer.levels.mlir.passes.isolate_culprit import IsolateCulprit
 
     alone = candidates(IsolateCulprit(("stablehlo.case", "")), mixed, limit=1)[0]
-    rep = mm.MlirModule()
+    rep = MlirModule()
     assert rep.verify(alone) and rep.ops(alone)[0] == "stablehlo.case"
     assert "@g" not in alone  # the other functions went
     wrap = [p for p in pl.parse(mm.split(alone)[0]) if p.name == "enzyme-wrap"][0]
@@ -190,10 +190,9 @@ def test_isolate_culprit_keeps_the_operation_alone(mixed):
 
 
 def test_erase_ops_bypasses_replaces_and_kills_what_fed_it(mixed):
-    from reducer.levels.mlir import module as mm
     from reducer.levels.mlir.passes.erase_ops import EraseOps
 
-    rep = mm.MlirModule()
+    rep = MlirModule()
     good = valid_smaller(mixed, candidates(EraseOps(), mixed))
     assert any("stablehlo.sine" not in c and rep.size(c) == rep.size(mixed) - 1 for c in good)
     assert any("%arg2: tensor" in c for c in good)  # a new argument stands in for a result
@@ -213,7 +212,6 @@ def test_operands_to_arguments_update_the_activity_list(mixed):
 
 
 def test_unwrap_inline_drop_results_and_unused_functions(mixed):
-    from reducer.levels.mlir import module as mm
     from reducer.levels.mlir.passes.drop_arguments import DropArguments
     from reducer.levels.mlir.passes.drop_results import DropResults
     from reducer.levels.mlir.passes.drop_unused_functions import DropUnusedFunctions
@@ -221,7 +219,7 @@ def test_unwrap_inline_drop_results_and_unused_functions(mixed):
     from reducer.levels.mlir.passes.inline_calls import InlineCalls
     from reducer.levels.mlir.passes.unwrap_regions import UnwrapRegions
 
-    rep = mm.MlirModule()
+    rep = MlirModule()
     unwrapped = valid_smaller(mixed, candidates(UnwrapRegions(), mixed))
     assert any("stablehlo.case" not in c for c in unwrapped) and any("stablehlo.while" not in c for c in unwrapped)
     inlined = valid_smaller(mixed, candidates(InlineCalls(), mixed))
@@ -243,24 +241,22 @@ def test_shrink_tensors_shrinks_types_and_constants():
     import jax
     import jax.numpy as jnp
 
-    from reducer.levels.mlir import module as mm
     from reducer.levels.mlir.passes.shrink_tensors import ShrinkTensors
 
     import numpy as np
 
     text = jax.jit(lambda x: x * np.arange(6, dtype=np.float32)).lower(jnp.ones(6)).as_text()
-    program = mm.MlirModule().normalize(text)
+    program = MlirModule().normalize(text)
     good = valid_smaller(program, candidates(ShrinkTensors(), program))
     assert "tensor<1xf32>" in good[0] and "dense<0.000000e+00> : tensor<1xf32>" in good[0]
     assert any("dense<[0.000000e+00, 1.000000e+00, 2.000000e+00]> : tensor<3xf32>" in c for c in good)
 
 
 def test_drop_attributes_and_canonicalize(mixed):
-    from reducer.levels.mlir import module as mm
     from reducer.levels.mlir.passes.canonicalize import Canonicalize
     from reducer.levels.mlir.passes.drop_attributes import DropAttributes
 
-    rep = mm.MlirModule()
+    rep = MlirModule()
     dropped = valid_smaller(mixed, candidates(DropAttributes(), mixed))
     assert any("jax.result_info" not in c for c in dropped)
     assert all(rep.key(c)[4] < rep.key(mixed)[4] for c in dropped)
@@ -322,7 +318,7 @@ def test_reduce_enzyme_dump_end_to_end(tmp_path):
     done = reducer_cli("reduce", DATA / "topk_enzyme.mlir", "--out", out, "--jobs", "1", "--quiet", timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     repro = (out / "repro.mlir").read_text()
-    rep = mm.MlirModule()
+    rep = MlirModule()
     assert "chlo.top_k" in rep.ops(repro) and rep.size(repro) <= 3 and "loc(" not in repro
     pipeline = (out / "pipeline.txt").read_text().strip()
     assert pl.count_passes(pl.parse(pipeline)) <= 3 and mm.split(repro)[0] == pipeline
@@ -388,16 +384,15 @@ def ir():
 def remote_module(ir, name, **kw):
     from reducer.levels.mlir import module as mm
 
-    rep = mm.MlirModule(worker=ir, **kw)
+    rep = MlirModule(worker=ir, **kw)
     pipeline, module_text = mm.split((DATA / name).read_text())
     assert rep.problem(module_text) is None
     return rep, mm.join(pipeline, module_text)
 
 
 def test_a_parser_crash_costs_a_candidate_not_the_reduction(ir):
-    from reducer.levels.mlir import module as mm
 
-    rep = mm.MlirModule(worker=ir)
+    rep = MlirModule(worker=ir)
     crashing = (DATA / "parser_crash.mlir").read_text()  # jaxlib's parser segfaults on it
     crashes = ir.crashes
     assert not rep.verify(crashing) and rep.key(crashing) == (1 << 30,)
@@ -478,7 +473,7 @@ def test_enzyme_dialects_are_read_and_reduced_as_text(ir):
     from reducer.levels.mlir import module as mm
     from reducer.levels.mlir.passes import mlir_passes
 
-    rep = mm.MlirModule(worker=ir)
+    rep = MlirModule(worker=ir)
     pipeline, module_text = mm.split((DATA / "enzyme_ops.mlir").read_text())
     assert pipeline == "enzyme,canonicalize"
     assert mm.parse_error(module_text)  # jaxlib's bindings know no `enzyme` dialect ...

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import needs_enzyme, reducer_cli
+from reducer.levels.mlir.ir_tools import default_pipeline
 
 DATA = Path(__file__).resolve().parent / "data" / "mlir"
 MEDIAN_SCRIPT = """\
@@ -38,7 +39,7 @@ def lowered(f, *shapes) -> str:
     from reducer.levels.mlir import module as mm
 
     text = jax.jit(f).lower(*(jnp.ones(s) for s in shapes)).as_text()
-    return mm.join(mm.default_pipeline_here(text), text)
+    return mm.join(default_pipeline(text), text)
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +98,7 @@ def test_a_gradient_that_cannot_be_checked_says_why(tmp_path):
 
     text = jax.jit(lambda x, k: jnp.sum(x * 2.0) + jnp.sum(k.astype(jnp.float32))).lower(
         jnp.ones(3), jnp.ones(3, jnp.int4)).as_text()
-    job = MlirReduction(mm.join(mm.default_pipeline_here(text), text), "int4.mlir", tmp_path / "out",
+    job = MlirReduction(mm.join(default_pipeline(text), text), "int4.mlir", tmp_path / "out",
                         MlirOptions(full_outputs=False))
     try:
         with pytest.raises(ReducerError) as info:

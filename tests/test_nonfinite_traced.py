@@ -21,7 +21,8 @@ from oracles.own_check import OwnCheck
 from reducer.levels.jaxpr import nonfinite_replay as nr
 from reducer.levels.jaxpr import as_users_write, replay_order, value_checks
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr.codec import Encoder, registry
+from reducer.levels.jaxpr.codec import Encoder
+from reducer.levels.jaxpr.primitives import registry
 from reducer.levels.jaxpr.model import CALLED
 from reducer.levels.jaxpr.params import flat_values
 

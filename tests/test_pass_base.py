@@ -22,7 +22,7 @@ def test_every_registered_pass_of_every_level_is_a_reduction_pass():
     from reducer.levels.mlir.passes import local_pass, mlir_passes
     from reducer.levels.mlir.pipeline_passes import pipeline_passes
     from reducer.levels.source.passes import source_passes
-    from reducer.levels.source.passes._ast_tools import SourcePass
+    from reducer.levels.source.ast_tools import SourcePass
 
     assert issubclass(SourcePass, ReductionPass) and issubclass(JaxprPass, ReductionPass)
     for level, classes in registered().items():
@@ -66,12 +66,12 @@ def test_drop_lines_chunks_survive_the_trip_from_the_ir_worker():
     """The IR worker sends points as JSON: the chunks of drop-lines arrive as plain lists and make
     the same candidates."""
     from reducer.levels.mlir.ir_worker import as_point
-    from reducer.levels.mlir.passes import _ir
+    from reducer.levels.mlir import ir_tools
     from reducer.levels.mlir.passes.drop_lines import DropLines
 
     program = ("module {\n  func.func @f(%a: f32) -> f32 {\n    %0 = arith.addf %a, %a : f32\n"
                "    %1 = arith.mulf %0, %a : f32\n    return %1 : f32\n  }\n}\n")
-    item, p = _ir.Item(program, form="text"), DropLines()
+    item, p = ir_tools.Item(program, form="text"), DropLines()
     points = p.points(item)
     assert points and all(isinstance(point, Chunk) for point in points)
     here = [p.apply(item, point) for point in points]

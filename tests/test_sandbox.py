@@ -89,6 +89,26 @@ def test_data_files_are_copied_not_shared(tmp_path, box):
     assert data.read_text() == "original"
 
 
+def test_settings_do_not_change_under_a_run_and_replace_makes_another_with_the_same_workers(tmp_path, box):
+    """A run's settings are a value: changing one in place fails; `replace` gives a sandbox with its
+    own settings whose candidates run through the same warm workers, the first left as it was."""
+    import dataclasses
+
+    (tmp_path / "input.txt").write_text("read beside the candidate")
+    first = box(warm=True, extra_env={"WHO": "first"})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.data_files = (tmp_path / "input.txt",)
+    with pytest.raises(TypeError):
+        first.extra_env["WHO"] = "changed"
+    second = first.replace(data_files=(tmp_path / "input.txt",), extra_env={"WHO": "second"})
+    program = "import os\nprint(os.environ['WHO'], os.path.exists('input.txt'))\n"
+    assert second.run(program).stdout.split() == ["second", "True"]
+    assert first.run(program).stdout.split() == ["first", "False"]
+    assert second.pool is first.pool and first.data_files == () and first.extra_env == {"WHO": "first"}
+    second.close()  # closing one closes the workers they share
+    assert first.pool.closed and not first.pool.idle
+
+
 def test_home_and_tmpdir_are_private(tmp_path, box):
     run = box().run("import os, tempfile\nprint(os.environ['HOME'] in tempfile.gettempdir())\n")
     assert run.stdout.strip() == "True"

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from reducer.levels.mlir.representation import MlirModule
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -28,9 +29,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def operations(text: str) -> int:
-    from reducer.levels.mlir import ir_worker, module as mm
+    from reducer.levels.mlir import ir_worker
 
-    return mm.MlirModule(worker=ir_worker.shared()).size(text)
+    return MlirModule(worker=ir_worker.shared()).size(text)
 
 
 def dump_folder(program: Path, into: Path) -> Path:

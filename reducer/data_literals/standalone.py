@@ -27,11 +27,13 @@ from reducer.files import write_atomic
 
 @dataclasses.dataclass
 class Standalone:
-    """What `make_standalone` made: the program to verify and write, the files beside it, and a note."""
+    """What `make_standalone` made: the program to verify and write, the files beside it, a note, and the
+    data files its checks run with (none: the job's own)."""
     program: str
     npz: bytes | None = None  # repro_data.npz
     beside: tuple[Path, ...] = ()  # the user's data files the reproducer still reads, copied beside it
     note: str = ""
+    files: tuple[Path, ...] = ()  # what it failed with first, then the job's others
 
     def write(self, out: Path) -> list[str]:
         """Write repro_data.npz (atomically) and the kept data files into `out`; the names written."""
@@ -101,23 +103,17 @@ def _written_in(job, program: str, established, records: list[dict], scratch: Pa
                           note="The reproducer reads its data files, copied beside it: written into it, the data "
                                "did not reproduce the failure.")
     beside = tuple(p for p in originals if p in files and _is_user_data(p, job))
-    return Standalone(done.program, npz=npz, beside=beside, note=_written_note(job, done, npz, beside))
+    return Standalone(done.program, npz=npz, beside=beside, note=_written_note(job, done, npz, beside),
+                      files=files + tuple(p for p in originals if p not in files))
 
 
 def _first_that_fails(job, established, program: str, trials: tuple, originals: tuple) -> tuple | None:
-    """The first of `trials` (sets of data files) `program` fails with as `established` says, left in the
-    sandbox's files first; None when it fails with none, the sandbox given back `originals`."""
-    box = job.sandbox
+    """The first of `trials` (sets of data files) `program` fails with as `established` says; None when
+    it fails with none."""
     for trial in dict.fromkeys(trials):
-        box.data_files = trial
-        try:
-            run = job.execute(program, job.limits, fresh=True)
-            ok = job.judge(established.oracle, established.signature, run)[0]
-        finally:
-            box.data_files = trial + tuple(p for p in originals if p not in trial)
-        if ok:
+        run = job.execute(program, job.limits, fresh=True, data_files=trial)
+        if job.judge(established.oracle, established.signature, run)[0]:
             return trial
-    box.data_files = originals
     return None
 
 

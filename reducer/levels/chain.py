@@ -110,7 +110,6 @@ class ChainJob(Job):
         if result.data_files:
             data_files = established.data_files + result.data_files
             self.established = established = dataclasses.replace(established, data_files=data_files)
-            self.configure(established)
         if result.stall is not None and (self.stall is None or self.stall > result.stall):
             self.stall = result.stall
             self.log(f"{self.levels()[-1].name} level: from the written-back program, stopping after "

@@ -46,7 +46,7 @@ class Runs:
     """What a finder runs programs with: the sandbox and limits of a traced call's replay, the oracle
     that reads a run, how a script runs once more (in a child of its own), and the log."""
 
-    sandbox: object
+    sandbox: Callable[[], object]  # the sandbox as it is when a run is made
     limits: object
     oracle: Oracle
     script: Callable[[str], RunResult]
@@ -95,5 +95,5 @@ def for_wanted(runs: Runs, wanted: Signature) -> FaultFinder | None:
 
 def in_sandbox(sandbox, limits, oracle: Oracle, wanted: Signature, log=lambda line: None) -> FaultFinder | None:
     """`for_wanted`, its scripts run fresh in `sandbox` (the traced level's, a written-back script's)."""
-    runs = Runs(sandbox, limits, oracle, lambda script: sandbox.run(script, limits, fresh=True), log)
+    runs = Runs(lambda: sandbox, limits, oracle, lambda script: sandbox.run(script, limits, fresh=True), log)
     return for_wanted(runs, wanted)

@@ -22,15 +22,15 @@ def at_fault(sample, operation: str) -> dict | None:
     derivative along ones in forward mode); None when it cannot be computed there."""
     import jax
 
-    from reducer.watches.gradients import ATOL, RTOL, _derivative, largest_difference
+    from reducer.watches.derivatives import ATOL, RTOL, derivative, largest_difference
 
     point = _equation_at(sample, operation)
     if point is None:
         return None
     op, values = point
     try:
-        enzyme = [np.asarray(e, np.float64) for e in _derivative(op, values, sample.mode, sample.enzyme)]
-        reference = [np.asarray(r, np.float64) for r in _derivative(op, values, sample.mode)]
+        enzyme = [np.asarray(e, np.float64) for e in derivative(op, values, sample.mode, sample.enzyme)]
+        reference = [np.asarray(r, np.float64) for r in derivative(op, values, sample.mode)]
     except Exception:  # the operation alone does not run this way: no finer statement than the whole
         return None
     if all(np.allclose(e, r, rtol=RTOL, atol=ATOL, equal_nan=True) for e, r in zip(enzyme, reference)):
@@ -64,7 +64,7 @@ def _equation_at(sample, operation: str):
     its floating-point inputs (the rest held), and those inputs' values; None when there is none."""
     import jax
 
-    from reducer.watches.gradients import flattened
+    from reducer.watches.derivatives import flattened
     from reducer.watches.locate import Frame, _inner, _path_to, equation_function
 
     fx, xs = flattened(sample)
@@ -109,7 +109,7 @@ DEFINED_ZERO = {"stop_gradient"}
 def which_is_wrong(enzyme: float, jax_ad: float, fd: float | None) -> str:
     """Which side finite differences do not support: "enzyme", "jax-ad", "both", or "" when they
     cannot tell (none computed, or they agree with both)."""
-    from reducer.watches.gradients import ATOL, RTOL
+    from reducer.watches.derivatives import ATOL, RTOL
 
     if fd is None or not np.isfinite(fd):
         return ""

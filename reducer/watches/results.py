@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from oracles.wrong_result import CPU, OP_BY_OP
-from reducer.watches.gradients import largest_difference, of_leaves
+from reducer.watches.derivatives import largest_difference
+from reducer.watches.derivatives import of_leaves
 from reducer.watches.locate import evaluate, locate, wanted_operation
 
 RTOL = 1e-4

@@ -14,26 +14,23 @@ from __future__ import annotations
 import json
 import os
 import queue
-import select
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 
 from oracles.outcome import RunResult
 from reducer.compile_cache import ENV as COMPILE_CACHE_ENV
-from reducer.workers.forkserver import REQUEST_FILE
-from reducer.workers.requests import ScriptFile, wire
+from reducer.workers.processes import Worker, WorkerError, ColdProcess, kill_group
+from reducer.workers.requests import ScriptFile
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HEAD_BYTES = 256 * 1024
 TAIL_BYTES = 1024 * 1024
-HARNESS = "reducer.harness"
 
 
 @dataclass(frozen=True)
@@ -59,137 +56,30 @@ def _read_capped(path: Path) -> tuple[str, bool]:
     return head.decode("utf-8", "replace") + cut + tail.decode("utf-8", "replace"), True
 
 
-def kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-class WorkerError(Exception):
-    pass
-
-
-class _ColdProcess:
-    """A candidate in a fresh interpreter: `python -m ENTRY SCRIPT` for a script (ENTRY:
-    reducer.harness), `python -m reducer.workers.runner REQUEST.json` for another kind."""
-
-    broken = False
-    reused = alive = False
-
-    def __init__(self, python: str, request, scratch: Path, env: dict):
-        if isinstance(request, ScriptFile):
-            command = [python, "-m", HARNESS, request.name]
-        else:
-            (scratch / REQUEST_FILE).write_text(json.dumps(wire(request)))
-            command = [python, "-m", "reducer.workers.runner", REQUEST_FILE]
-        with open(scratch / ".reducer-stdout", "wb") as out, open(scratch / ".reducer-stderr", "wb") as err:
-            self.proc = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=err, start_new_session=True)
-        self.pid = self.proc.pid
-
-    def poll(self, timeout: float) -> int | None:
-        """The exit code (negative for a signal) once the process ended, else None after `timeout`."""
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def release(self) -> None:
-        pass
-
-
-class Worker:
-    """A warm fork server (`reducer.workers.forkserver`) that runs one candidate at a time."""
-
-    def __init__(self, python: str, env: dict, modules: tuple[str, ...], cwd: Path, start_timeout: float = 120.0):
-        Path(cwd).mkdir(parents=True, exist_ok=True)
-        try:
-            self.proc = subprocess.Popen([python, "-m", "reducer.workers.forkserver", json.dumps(list(modules))],
-                                         cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, start_new_session=True)
-        except OSError as exc:
-            raise WorkerError(str(exc)) from None
-        self.buffer = b""
-        if not self._read(start_timeout).get("ready"):
-            self.close()
-            raise WorkerError("fork server did not start")
-
-    def _read(self, timeout: float | None) -> dict:
-        fd = self.proc.stdout.fileno()
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while b"\n" not in self.buffer:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([fd], [], [], wait)
-            if not ready:
-                return {}
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                raise WorkerError("fork server exited")
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def start(self, scratch: Path, request, env: dict, on_release, mode: str) -> "_WarmProcess":
-        """Start a candidate; `mode` is "runner", "child" or "fresh" (`reducer.workers.forkserver`)."""
-        envelope = {"scratch": str(scratch), "request": wire(request), "env": env, "mode": mode}
-        try:
-            self.proc.stdin.write((json.dumps(envelope) + "\n").encode())
-            self.proc.stdin.flush()
-            reply = self._read(60.0)
-        except (OSError, ValueError) as exc:
-            raise WorkerError(str(exc)) from None
-        if "pid" not in reply:
-            raise WorkerError("fork server gave no pid")
-        return _WarmProcess(self, reply["pid"], on_release, reply.get("reused", False))
-
-    def close(self) -> None:
-        kill_group(self.proc.pid)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-
-
-class _WarmProcess:
-    def __init__(self, worker: Worker, pid: int, on_release, reused: bool):
-        self.worker, self.pid, self.on_release, self.reused = worker, pid, on_release, reused
-        self.status: int | None = None
-        self.broken = False
-        self.alive = False  # the runner that ran it lives on: its process group must not be killed
-
-    def poll(self, timeout: float) -> int | None:
-        if self.status is None and not self.broken:
-            try:
-                reply = self.worker._read(timeout)
-            except (WorkerError, ValueError):
-                self.broken = True
-                return 0
-            if "status" in reply:
-                self.status = os.waitstatus_to_exitcode(reply["status"])
-                self.alive = reply.get("alive", False)
-        return self.status
-
-    def release(self) -> None:
-        if self.broken or self.status is None:
-            self.worker.close()
-        else:
-            self.on_release(self.worker)
-
-
 @dataclass
+class _Pool:
+    """What the sandboxes `Sandbox.replace` makes of one another share: the workers, the candidates
+    running, the scratch folders to remove."""
+
+    live: set = field(default_factory=set)
+    idle: list = field(default_factory=list)
+    closed: bool = False
+    trash: queue.Queue | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass(frozen=True)
 class Sandbox:
     """Runs candidate sources as `script_name` in fresh scratch folders under `root`.
 
     `data_files` are copied next to every candidate (files the script reads by a relative path);
     `platform` selects the JAX backend (`gpu`: the GPU as the default, the CPU beside it);
     `check_gradients` asks the harness to compare the gradients of Enzyme-JAX-wrapped functions
-    against JAX's own AD; `compile_cache`, a folder, is JAX's persistent compilation cache for the
-    warm candidates (a jitted function a candidate leaves unchanged is not compiled again; a fresh
-    interpreter, as a user runs the result, never reads it).
+    against JAX's own AD; `extra_env` is set in each candidate's environment; `compile_cache`, a
+    folder, is JAX's persistent compilation cache for the warm candidates (a jitted function a
+    candidate leaves unchanged is not compiled again; a fresh interpreter, as a user runs the result,
+    never reads it). Its settings do not change: `replace(**changes)` is a sandbox with other
+    settings and the same workers, for the runs that need them.
     """
 
     root: Path
@@ -198,16 +88,20 @@ class Sandbox:
     platform: str = "cpu"
     check_gradients: bool = False
     python: str = sys.executable
-    extra_env: dict = field(default_factory=dict)
+    extra_env: MappingProxyType = field(default_factory=dict)
     warm: bool = False
     warm_modules: tuple[str, ...] = ()
     reuse: bool = True
     compile_cache: Path | None = None
-    _live: set = field(default_factory=set, init=False, repr=False)
-    _idle: list = field(default_factory=list, init=False, repr=False)
-    _closed: bool = field(default=False, init=False, repr=False)
-    _trash: queue.Queue | None = field(default=None, init=False, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    pool: _Pool = field(default_factory=_Pool, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "data_files", tuple(self.data_files))
+        object.__setattr__(self, "extra_env", MappingProxyType(dict(self.extra_env)))
+
+    def replace(self, **changes) -> "Sandbox":
+        """This sandbox with other settings (`data_files`, `extra_env` …), sharing its workers."""
+        return replace(self, **changes)
 
     def environment(self, scratch: Path, limits: Limits) -> dict:
         env = dict(os.environ)
@@ -279,7 +173,7 @@ class Sandbox:
             process = self._launch(scratch, request, env, mode) if mode != "cold" else None
             start = time.monotonic()
             if process is None:
-                process = _ColdProcess(self.python, request, scratch, env)
+                process = ColdProcess(self.python, request, scratch, env)
             status, timed_out, cancelled = self._wait(process, limits.timeout, cancel, start)
             seconds = time.monotonic() - start
             if process.broken:  # the worker died under us: run this one in a fresh interpreter
@@ -292,8 +186,8 @@ class Sandbox:
     def _wait(self, process, timeout: float, cancel: threading.Event | None, start: float):
         """(status, timed out, cancelled) once `process` ended, was cancelled or ran out of time;
         its process group is killed unless it is a runner that lives on."""
-        with self._lock:
-            self._live.add(process.pid)
+        with self.pool.lock:
+            self.pool.live.add(process.pid)
         timed_out = cancelled = False
         try:
             deadline = start + timeout
@@ -313,8 +207,8 @@ class Sandbox:
         finally:
             if not process.alive:
                 kill_group(process.pid)
-            with self._lock:
-                self._live.discard(process.pid)
+            with self.pool.lock:
+                self.pool.live.discard(process.pid)
             process.release()
         return status, timed_out, cancelled
 
@@ -338,8 +232,8 @@ class Sandbox:
     def _launch(self, scratch: Path, request, env: dict, mode: str):
         """Start the candidate through an idle worker, or a new one (with the warm modules when the
         sandbox is warm); None when no worker could be started."""
-        with self._lock:
-            worker = self._idle.pop() if self._idle else None
+        with self.pool.lock:
+            worker = self.pool.idle.pop() if self.pool.idle else None
         if worker is None:
             modules = self.warm_modules if self.warm else ()
             try:
@@ -353,20 +247,20 @@ class Sandbox:
             return None
 
     def _return_worker(self, worker: "Worker") -> None:
-        with self._lock:
-            if worker.alive() and not self._closed:
-                self._idle.append(worker)
+        with self.pool.lock:
+            if worker.alive() and not self.pool.closed:
+                self.pool.idle.append(worker)
                 return
         worker.close()
 
     def _remove_later(self, scratch: Path) -> None:
         """Remove a candidate's scratch folder off the candidate's path (removing folders can take
         milliseconds, as long as an IR candidate's whole run); `close` waits for it."""
-        with self._lock:
-            if self._trash is None:
-                self._trash = queue.Queue()
-                threading.Thread(target=self._empty_trash, args=(self._trash,), daemon=True).start()
-            self._trash.put(scratch)
+        with self.pool.lock:
+            if self.pool.trash is None:
+                self.pool.trash = queue.Queue()
+                threading.Thread(target=self._empty_trash, args=(self.pool.trash,), daemon=True).start()
+            self.pool.trash.put(scratch)
 
     @staticmethod
     def _empty_trash(trash: queue.Queue) -> None:
@@ -378,10 +272,10 @@ class Sandbox:
     def close(self) -> None:
         """Stop every candidate and worker, and remove the candidates' scratch folders."""
         self.kill_all()
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-            trash, self._trash = self._trash, None
+        with self.pool.lock:
+            self.pool.closed = True
+            idle, self.pool.idle = self.pool.idle, []
+            trash, self.pool.trash = self.pool.trash, None
         for worker in idle:
             worker.close()
         if trash is not None:
@@ -390,7 +284,7 @@ class Sandbox:
 
     def kill_all(self) -> None:
         """Kill every candidate still running (on Ctrl-C)."""
-        with self._lock:
-            pids = list(self._live)
+        with self.pool.lock:
+            pids = list(self.pool.live)
         for pid in pids:
             kill_group(pid)

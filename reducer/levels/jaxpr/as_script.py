@@ -18,7 +18,7 @@ import string
 import numpy as np
 
 from reducer.levels.jaxpr import custom_rules, public_calls, spelling
-from reducer.levels.jaxpr.codec import registry
+from reducer.levels.jaxpr.primitives import registry
 from reducer.levels.jaxpr.model import INEXACT, Equation, Jaxpr, Spec
 from reducer.levels.jaxpr.params import decode_param, decode_params
 from reducer.levels.jaxpr.program import argnums_source, batched_predicate, masked_loop, platform_branches

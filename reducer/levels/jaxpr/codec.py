@@ -18,13 +18,11 @@ is a plain call (no Enzyme derivative in its pipeline). Two pseudo-primitives st
 """
 from __future__ import annotations
 
-import importlib
 import itertools
-import sys
 
 import numpy as np
 
-from reducer.levels.jaxpr import custom_rules, public_calls
+from reducer.levels.jaxpr import call_records, custom_rules
 from reducer.levels.jaxpr.model import Equation, Jaxpr, Literal, Var
 from reducer.levels.jaxpr.params import (MAX_VALUES, Unencodable, array_of, encode_param, enzyme_options,
                                          flat_values)
@@ -33,41 +31,6 @@ INLINED = {"custom_jvp_call", "custom_jvp_call_jaxpr", "custom_vjp_call", "custo
 SOLVES = {"custom_linear_solve"}  # inlined as their `solve` jaxpr
 #: equations that only print (`jax.debug.print`, `jax.debug.callback`): left out, as they compute nothing
 PRINTS = {"debug_print", "debug_callback"}
-
-
-# -- primitives by name ---------------------------------------------------------------------------
-_REGISTRY: dict | None = None
-
-
-def registry() -> dict:
-    """name -> (Primitive, "module:attribute") for every primitive found in jax and enzyme_ad."""
-    global _REGISTRY
-    if _REGISTRY is not None:
-        return _REGISTRY
-    import jax  # noqa: F401
-    from jax._src import core
-
-    for name in ("jax._src.lax.lax", "jax._src.lax.control_flow", "jax._src.lax.slicing", "jax._src.lax.linalg",
-                 "jax._src.lax.special", "jax._src.lax.fft", "jax._src.lax.convolution", "jax._src.lax.parallel",
-                 "jax._src.lax.windowed_reductions", "jax._src.prng", "jax._src.ad_util",
-                 "jax._src.lax.ann", "jax._src.lax.other", "enzyme_ad.jax.primitives"):
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
-    found: dict = {}
-    rank: dict = {}
-    for modname, mod in sorted(list(sys.modules.items())):
-        if mod is None or not (modname.startswith("jax._src") or modname.startswith("enzyme_ad")):
-            continue
-        for attr, value in list(vars(mod).items()):
-            if isinstance(value, core.Primitive):
-                # the canonical spelling first: `name_p`, then any `…_p`, then a public attribute
-                r = (attr == f"{value.name}_p", attr.endswith("_p"), not attr.startswith("_"))
-                if value.name not in found or r > rank[value.name]:
-                    found[value.name], rank[value.name] = (value, f"{modname}:{attr}"), r
-    _REGISTRY = found
-    return found
 
 
 # -- encoding a jaxpr -----------------------------------------------------------------------------
@@ -147,8 +110,8 @@ class Encoder:
                 continue
             ins = [self.atom(a, env) for a in e.invars]
             eqn = Equation(name, ins, [self.var(var, env) for var in e.outvars])
-            public_calls.record(e, eqn)  # `src`: the public call it comes from, when a handled one
-            with public_calls.inside(eqn):
+            call_records.record(e, eqn)  # `src`: the public call it comes from, when a handled one
+            with call_records.inside(eqn):
                 self._special(e, eqn)
             out.append(eqn)
 

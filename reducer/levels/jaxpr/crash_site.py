@@ -21,6 +21,7 @@ where the crash oracle reads it.
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
 from oracles import kinds
 from oracles.crash import OPERATION, without_operation
@@ -171,11 +172,12 @@ def evidence(op: str) -> str:
 class CrashingOperation:
     """Names the operation at fault in the runs of one reduction that die by a signal, by replaying
     their crashing call (recorded ahead by a capturing run of the script, or the traced level's
-    own candidate) in forked children of `sandbox`'s workers."""
+    own candidate) in forked children of the workers of the sandbox `sandbox()` gives (the job's as it
+    is when the run is made: its data files change as levels hand theirs on)."""
 
     fields = ("op",)
 
-    def __init__(self, sandbox, limits, oracle, wanted: Signature | None = None):
+    def __init__(self, sandbox: Callable[[], object], limits, oracle, wanted: Signature | None = None):
         self.sandbox, self.limits, self.oracle = sandbox, limits, oracle
         self.wanted = wanted  # once set: the failure whose operation runs must confirm
         self.finding = ""  # what `establish` found, in a sentence for the log
@@ -185,7 +187,7 @@ class CrashingOperation:
         from reducer.levels.jaxpr.worker import run_spec
 
         def dies(text: str) -> bool:
-            run = run_spec(self.sandbox, text, self.limits, min(self.limits.timeout, 30.0))
+            run = run_spec(self.sandbox(), text, self.limits, min(self.limits.timeout, 30.0))
             seen = self.oracle.classify(run)
             return placeable(seen) and without_operation(seen) == without_operation(like)
 
@@ -201,7 +203,8 @@ class CrashingOperation:
         """The operation at fault of `source`'s crash: its calls recorded ahead, latest first."""
         from reducer.levels.jaxpr.worker import CapturedScript
 
-        run = self.sandbox.run(CapturedScript(self.sandbox.script_name, source), self.limits, isolated=True)
+        box = self.sandbox()
+        run = box.run(CapturedScript(box.script_name, source), self.limits, isolated=True)
         for spec in run.harness.get("ahead", [])[:MAX_CALLS]:
             op = self.of_spec(spec, like)
             if op:

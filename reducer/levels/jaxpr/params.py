@@ -21,6 +21,7 @@ import dataclasses
 import enum
 import importlib
 import inspect
+from typing import Callable
 
 import numpy as np
 
@@ -204,7 +205,7 @@ class HostCallback:
 
 
 # -- decoding -------------------------------------------------------------------------------------
-def decode_param(d, subs=None):
+def decode_param(d, subs: Nested | None = None):
     """The value `d` encodes; `subs` are the equation's nested spec jaxprs, for jaxpr parameters."""
     if isinstance(d, dict):
         for key, decode in _DECODERS.items():
@@ -214,7 +215,7 @@ def decode_param(d, subs=None):
     return d
 
 
-def decode_params(params: dict, subs=None) -> dict:
+def decode_params(params: dict, subs: Nested | None = None) -> dict:
     out = {k: decode_param(v, subs) for k, v in params.items()}
     for k, v in out.items():  # a stand-in callback returns the shapes its equation declares
         if isinstance(v, HostCallback):
@@ -245,41 +246,46 @@ def _prng(d, subs):
 
 
 def _prim(d, subs):
-    from reducer.levels.jaxpr.codec import registry
+    from reducer.levels.jaxpr.primitives import registry
 
     return registry()[d["prim"]][0]
 
 
-def closed_jaxpr(sub):
-    """A JAX ClosedJaxpr computing the spec jaxpr `sub` (a `reducer.levels.jaxpr.model.Jaxpr`),
-    traced from its interpreter."""
-    import jax
+@dataclasses.dataclass(frozen=True)
+class Nested:
+    """An equation's nested spec jaxprs (`reducer.levels.jaxpr.model.Jaxpr`), with what runs one
+    (`interpret(jaxpr, inputs) -> outputs`: `reducer.levels.jaxpr.program.interpret`): what a jaxpr
+    parameter decodes from."""
 
-    from reducer.levels.jaxpr.program import interpret
+    jaxprs: tuple
+    interpret: Callable
 
-    avals = [jax.ShapeDtypeStruct(tuple(v.shape), dtype_of(v.dtype)) for v in sub.inputs]
-    return jax.make_jaxpr(lambda *xs: tuple(interpret(sub, list(xs))))(*avals)
+    def closed(self, k: int):
+        """A JAX ClosedJaxpr computing nested jaxpr `k`, traced from its interpreter."""
+        import jax
+
+        sub = self.jaxprs[k]
+        avals = [jax.ShapeDtypeStruct(tuple(v.shape), dtype_of(v.dtype)) for v in sub.inputs]
+        return jax.make_jaxpr(lambda *xs: tuple(self.interpret(sub, list(xs))))(*avals)
+
+    def runner(self, k: int) -> Callable:
+        """A Python function that runs nested jaxpr `k` on its arguments' leaves."""
+        sub = self.jaxprs[k]
+
+        def run(*args):
+            import jax
+
+            outs = self.interpret(sub, jax.tree_util.tree_leaves(args))
+            return outs[0] if len(outs) == 1 else tuple(outs)
+
+        return run
 
 
-def _jaxpr(d, subs):
-    closed = closed_jaxpr(subs[d["jaxpr"]])
+def _jaxpr(d, subs: Nested):
+    closed = subs.closed(d["jaxpr"])
     if closed.consts:  # an open Jaxpr parameter cannot carry them
         raise ValueError(f"a Jaxpr parameter whose spec makes {len(closed.consts)} array constants")
     return closed.jaxpr
-
-
-def _runner(d, subs):
-    sub = subs[d["fn_of"]]
-
-    def run(*args):
-        import jax
-
-        from reducer.levels.jaxpr.program import interpret
-
-        outs = interpret(sub, jax.tree_util.tree_leaves(args))
-        return outs[0] if len(outs) == 1 else tuple(outs)
-
-    return run
 
 
 _DECODERS = {  # "arr" before "dtype": an array's encoding names its dtype too
@@ -293,9 +299,9 @@ _DECODERS = {  # "arr" before "dtype": an array's encoding names its dtype too
     "nt": lambda d, subs: resolve(d["nt"])(**{k: decode_param(x, subs) for k, x in d["f"].items()}),
     "dc": lambda d, subs: resolve(d["dc"])(**{k: decode_param(x, subs) for k, x in d["f"].items()}),
     "t": lambda d, subs: tuple(decode_param(x, subs) for x in d["t"]),
-    "closed": lambda d, subs: closed_jaxpr(subs[d["closed"]]),
+    "closed": lambda d, subs: subs.closed(d["closed"]),
     "jaxpr": _jaxpr,
-    "fn_of": _runner,
+    "fn_of": lambda d, subs: subs.runner(d["fn_of"]),
     "fn": lambda d, subs: resolve(d["fn"]),
     "host": lambda d, subs: HostCallback(d["host"]),
 }

@@ -3,7 +3,7 @@
 Programs are generated, not listed: every public function of JAX's numerical namespaces is called
 on arguments chosen from its parameters' names (a key for `key`, a shape for `shape`, a function
 for `fun` …, else a small float array), and traced as it is, under `grad` and under `vmap`. Each
-registered primitive (`reducer.levels.jaxpr.codec.registry`) met in those jaxprs gets the smallest
+registered primitive (`reducer.levels.jaxpr.primitives.registry`) met in those jaxprs gets the smallest
 program that binds it; that program is encoded as a spec, decoded, run, and compared with JAX's
 own evaluation of the jaxpr. The report says per primitive: round-trips, cannot be encoded (why),
 runs differently (why), or no public function binds it (internal to a transformation, a device
@@ -245,7 +245,7 @@ def _same(got, want) -> bool:
 
 
 def measure() -> Coverage:
-    from reducer.levels.jaxpr.codec import registry
+    from reducer.levels.jaxpr.primitives import registry
 
     coverage = Coverage(registered=sorted(registry()))
     generate(coverage)

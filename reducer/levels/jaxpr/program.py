@@ -19,7 +19,7 @@ from typing import Iterator
 from reducer.levels.jaxpr import custom_rules
 from reducer.levels.jaxpr.model import VALUE_PRIMS, Equation, Jaxpr, Spec, names
 from reducer.levels.jaxpr.model import dumps  # noqa: F401  (the text of spec data, for writers outside the level)
-from reducer.levels.jaxpr.params import decode_params, dtype_of
+from reducer.levels.jaxpr.params import Nested, decode_params, dtype_of
 from reducer.levels.jaxpr.params import array_of, enzyme_kwargs, key_impl
 
 GRAD_LIKE = {"grad", "value_and_grad", "jacrev", "jacfwd", "hessian"}
@@ -194,7 +194,7 @@ def _outputs(e: Equation, ins: list) -> list:
     import jax
     from jax import lax
 
-    from reducer.levels.jaxpr.codec import registry
+    from reducer.levels.jaxpr.primitives import registry
 
     p, params, subs = e.primitive, e.params, e.subs
     if p == "__const__":
@@ -230,7 +230,7 @@ def _outputs(e: Equation, ins: list) -> list:
     if p in custom_rules.KINDS:
         return custom_rules.run(e, ins, interpret)
     prim = registry()[p][0]
-    r = prim.bind(*ins, **decode_params(params, subs))
+    r = prim.bind(*ins, **decode_params(params, Nested(tuple(subs), interpret)))
     return list(r) if prim.multiple_results else [r]
 
 
@@ -251,7 +251,7 @@ def _while(e: Equation, ins: list) -> list:
 def platform_branches(e: Equation, branches: list) -> dict:
     """`lax.platform_dependent`'s keyword arguments for a `cond` with `branches_platforms`: each
     platform (or `default`) named with its branch."""
-    platforms = decode_params(e.params, e.subs)["branches_platforms"]
+    platforms = decode_params(e.params, Nested(tuple(e.subs), interpret))["branches_platforms"]
     return {name: branch for group, branch in zip(platforms, branches)
             for name in (["default"] if group is None else group)}
 

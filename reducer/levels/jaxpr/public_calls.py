@@ -1,13 +1,7 @@
-"""The public library call a program made, recorded on its equations, and written back in those words.
+"""The public library call a program made (`src`, recorded on its equations while they are encoded:
+`reducer.levels.jaxpr.call_records`), written back in those words.
 
-Encoding (`record`): every JAX equation keeps the traceback of its tracing. Walking its frames from
-the outermost, the first frame of a function in `PUBLIC` (a `jax.numpy.fft` or `jax.ops` function
-in jax's own source) names the public call the program made; the equation gets `src="jnp.fft.rfft"`.
-An equation traced inside a nested jitted library function (`jnp.fft.rfft` stages a `jit` of its
-`fft` primitive) has no frame of the program's: it takes the public call of the equation it is
-nested in. Nothing is recorded when no handled function was called.
-
-Writing back (`Words`): an equation whose `src` is handled and whose primitive and parameters are
+`Words`: an equation whose `src` is handled and whose primitive and parameters are
 that function's plain use is spelled as the call (`jnp.fft.rfft(a)`, `jax.ops.segment_max(a, b,
 num_segments=4)`); the values the call builds itself (a segment reduction's identity-filled operand,
 its segment ids as a column) are then left out when nothing else reads them. Anything else keeps
@@ -15,78 +9,18 @@ the spelling of `reducer.levels.jaxpr.as_script`.
 """
 from __future__ import annotations
 
-import contextlib
 import math
-import os
-import sysconfig
 from collections import Counter
 
 from reducer.levels.jaxpr import spelling
 from reducer.levels.jaxpr.model import Equation, Jaxpr, Literal, Spec
 from reducer.levels.jaxpr.params import decode_param
 
-#: jax's own module (its path under the `jax` package) -> (the public namespace, the functions handled)
-PUBLIC = {
-    "_src/numpy/fft.py": ("jnp.fft", ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2",
-                                      "fftn", "ifftn", "rfftn", "irfftn")),
-    "_src/ops/scatter.py": ("jax.ops", ("segment_sum", "segment_max", "segment_min", "segment_prod")),
-}
 FFT_TYPES = {"fft": "FFT", "ifft": "IFFT", "rfft": "RFFT", "irfft": "IRFFT"}
 SEGMENTS = {"scatter-add": "segment_sum", "scatter-max": "segment_max", "scatter-min": "segment_min",
             "scatter-mul": "segment_prod"}
 COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
 
-_OUTER: list = []  # the public call of each equation whose nested jaxprs are being encoded
-_DIRS: list = []
-
-
-# -- recording ------------------------------------------------------------------------------------
-def _library_dirs() -> tuple:
-    """Where JAX and the standard library live: frames there are not the program's."""
-    if not _DIRS:
-        import jax
-        import jaxlib
-
-        _DIRS.extend(os.path.dirname(m.__file__) + os.sep for m in (jax, jaxlib))
-        _DIRS.append(os.path.join(sysconfig.get_paths()["stdlib"], ""))
-    return tuple(_DIRS)
-
-
-def public_name(frames) -> tuple[str | None, bool]:
-    """The handled public function the frames (innermost first) went through, outermost first, and
-    whether any frame is the program's own."""
-    libraries = _library_dirs()
-    program = False
-    for frame in reversed(list(frames)):
-        path = frame.file_name.replace("\\", "/")
-        if not path.startswith(libraries):
-            program = True
-            continue
-        for module, (space, names) in PUBLIC.items():
-            name = frame.function_name.rsplit(".", 1)[-1]
-            if path.endswith("/jax/" + module) and name in names:
-                return f"{space}.{name}", True
-    return None, program
-
-
-def record(e, eqn: Equation) -> None:
-    """Set `eqn.src` to the public call the JAX equation `e` comes from, when a handled one."""
-    tb = getattr(getattr(e, "source_info", None), "traceback", None)
-    src, program = public_name(tb.frames) if tb is not None else (None, False)
-    if src is None and not program and _OUTER:
-        src = _OUTER[-1]
-    if src:
-        eqn.src = src
-
-
-@contextlib.contextmanager
-def inside(eqn: Equation):
-    """While the nested jaxprs of `eqn` are encoded: those of a `jit` inherit its public call."""
-    _OUTER.append(eqn.src if eqn.primitive in ("jit", "pjit") else None)
-    try:
-        yield
-    finally:
-        _OUTER.pop()
 
 
 # -- writing back ---------------------------------------------------------------------------------

@@ -132,7 +132,7 @@ class Spelling:
             self.imports.add("from jax._src.random.prng import prngs")
             return f"prngs[{v.name!r}]"
         if isinstance(v, core.Primitive):
-            from reducer.levels.jaxpr.codec import registry
+            from reducer.levels.jaxpr.primitives import registry
 
             module, attr = registry()[v.name][1].split(":")
             self.imports.add(f"from {module} import {attr}")

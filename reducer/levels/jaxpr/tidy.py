@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from reducer.levels.source.passes._ast_tools import substitute
+from reducer.levels.source.ast_tools import substitute
 
 #: calls whose evaluation order is observable: a value that makes one stays where it is
 EFFECTS = ("callback", "debug", "print")

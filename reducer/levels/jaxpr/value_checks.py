@@ -126,7 +126,7 @@ def script_seconds(run) -> float:
 def run_check(spec: Spec) -> None:
     """Replay `spec` (parsed from the text a worker request carries) with its check; writes the
     watch's report, raises NumericMismatch on a disagreement."""
-    from reducer.levels.jaxpr.codec import registry
+    from reducer.levels.jaxpr.primitives import registry
 
     registry()
     import jax
@@ -291,9 +291,9 @@ def _verdict(spec: Spec, check: str, message: str, got: str = "got", want: str =
     """Lines that compare `got` with `want` as the watch does (its tolerances, NaNs where both have
     them agreeing; against the CPU, an atol that grows with the reference's largest finite
     magnitude) and stop as the program did."""
-    from reducer.watches import gradients, results
+    from reducer.watches import derivatives, results
 
-    rtol, atol = (gradients.RTOL, gradients.ATOL) if check == "gradient" else (results.RTOL, results.ATOL)
+    rtol, atol = (derivatives.RTOL, derivatives.ATOL) if check == "gradient" else (results.RTOL, results.ATOL)
     close = "rtol=%g, atol=%g, equal_nan=True" % (rtol, atol)
 
     def closeness(reference: str) -> str:

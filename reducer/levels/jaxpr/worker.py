@@ -71,7 +71,7 @@ def run_traced(request: TracedProgram) -> None:
 
     from reducer.levels.jaxpr import value_checks
     from reducer.levels.jaxpr import program as jaxpr_program
-    from reducer.levels.jaxpr.codec import registry
+    from reducer.levels.jaxpr.primitives import registry
 
     registry()
     jax.config.update("jax_cpu_enable_async_dispatch", False)  # a crash on the thread that ran it, as in the harness

@@ -148,7 +148,7 @@ def culprit_of(sig: Signature) -> tuple[str, str] | None:
 
 class Isolating(Alone):
     """`Alone` for a module: each operation kept alone by the `isolate-culprit` pass run in the IR
-    worker of `rep` (the module's representation, `reducer.levels.mlir.module.MlirModule`)."""
+    worker of `rep` (the module's representation, `reducer.levels.mlir.representation.MlirModule`)."""
 
     def __init__(self, rep, wrong: Callable[[str], bool], log: Callable[[str], None]):
         super().__init__(wrong, log)

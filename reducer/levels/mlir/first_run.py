@@ -4,13 +4,15 @@ A module with a pipeline (an Enzyme-JAX dump) runs that pipeline, then, when it 
 reverse mode and runs cleanly, the gradient check. A plain module runs as XLA runs it (compiled for
 the platform and executed on fixed inputs), then XLA's results against its unoptimised
 compilation, and only then, for a module that did not come from XLA itself (HLO text, a dump
-folder), Enzyme-JAX's reverse mode as `enzyme_jax_ir` would run it. The first run that fails sets
-the kind of its runs (`job`: the module's `reducer.levels.mlir.module_runs.ModuleRuns`); for a dump
-folder the modules are tried newest first.
+folder), Enzyme-JAX's reverse mode as `enzyme_jax_ir` would run it. The first run that fails says
+the kind of its runs; for a dump folder the modules are tried newest first. What they learn is
+returned (`FirstRun`), for the module's runs (`reducer.levels.mlir.module_runs.ModuleRuns`, `job`
+here, each run told its kind) to take.
 """
 from __future__ import annotations
 
 import importlib.util
+from typing import NamedTuple, NoReturn
 
 import oracles
 from oracles.base import Oracle, Signature
@@ -26,14 +28,29 @@ TRIED = {ENZYME: "Enzyme-JAX's pipeline", XLA: "XLA (compiling and running it)",
          GRADIENT: "the gradient check against finite differences"}
 
 
-def first_failure(job) -> tuple[Oracle, Signature, RunResult]:
+class FirstRun(NamedTuple):
+    """What the first runs of a module learned: how it fails, which module (of a dump folder, the
+    newest that fails: `source_name`, its `text` as given), the program that fails (`original`: with
+    the pipeline of the kind of run it fails in), that `kind`, and for XLA's results the options of
+    the compilation they are compared with (`reference`)."""
+
+    oracle: Oracle
+    signature: Signature
+    run: RunResult
+    source_name: str
+    text: str
+    original: str
+    kind: str
+    reference: dict | None = None
+
+
+def first_failure(job) -> FirstRun:
     """How the job's module fails, from first runs in subprocesses; for an XLA dump, the newest of
     its modules that fails."""
     first = (job.source_name, job.original)
     for k, (name, module_text) in enumerate([first, *job.dumped]):
-        job.source_name, job.original, job.text = name, module_text, module_text
         try:
-            return of_module(job)
+            return of_module(job, name, module_text)
         except ReducerError as exc:
             if exc.status != NO_FAILURE or k == len(job.dumped):
                 if job.dumped:
@@ -44,9 +61,10 @@ def first_failure(job) -> tuple[Oracle, Signature, RunResult]:
     raise AssertionError("unreachable")
 
 
-def of_module(job) -> tuple[Oracle, Signature, RunResult]:
-    """How one module fails: the runs that apply to it, in turn, until one shows a failure."""
-    pipeline, module_text = mm.split(job.original)
+def of_module(job, name: str, text: str) -> FirstRun:
+    """How one module (`text`, called `name`) fails: the runs that apply to it, in turn, until one
+    shows a failure."""
+    pipeline, module_text = mm.split(text)
     if pipeline:
         attempts = [(ENZYME, pipeline)]
     else:  # a plain module runs as XLA runs it; Enzyme-JAX's reverse mode only if XLA runs it right
@@ -56,47 +74,43 @@ def of_module(job) -> tuple[Oracle, Signature, RunResult]:
     attempts += [(GRADIENT, p) for kind, p in attempts[-1:] if kind == ENZYME and wrong_gradient.differentiates(p)]
     if importlib.util.find_spec("enzyme_ad") is None:
         if job.header:
-            raise ReducerError(f"{job.source_name}: running its Enzyme-JAX pipeline needs enzyme-ad "
+            raise ReducerError(f"{name}: running its Enzyme-JAX pipeline needs enzyme-ad "
                                f"(pip install enzyme-ad)", OTHER_FAILURE)
         attempts = [a for a in attempts if a[0] not in PIPELINE_KINDS]
-    seen = []
+    seen, reference = [], None
     for kind, pipeline in attempts:
-        job.kind = kind
         program = mm.join(pipeline if kind in PIPELINE_KINDS else None, module_text)
-        run = job.run_candidate(program, fresh=True)
+        run = job.run_candidate(program, fresh=True, kind=kind)
         reason = no_backend(run)
         if reason:
-            raise ReducerError(f"{job.source_name}: {reason}", NO_BACKEND)
-        hit = job.classify(run)
+            raise ReducerError(f"{name}: {reason}", NO_BACKEND)
+        hit = job.classify(run, kind)
         seen.append((kind, run))
         verdict = xla_results.verdict(run.output) if kind == XLA_RESULTS else None
         if verdict:  # the reference every candidate is run against
-            job.xla = {**job.xla, "reference": verdict["reference"]}
+            reference = verdict["reference"]
         if hit:
-            job.original = program
-            break
+            return FirstRun(*hit, run, name, text, program, kind, reference)
         if kind == XLA and run.returncode == 0:
-            job.log(f"XLA compiles and runs {job.source_name} on {job.options.platform}")
-    else:
-        no_failure(job, seen)
-    return (*hit, run)
+            job.log(f"XLA compiles and runs {name} on {job.options.platform}")
+    no_failure(job, seen, name)
 
 
-def no_failure(job, seen: list[tuple[str, RunResult]]) -> None:
-    """Raise the one-line error for a module on which no run showed the failure wanted."""
+def no_failure(job, seen: list[tuple[str, RunResult]], name: str) -> NoReturn:
+    """Raise the one-line error for a module (called `name`) on which no run showed the failure wanted."""
     kind, run = seen[-1]
     if job.requested is not None and job.requested.runs_candidates:
-        raise ReducerError(f"{job.source_name}: the --oracle command rejects the original module "
+        raise ReducerError(f"{name}: the --oracle command rejects the original module "
                            f"({last_words(run)})", OTHER_FAILURE)
     if kind == GRADIENT and run.returncode != 0 and run.signal is None and wrong_gradient.verdict(run.output) is None:
-        raise ReducerError(f"{job.source_name}: does not fail in Enzyme-JAX's pipeline, and its gradient could "
+        raise ReducerError(f"{name}: does not fail in Enzyme-JAX's pipeline, and its gradient could "
                            f"not be checked: {last_words(run)}", NO_FAILURE)
     if all(r.returncode == 0 for _, r in seen):
         tried = [TRIED[k] for k, _ in seen]
         who = (f"{tried[0]} does not fail" if len(tried) == 1
                else "neither " + ", ".join(tried[:-1]) + f" nor {tried[-1]} fails")
-        raise ReducerError(f"{job.source_name}: does not fail ({who} on it): nothing to reduce", NO_FAILURE)
+        raise ReducerError(f"{name}: does not fail ({who} on it): nothing to reduce", NO_FAILURE)
     other = oracles.detect(run, job.options.platform, own_checks=False)
     what = str(other[1]) if other else last_words(run)
-    raise ReducerError(f"{job.source_name}: fails, but not as --oracle {job.options.oracle} expects; "
+    raise ReducerError(f"{name}: fails, but not as --oracle {job.options.oracle} expects; "
                        f"saw: {what}", OTHER_FAILURE)

@@ -23,7 +23,8 @@ from reducer.established import EstablishedFailure, Options
 from reducer.levels.base import LevelContext
 from reducer.levels.chain import ChainJob
 from reducer.levels.mlir import inputs, module as mm, module_report, module_repro, pipeline as pl
-from reducer.levels.mlir.ir_level import IrLevel, module_files, sizes, summarise, with_xla_pass
+from reducer.levels.mlir.ir_level import IrLevel
+from reducer.levels.mlir.module_shrink import module_files, sizes, summarise, with_xla_pass
 from reducer.levels.mlir.module_runs import ModuleRuns
 from reducer.levels.mlir.run_module import XLA_KINDS
 from reducer.verdict import Verdict
@@ -59,7 +60,7 @@ class MlirReduction(ChainJob):
         except BaseException:
             super().close()
             raise
-        self.sandbox, self.requested, self.rep = self.runs.sandbox, self.runs.requested, self.runs.rep
+        self.own_sandbox, self.requested, self.rep = self.runs.sandbox, self.runs.requested, self.runs.rep
         self.first_limits = self.runs.first_limits
         self.full_outputs = options.full_outputs
         self.source_name = source_name

@@ -201,11 +201,12 @@ def for_runs(runs, module_text: str, sig: Signature, header: str) -> tuple[str |
         passes = [p for p in changing_passes(runs, module_text) if p not in ESSENTIAL]
         xla["reference"] = {"xla_backend_optimization_level": 0, "xla_disable_hlo_passes": ",".join(passes)}
     saved = xla.pop("inputs", None)
+    box = runs.sandbox
     if saved:  # the arguments it runs on, saved beside it: those the program ran it with where they fit
         arrays = with_saved(made_inputs([(tuple(shape), _numpy(name)) for shape, name in arguments]), saved)
         np.savez(runs.scratch / INPUTS, *arrays)
-        runs.sandbox.data_files = (runs.scratch / INPUTS,)
+        box = box.replace(data_files=(runs.scratch / INPUTS,))
     text = source(runs.kind, module_text, arguments, header, xla, INPUTS if saved else None)
-    ok, said, output = confirm(lambda s: runs.sandbox.run(s, runs.limits, fresh=True), runs.kind, text, sig,
+    ok, said, output = confirm(lambda s: box.run(s, runs.limits, fresh=True), runs.kind, text, sig,
                                (runs.xla_pass or {}).get("pass"), runs.runner_name)
     return (text if ok else None), said, output

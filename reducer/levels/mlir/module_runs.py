@@ -29,6 +29,7 @@ from reducer.levels.mlir.run_module import ENZYME, GRADIENT, XLA, XLA_KINDS, XLA
 from reducer.levels.mlir.worker import IrModule
 from reducer.workers.command import runner_for
 from reducer.workers.sandbox import Limits, RunResult, Sandbox
+from reducer.levels.mlir.representation import MlirModule
 
 #: what each kind of run is, in the log
 WHERE = {ENZYME: "Enzyme-JAX's pass pipeline", XLA: "XLA, compiling and running the module",
@@ -48,10 +49,11 @@ class ModuleRuns:
 
     def __init__(self, text: str, source_name: str, options: Options, scratch: Path, log: Callable[[str], None],
                  bounded: Callable[[float], float] = lambda t: t, isolation: str | None = None,
-                 runner_name: str = "repro.py", dumped: list | None = None, from_xla: bool = False):
+                 runner_name: str = "repro.py", dumped: list | None = None, from_xla: bool = False,
+                 xla: dict | None = None):
         self.options, self.log, self.bounded = options, log, bounded
         self.requested = oracles.make_oracle(options.oracle, options.platform, options.hangs)
-        self.rep = mm.MlirModule(worker=ir_worker.shared())  # every parse in the IR worker, never here
+        self.rep = MlirModule(worker=ir_worker.shared())  # every parse in the IR worker, never here
         self.rep.worker.start()
         self.scratch = Path(scratch)
         self.sandbox = Sandbox(self.scratch / "runs", script_name=runner_name, platform=options.platform,
@@ -73,7 +75,7 @@ class ModuleRuns:
         self.numeric = wrong_gradient.WrongGradient()  # the oracle of the gradient kind's runs
         self.results = xla_results.XlaResults()  # the oracle of the xla-results kind's runs
         #: XLA's options for the XLA kinds' runs: `options` for the compilation, the results kind's `reference`
-        self.xla: dict = {}
+        self.xla: dict = dict(xla or {})
         #: what the search for XLA's culprit pass found (`xla_passes.culprit`)
         self.xla_pass: dict | None = None
         #: the other modules of an XLA dump folder, (name, StableHLO), tried in turn when this one does not fail
@@ -97,12 +99,14 @@ class ModuleRuns:
         self.sandbox.close()
 
     # -- running candidates -----------------------------------------------------------------
-    def classify(self, run: RunResult) -> tuple[Oracle, Signature] | None:
-        if self.kind == GRADIENT and (self.requested is None or self.requested.name == wrong_gradient.FAMILY):
+    def classify(self, run: RunResult, kind: str | None = None) -> tuple[Oracle, Signature] | None:
+        """What a run of the module's `kind` of run (None: the module's) shows."""
+        kind = kind or self.kind
+        if kind == GRADIENT and (self.requested is None or self.requested.name == wrong_gradient.FAMILY):
             sig = self.numeric.classify(run)
             if sig:
                 return self.numeric, sig
-        if self.kind == XLA_RESULTS and (self.requested is None or self.requested.name == xla_results.FAMILY):
+        if kind == XLA_RESULTS and (self.requested is None or self.requested.name == xla_results.FAMILY):
             sig = self.results.classify(run)
             return (self.results, sig) if sig else None
         if self.requested is None:
@@ -115,18 +119,22 @@ class ModuleRuns:
         sharp = mlir_run.WithDiagnostic(hit[0])
         return sharp, sharp.classify(run)
 
-    def run_candidate(self, program: str, cancel: threading.Event | None = None, fresh: bool = False) -> RunResult:
+    def run_candidate(self, program: str, cancel: threading.Event | None = None, fresh: bool = False,
+                      xla: dict | None = None, kind: str | None = None) -> RunResult:
+        """One run of a candidate module: as the module's `kind` of run and with its XLA options, or
+        those given for this run."""
         pipeline, module_text = mm.split(program)
         command = runner_for(self.requested)
         if command is not None:
             return command.run(program, "repro.mlir", self.bounded(self.limits.timeout))
-        xla = self.xla if self.kind in XLA_KINDS else {}
+        kind = kind or self.kind
+        xla = (self.xla if xla is None else xla) if kind in XLA_KINDS else {}
         if self.isolation == "worker" and not fresh:
-            return self.sandbox.run(IrModule(module_text, pipeline, self.kind, json.dumps(xla) if xla else ""),
+            return self.sandbox.run(IrModule(module_text, pipeline, kind, json.dumps(xla) if xla else ""),
                                     self.limits, cancel)
         if self.isolation == "here" and not fresh:
-            return mlir_run.run_here(self.kind, module_text, pipeline, xla)
-        return self.sandbox.run(mlir_run.runner_source(self.kind, module_text, pipeline, native_frames=True, xla=xla),
+            return mlir_run.run_here(kind, module_text, pipeline, xla)
+        return self.sandbox.run(mlir_run.runner_source(kind, module_text, pipeline, native_frames=True, xla=xla),
                                 self.limits, cancel, fresh=fresh)
 
     def make_test(self, oracle: Oracle, wanted: Signature, judge, keep_aside, stop: threading.Event):
@@ -153,7 +161,12 @@ class ModuleRuns:
         """How the module fails, from a first run in a subprocess (`reducer check` stops here): `first_run`."""
         if self.warming is not None:
             self.warming.join()  # one worker for the first run, not two starting side by side
-        return first_run.first_failure(self)
+        found = first_run.first_failure(self)
+        self.source_name, self.text, self.original = found.source_name, found.text, found.original
+        self.kind = found.kind
+        if found.reference is not None:
+            self.xla = {**self.xla, "reference": found.reference}
+        return found.oracle, found.signature, found.run
 
     def check(self) -> EstablishedFailure:
         """`reducer check`: one run and its signature (naming the pass a crash dies in, or the operation
@@ -206,7 +219,7 @@ class ModuleRuns:
     def name_xla_operation_at_fault(self, oracle: Oracle, sig: Signature, run: RunResult, fresh: bool):
         """A wrong result of XLA, held to its culprit pass (`xla_passes.hold_to_culprit`), naming the
         operation whose result alone differs: (signature, the run against the reference kept)."""
-        sig, run = xla_passes.hold_to_culprit(self, sig, run, fresh)
+        sig, run, self.xla_pass, self.xla = xla_passes.hold_to_culprit(self, sig, run, fresh)
 
         def wrong(program: str) -> bool:
             return self.results.classify(self.run_candidate(program, fresh=fresh)) is not None

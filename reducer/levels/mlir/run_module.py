@@ -13,19 +13,16 @@ Three ways, one result type (`oracles.outcome.RunResult`, so the existing oracle
 """
 from __future__ import annotations
 
-import os
 import re
-import sys
-import tempfile
 import threading
 import time
 import traceback
-from contextlib import contextmanager
 
 from oracles import kinds
 from oracles.base import Oracle, Signature, is_hang, normalize_message
 from oracles.outcome import RunResult
 from reducer.levels.mlir import failure_names
+from reducer.levels.mlir.text import captured_stderr
 
 ENZYME = "enzyme"
 #: XLA compiles the module for the platform and runs it on fixed inputs (`xla_check.run`)
@@ -39,24 +36,6 @@ GRADIENT = "gradient"
 #: the kinds that run an Enzyme-JAX pass pipeline
 PIPELINE_KINDS = (ENZYME, GRADIENT)
 _here_lock = threading.Lock()
-
-
-@contextmanager
-def captured_stderr():
-    """Collect what is written to file descriptor 2 (MLIR prints its diagnostics there)."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    box = {"text": ""}
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 2)
-        try:
-            yield box
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            tmp.seek(0)
-            box["text"] = tmp.read().decode("utf-8", "replace")
 
 
 def execute(kind: str, module_text: str, pipeline: str | None, xla: dict | None = None) -> None:

@@ -1,5 +1,5 @@
 """After a script whose failure is XLA's (a `jit` result that differs, a crash while compiling or
-running a compiled function, an XLA error status: `oracles.owners.xla_owns`): the IR level on
+running a compiled function, an XLA error status: `oracles.oracles.xla_owns`): the IR level on
 the module XLA compiled for the reduced script.
 
 The script runs once more with XLA's own dump (`--xla_dump_to`); its modules are tried largest
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from oracles import owners
+import oracles
 from reducer.errors import ReducerError
 from reducer.established import EstablishedFailure, Options
 from reducer.levels.base import LevelContext, LevelResult
@@ -30,7 +30,7 @@ RUNNER = "repro_xla.py"
 
 
 def applies(established: EstablishedFailure) -> bool:
-    return owners.xla_owns(established.signature, established.oracle)
+    return oracles.xla_owns(established.signature, established.oracle)
 
 
 CAPTURE = '''
@@ -120,14 +120,13 @@ def after_script(script: str, ctx: LevelContext, budget: float) -> LevelResult |
 
 def reduce_one(ctx: LevelContext, name: str, text: str, called: str | None, end: float, log) -> LevelResult | None:
     """One module of the dump, run on the arguments it was `called` with: reduced when it fails alone."""
-    from reducer.levels.mlir.ir_level import reduce_entered, with_xla_pass
+    from reducer.levels.mlir.module_shrink import reduce_entered, with_xla_pass
 
     called_as = Path(name).name.split(".before_optimizations")[0]
     runs = ModuleRuns(text, f"the module XLA compiled for repro.py ({called_as})", Options(platform=ctx.platform),
                       Path(tempfile.mkdtemp(prefix="xla-", dir=ctx.scratch)), log,
                       bounded=lambda t: max(1.0, min(ctx.bounded(t), end - time.monotonic())),
-                      runner_name=RUNNER, from_xla=True)
-    runs.xla = {"inputs": called} if called else {}
+                      runner_name=RUNNER, from_xla=True, xla={"inputs": called} if called else None)
     try:
         ctx.adopt(runs.sandbox)
         try:

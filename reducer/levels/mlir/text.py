@@ -1,11 +1,14 @@
 """Modules as text, for what the MLIR bindings in jaxlib cannot hold: Enzyme-JAX's own parser (it
 registers every dialect Enzyme-JAX knows; enzyme-ad exposes it only through its pass-pipeline
-runner, run here with an empty pipeline) and the operations of a module read line by line."""
+runner, run here with an empty pipeline), the operations of a module read line by line, and what
+MLIR writes to standard error while it runs (`captured_stderr`)."""
 from __future__ import annotations
 
+import os
 import re
-
-from reducer.levels.mlir.run_module import captured_stderr
+import sys
+import tempfile
+from contextlib import contextmanager
 
 #: a line that holds an operation, in text form: `%r = dialect.op …` or `dialect.op …` or `"dialect.op"(…)`
 TEXT_OP = re.compile(r'^\s*(?:%[^=]+=\s*)?"?(?P<name>[A-Za-z_][\w$]*\.[\w$.]+)"?[\s({<@%:]', re.M)
@@ -55,3 +58,21 @@ def pipeline_diagnostic(module_text: str, pipeline: str) -> str | None:
             failure = str(exc)
     m = re.search(r"(?:^|:\s)error:\s*(.+)$", err["text"] + "\n" + failure, re.M)
     return normalize_message(m.group(1)) if m else None
+
+
+@contextmanager
+def captured_stderr():
+    """Collect what is written to file descriptor 2 (MLIR prints its diagnostics there)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    box = {"text": ""}
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield box
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            box["text"] = tmp.read().decode("utf-8", "replace")

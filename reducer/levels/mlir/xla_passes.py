@@ -54,14 +54,8 @@ class CulpritPass:
         job, log = self.job, self.log
         module_text = mm.split(program)[1]
         passes = [p for p in changing_passes(job, module_text) if p not in ESSENTIAL]
-        saved = job.xla
-
         def goes_away(options: dict) -> bool:
-            job.xla = {**saved, "options": options}
-            try:
-                run = job.run_candidate(program)
-            finally:
-                job.xla = saved
+            run = job.run_candidate(program, xla={**job.xla, "options": options})
             return run.returncode == 0 and not run.timed_out
 
         log(f"XLA passes that change the module: {', '.join(passes) or 'none'}")
@@ -88,21 +82,20 @@ def culprit(job, program: str, log) -> dict:
     return CulpritPass(job, log).search(program)
 
 
-def hold_to_culprit(job, sig, run, fresh: bool):
+def hold_to_culprit(job, sig, run, fresh: bool) -> tuple:
     """A wrong result of XLA is held to the pass that makes it: when disabling one HLO pass makes the
     results agree with XLA's unoptimised ones, that compilation becomes the reference every
     candidate is compared with, so that a candidate whose results differ for another reason (say a
-    reduction whose order of additions matters) is not taken for the same bug. (signature, run)."""
-    job.xla_pass = culprit(job, job.original, job.log)
-    name = (job.xla_pass or {}).get("pass")
+    reduction whose order of additions matters) is not taken for the same bug. (signature, run, what
+    the search for the pass found, XLA's options for the candidates)."""
+    found = culprit(job, job.original, job.log)
+    name = (found or {}).get("pass")
     if not name:
-        return sig, run
-    unoptimized = job.xla.get("reference")
-    job.xla = {**job.xla, "reference": {"xla_disable_hlo_passes": name}}
-    again = job.run_candidate(job.original, fresh=fresh)
+        return sig, run, found, job.xla
+    held = {**job.xla, "reference": {"xla_disable_hlo_passes": name}}
+    again = job.run_candidate(job.original, fresh=fresh, xla=held)
     seen = job.results.classify(again)
     if seen is None:  # the pass alone does not account for the difference
         job.log(f"with only {name} disabled the results still differ: the reference stays XLA unoptimised")
-        job.xla = {**job.xla, "reference": unoptimized}
-        return sig, run
-    return seen, again
+        return sig, run, found, job.xla
+    return seen, again, found, held

@@ -24,7 +24,7 @@ import builtins
 
 from oracles import kinds
 from oracles.outcome import Signature
-from reducer.levels.source.passes._ast_tools import imported
+from reducer.levels.source.ast_tools import imported
 from reducer.levels.source.passes._failure_site import frames
 
 #: names read at most, before a check whose reading goes on longer is taken to read a computed value

@@ -1,7 +1,7 @@
 """IR-level passes: they shrink an MLIR module (with its pipeline line, see
 `reducer.levels.mlir.module`), editing it through the MLIR Python bindings, one pass per file.
 
-Each pass reads the program parsed once (`_ir.Item`), reports its change points (`points(item)`:
+Each pass reads the program parsed once (`ir_tools.Item`), reports its change points (`points(item)`:
 JSON values, largest cuts first) and makes the candidate for one point (`apply(item, point)`: the
 program text, or None), as `reducer.engine` asks; it never runs anything. Each is a
 `reducer.passes.ReductionPass`. They run in the IR worker (`reducer.levels.mlir.ir_worker`), which

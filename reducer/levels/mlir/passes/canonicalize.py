@@ -2,7 +2,7 @@
 when it is smaller and still fails."""
 from __future__ import annotations
 
-from reducer.levels.mlir.passes import _ir
+from reducer.levels.mlir import ir_tools
 from reducer.passes import ReductionPass
 
 PIPELINES = ["canonicalize", "canonicalize,cse", "cse", "symbol-dce"]
@@ -11,10 +11,10 @@ PIPELINES = ["canonicalize", "canonicalize,cse", "cse", "symbol-dce"]
 class Canonicalize(ReductionPass):
     name = "canonicalize"
 
-    def points(self, item: _ir.Item) -> list[str]:
+    def points(self, item: ir_tools.Item) -> list[str]:
         return PIPELINES
 
-    def apply(self, item: _ir.Item, pipeline: str) -> str | None:
+    def apply(self, item: ir_tools.Item, pipeline: str) -> str | None:
         from jaxlib.mlir import passmanager
 
         with item.edit() as e:

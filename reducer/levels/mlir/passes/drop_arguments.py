@@ -5,7 +5,7 @@ position, argument positions)."""
 from __future__ import annotations
 
 from reducer.levels.mlir.graph import operation
-from reducer.levels.mlir.passes import _ir
+from reducer.levels.mlir import ir_tools
 from reducer.passes import ReductionPass
 
 
@@ -14,13 +14,13 @@ def unused(f) -> list[int]:
     return [a.arg_number for a in block.arguments if not any(True for _ in a.uses)]
 
 
-def drop(e: _ir.Edit, f, positions: list[int]) -> None:
+def drop(e: ir_tools.Edit, f, positions: list[int]) -> None:
     f = operation(f)
     block = f.regions[0].blocks[0]
     n = len(block.arguments)
     keep = [i for i in range(n) if i not in positions]
-    for call in _ir.callers(e.module, _ir.func_name(f)):
-        new = _ir.replace_call(call, [call.operands[i] for i in keep], [r.type for r in call.results])
+    for call in ir_tools.callers(e.module, ir_tools.func_name(f)):
+        new = ir_tools.replace_call(call, [call.operands[i] for i in keep], [r.type for r in call.results])
         for old, fresh in zip(call.results, new.results):
             old.replace_all_uses_with(fresh)
         call.erase()
@@ -32,7 +32,7 @@ def drop(e: _ir.Edit, f, positions: list[int]) -> None:
 class DropArguments(ReductionPass):
     name = "drop-arguments"
 
-    def points(self, item: _ir.Item) -> list[list]:
+    def points(self, item: ir_tools.Item) -> list[list]:
         per_function = [(fi, unused(f)) for fi, f in enumerate(item.functions())]
         per_function = [(fi, p) for fi, p in per_function if p]
         groups = [per_function] if len(per_function) > 1 else []
@@ -40,7 +40,7 @@ class DropArguments(ReductionPass):
             groups += ([[(fi, positions)]] if len(positions) > 1 else []) + [[(fi, [i])] for i in positions]
         return groups
 
-    def apply(self, item: _ir.Item, group) -> str | None:
+    def apply(self, item: ir_tools.Item, group) -> str | None:
         with item.edit() as e:
             functions = e.functions()
             for fi, positions in group:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from reducer.levels.mlir.passes import _ir
+from reducer.levels.mlir import ir_tools
 from reducer.passes import ReductionPass
 
 #: attributes an operation cannot lose and stay the same kind of program
@@ -45,12 +45,12 @@ def inherent_names(op) -> set[str]:
 class DropAttributes(ReductionPass):
     name = "drop-attributes"
 
-    def points(self, item: _ir.Item) -> list[tuple]:
+    def points(self, item: ir_tools.Item) -> list[tuple]:
         per_op = [(i, name) for i, op in enumerate(item.ops) for name in names(op)]
         everywhere = Counter(name for _, name in per_op)
         return [(None, name) for name, count in everywhere.most_common() if count > 1] + per_op
 
-    def apply(self, item: _ir.Item, point) -> str | None:
+    def apply(self, item: ir_tools.Item, point) -> str | None:
         where, name = point
         with item.edit() as e:
             for op in e.ops if where is None else [e.ops[where]]:

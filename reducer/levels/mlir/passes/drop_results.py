@@ -5,23 +5,23 @@ position, result positions)."""
 from __future__ import annotations
 
 from reducer.levels.mlir.graph import operation
-from reducer.levels.mlir.passes import _ir
+from reducer.levels.mlir import ir_tools
 from reducer.passes import ReductionPass
 
 
-def droppable(e: _ir.Item, f) -> list[int]:
+def droppable(e: ir_tools.Item, f) -> list[int]:
     n = len(operation(f).attributes["function_type"].value.results)
-    calls = _ir.callers(e.module, _ir.func_name(f))
+    calls = ir_tools.callers(e.module, ir_tools.func_name(f))
     return [i for i in range(n) if all(not any(True for _ in c.results[i].uses) for c in calls)]
 
 
-def drop(e: _ir.Edit, f, positions: list[int]) -> None:
+def drop(e: ir_tools.Edit, f, positions: list[int]) -> None:
     f = operation(f)
     block = f.regions[0].blocks[0]
     returned = list(operation(list(block.operations)[-1]).operands)
     keep = [i for i in range(len(returned)) if i not in positions]
-    for call in _ir.callers(e.module, _ir.func_name(f)):
-        new = _ir.replace_call(call, list(call.operands), [call.results[i].type for i in keep])
+    for call in ir_tools.callers(e.module, ir_tools.func_name(f)):
+        new = ir_tools.replace_call(call, list(call.operands), [call.results[i].type for i in keep])
         for j, i in enumerate(keep):
             call.results[i].replace_all_uses_with(new.results[j])
         call.erase()
@@ -31,7 +31,7 @@ def drop(e: _ir.Edit, f, positions: list[int]) -> None:
 class DropResults(ReductionPass):
     name = "drop-results"
 
-    def points(self, item: _ir.Item) -> list[tuple]:
+    def points(self, item: ir_tools.Item) -> list[tuple]:
         found = []
         for fi, f in enumerate(item.functions()):
             positions = droppable(item, f)
@@ -39,7 +39,7 @@ class DropResults(ReductionPass):
                       + [[i] for i in reversed(positions)]]
         return found
 
-    def apply(self, item: _ir.Item, point) -> str | None:
+    def apply(self, item: ir_tools.Item, point) -> str | None:
         fi, group = point
         with item.edit() as e:
             drop(e, e.functions()[fi], group)

@@ -4,25 +4,25 @@ positions of the functions."""
 from __future__ import annotations
 
 from reducer.levels.mlir.graph import operation
-from reducer.levels.mlir.passes import _ir
+from reducer.levels.mlir import ir_tools
 from reducer.passes import ReductionPass
 
 
-def unused(e: _ir.Item) -> list[int]:
-    used = _ir.used_symbols(e.module)
+def unused(e: ir_tools.Item) -> list[int]:
+    used = ir_tools.used_symbols(e.module)
     entry = e.entry_name()
     return [fi for fi, f in enumerate(e.functions(declarations=True))
-            if _ir.func_name(f) not in used and _ir.func_name(f) != entry]
+            if ir_tools.func_name(f) not in used and ir_tools.func_name(f) != entry]
 
 
 class DropUnusedFunctions(ReductionPass):
     name = "drop-unused-functions"
 
-    def points(self, item: _ir.Item) -> list[list[int]]:
+    def points(self, item: ir_tools.Item) -> list[list[int]]:
         positions = unused(item)
         return ([positions] if len(positions) > 1 else []) + [[fi] for fi in positions]
 
-    def apply(self, item: _ir.Item, group) -> str | None:
+    def apply(self, item: ir_tools.Item, group) -> str | None:
         with item.edit() as e:
             functions = e.functions(declarations=True)
             for fi in group:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from reducer.levels.mlir import graph as mlir_graph, module as mm
 from reducer.levels.mlir.graph import operation
-from reducer.levels.mlir.passes import _ir
+from reducer.levels.mlir import ir_tools
 from reducer.passes import ReductionPass
 
 
@@ -20,7 +20,7 @@ def call_target(op) -> str:
     return ""
 
 
-def make_entry(e: _ir.Edit, f, entry: str, fresh_arguments: bool) -> None:
+def make_entry(e: ir_tools.Edit, f, entry: str, fresh_arguments: bool) -> None:
     """Make `f` the entry function: drop the old entry (and nothing else), take its name, public."""
     from jaxlib.mlir import ir
 
@@ -60,7 +60,7 @@ def captured(op) -> list[tuple]:
     return found
 
 
-def alone(e: _ir.Edit, op) -> None:
+def alone(e: ir_tools.Edit, op) -> None:
     """A new entry function holding only a copy of `op`: its operands, and the outside values its
     regions use, become arguments."""
     from jaxlib.mlir import ir
@@ -90,14 +90,14 @@ def alone(e: _ir.Edit, op) -> None:
     e.signature_changed(new, [None] * len(block.arguments), [None] * len(copy.results))
 
 
-def with_slice(e: _ir.Edit, op) -> bool:
+def with_slice(e: ir_tools.Edit, op) -> bool:
     """The function around `op` returns `op`'s results and becomes the entry; the rest dies."""
     op = operation(op)
-    f = _ir.function_of(op)
+    f = ir_tools.function_of(op)
     if op.parent != f:
         return False
     entry = e.entry_name()
-    make_entry(e, f, entry, fresh_arguments=_ir.func_name(f) != entry)
+    make_entry(e, f, entry, fresh_arguments=ir_tools.func_name(f) != entry)
     e.set_results(f, list(op.results), [None] * len(op.results))
     return True
 
@@ -118,17 +118,18 @@ class IsolateCulprit(ReductionPass):
         name, target = self.culprit
         return op.name == name and (not target or call_target(op) == target)
 
-    def points(self, item: _ir.Item) -> list[tuple[str, int]]:
+    def points(self, item: ir_tools.Item) -> list[tuple[str, int]]:
         found = [i for i, op in enumerate(item.ops) if self.matches(op)]
         return [(how, i) for how in HOW for i in found]
 
-    def apply(self, item: _ir.Item, point) -> str | None:
+    def apply(self, item: ir_tools.Item, point) -> str | None:
         how, i = point
         with item.edit() as e:
             if HOW[how](e, e.ops[i]) is False:
                 return None
             mlir_graph.remove_dead(e.module, e.keep)
             for f in e.functions(declarations=True):  # functions the slice no longer calls
-                if _ir.func_name(f) != e.entry_name() and _ir.func_name(f) not in _ir.used_symbols(e.module):
+                name = ir_tools.func_name(f)
+                if name != e.entry_name() and name not in ir_tools.used_symbols(e.module):
                     operation(f).erase()
             return e.text()

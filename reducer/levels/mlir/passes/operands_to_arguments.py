@@ -5,7 +5,7 @@ operand positions)."""
 from __future__ import annotations
 
 from reducer.levels.mlir import module as mm
-from reducer.levels.mlir.passes import _ir
+from reducer.levels.mlir import ir_tools
 from reducer.passes import ReductionPass
 
 
@@ -21,10 +21,10 @@ def cuttable(op) -> list[int]:
 class OperandsToArguments(ReductionPass):
     name = "operands-to-arguments"
 
-    def points(self, item: _ir.Item) -> list[tuple]:
+    def points(self, item: ir_tools.Item) -> list[tuple]:
         targets = []
         for i, op in enumerate(item.ops):
-            f = _ir.function_of(op)
+            f = ir_tools.function_of(op)
             if not mm.counted(op) or f is None:
                 continue
             positions = cuttable(op)
@@ -34,11 +34,11 @@ class OperandsToArguments(ReductionPass):
         return [(i, group) for i, positions, _ in targets
                 for group in ([positions] if len(positions) > 1 else []) + [[k] for k in positions]]
 
-    def apply(self, item: _ir.Item, point) -> str | None:
+    def apply(self, item: ir_tools.Item, point) -> str | None:
         i, group = point
         with item.edit() as e:
             op = e.ops[i]
-            f = _ir.function_of(op)
+            f = ir_tools.function_of(op)
             for k in group:
                 op.operands[k] = e.add_argument(f, op.operands[k].type)
             return e.text()

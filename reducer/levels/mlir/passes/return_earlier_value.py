@@ -5,7 +5,7 @@ everything after that value dies. Earliest values first (the largest cuts). A ch
 from __future__ import annotations
 
 from reducer.levels.mlir.graph import operation
-from reducer.levels.mlir.passes import _ir
+from reducer.levels.mlir import ir_tools
 from reducer.passes import ReductionPass
 
 
@@ -22,7 +22,7 @@ def body_values(f) -> list[tuple[int, object]]:
 class ReturnEarlierValue(ReductionPass):
     name = "return-earlier-value"
 
-    def points(self, item: _ir.Item) -> list[tuple]:
+    def points(self, item: ir_tools.Item) -> list[tuple]:
         found = []
         for fi, f in enumerate(item.functions()):
             if not item.can_change_signature(f):
@@ -34,7 +34,7 @@ class ReturnEarlierValue(ReductionPass):
                 found += [(fi, ri, vi) for vi, (pos, _) in enumerate(values) if pos < here]
         return found
 
-    def apply(self, item: _ir.Item, point) -> str | None:
+    def apply(self, item: ir_tools.Item, point) -> str | None:
         fi, ri, vi = point
         with item.edit() as e:
             g = operation(e.functions()[fi])

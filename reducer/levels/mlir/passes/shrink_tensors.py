@@ -4,7 +4,7 @@ elements. Largest sizes first, smallest replacement first; candidates the verifi
 slice bound that no longer fits, say) never run. A change point is (size, new size)."""
 from __future__ import annotations
 
-from reducer.levels.mlir.passes import _ir
+from reducer.levels.mlir import ir_tools
 from reducer.passes import ReductionPass
 
 
@@ -45,7 +45,7 @@ def shrink_constant(attr, new_type, n: int, m: int):
                                     shape=list(new_type.shape))
 
 
-def apply(e: _ir.Edit, n: int, m: int) -> bool:
+def apply(e: ir_tools.Edit, n: int, m: int) -> bool:
     from jaxlib.mlir import ir
 
     for op in e.ops:
@@ -75,10 +75,10 @@ def apply(e: _ir.Edit, n: int, m: int) -> bool:
 class ShrinkTensors(ReductionPass):
     name = "shrink-tensors"
 
-    def points(self, item: _ir.Item) -> list[tuple[int, int]]:
+    def points(self, item: ir_tools.Item) -> list[tuple[int, int]]:
         return [(n, m) for n in dimensions(item.ops) for m in targets(n)]
 
-    def apply(self, item: _ir.Item, point) -> str | None:
+    def apply(self, item: ir_tools.Item, point) -> str | None:
         n, m = point
         with item.edit() as e:
             return e.text(dce=False) if apply(e, n, m) else None

@@ -3,7 +3,7 @@ if, and one iteration of a while loop (its body, fed with the loop's initial val
 (operation position, region)."""
 from __future__ import annotations
 
-from reducer.levels.mlir.passes import _ir
+from reducer.levels.mlir import ir_tools
 from reducer.passes import ReductionPass
 
 #: operation -> regions that may stand in for it
@@ -16,13 +16,13 @@ REGIONS = {"stablehlo.while": lambda op: [1], "mhlo.while": lambda op: [1],
 class UnwrapRegions(ReductionPass):
     name = "unwrap-regions"
 
-    def points(self, item: _ir.Item) -> list[tuple]:
+    def points(self, item: ir_tools.Item) -> list[tuple]:
         return [(i, k) for i, op in enumerate(item.ops) if op.name in REGIONS
                 for k in REGIONS[op.name](op) if op.regions[k].blocks]
 
-    def apply(self, item: _ir.Item, point) -> str | None:
+    def apply(self, item: ir_tools.Item, point) -> str | None:
         i, k = point
         with item.edit() as e:
             op = e.ops[i]
-            _ir.splice(op.regions[k].blocks[0], op)
+            ir_tools.splice(op.regions[k].blocks[0], op)
             return e.text()

@@ -7,7 +7,7 @@ deterministic order, largest cuts first (a
 `Chunks(where, n)` entry lets the driver lay out chunks of n items); `apply(script, point)` makes
 the candidate for one point from a fresh parse. A pass keeps no state between calls and has no
 fixpoint loop of its own; the engine decides what is tried, kept and repeated, and where to resume.
-To add a pass: one module with a `_ast_tools.SourcePass` subclass that has `name`, `points` and
+To add a pass: one module with a `reducer.levels.source.ast_tools.SourcePass` subclass that has `name`, `points` and
 `apply`, and one line below.
 """
 from __future__ import annotations

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from reducer.levels.source.passes import _ast_tools as t
+from reducer.levels.source import ast_tools as t
 
 #: (wrapped in `jax.jit`, argument value, decorators kept), in the order tried
 FORMS = ((True, 1.0, False), (True, 1, False), (False, 1.0, False), (False, 1, False), (False, 1.0, True))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from reducer.levels.source.passes import _ast_tools as t
+from reducer.levels.source import ast_tools as t
 
 KINDS = (ast.GeneratorExp, ast.ListComp, ast.SetComp)
 #: the builtins whose value on one element is that element's truth

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from reducer.levels.source.passes import _ast_tools as t
+from reducer.levels.source import ast_tools as t
 from reducer.levels.source.passes._failure_site import failing_statements
 
 LOOPS = (ast.For, ast.While)

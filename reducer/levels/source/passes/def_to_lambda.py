@@ -3,7 +3,7 @@
 its value, which only matters if the caller reads it), which other passes can then inline."""
 from __future__ import annotations
 
-from reducer.levels.source.passes import _ast_tools as t
+from reducer.levels.source import ast_tools as t
 
 
 class DefToLambda(t.SourcePass):

@@ -3,7 +3,7 @@ from the whole list down to single statements (hierarchical delta debugging)."""
 from __future__ import annotations
 
 from reducer.engine import Chunks
-from reducer.levels.source.passes import _ast_tools as t
+from reducer.levels.source import ast_tools as t
 
 
 class DeleteStatements(t.SourcePass):

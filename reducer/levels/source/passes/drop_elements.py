@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 
 from reducer.engine import Chunks
-from reducer.levels.source.passes import _ast_tools as t
+from reducer.levels.source import ast_tools as t
 
 DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
 

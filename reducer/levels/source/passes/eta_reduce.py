@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 
-from reducer.levels.source.passes import _ast_tools as t
+from reducer.levels.source import ast_tools as t
 
 
 def _reducible(n: ast.AST) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from reducer.levels.source.passes import _ast_tools as t
+from reducer.levels.source import ast_tools as t
 
 _LEAVES = (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from reducer.levels.source.passes import _ast_tools as t
+from reducer.levels.source import ast_tools as t
 
 SKIP = (ast.Name, ast.Constant, ast.Starred, ast.FormattedValue, ast.JoinedStr, ast.Slice)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from reducer.levels.source.passes import _ast_tools as t
+from reducer.levels.source import ast_tools as t
 from reducer.levels.source.passes.inline_calls import _body, _parameters, _splice
 
 _NOT_PLAIN = {"staticmethod", "classmethod", "property"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from reducer.levels.jaxpr import tidy
-from reducer.levels.source.passes import _ast_tools as t
+from reducer.levels.source import ast_tools as t
 
 
 def _inline(body: list[ast.stmt], i: int) -> bool:

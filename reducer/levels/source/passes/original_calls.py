@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from reducer.levels.source.passes import _ast_tools as t
+from reducer.levels.source import ast_tools as t
 
 #: where the functions worth offering live; functions taking functions are left out
 LIBRARIES = ("jax.numpy.", "jax.scipy.", "jax.nn.", "jax.lax.", "jax.image.")

@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass, field
 
 from reducer.levels.source.computed_check import _callee
-from reducer.levels.source.passes._ast_tools import free_loads, imported
+from reducer.levels.source.ast_tools import free_loads, imported
 
 BUILTINS = frozenset(dir(builtins))
 #: builtins whose calls make a value of what they are given: a statement calling them computes nothing

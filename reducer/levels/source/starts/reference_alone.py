@@ -30,7 +30,7 @@ from oracles import kinds
 from oracles.outcome import RunResult, Signature
 from reducer.faults.nonfinite import first_of
 from reducer.levels.source.computed_check import _callee
-from reducer.levels.source.passes._ast_tools import imported
+from reducer.levels.source.ast_tools import imported
 from reducer.levels.source.starts.reference_probe import MARK
 
 PRELUDE = "import reducer.levels.source.starts.reference_probe as _reference_probe; _reference_probe.install()"

@@ -282,3 +282,12 @@ def splice(block, op) -> None:
     for result, value in zip(op.results, ops[-1].operands):
         result.replace_all_uses_with(value)
     op.erase()
+
+
+def default_pipeline(module_text: str) -> str:
+    """The pass enzyme_jax_ir runs for reverse mode, for the module's entry function."""
+    e = Item(mm.join(None, module_text))
+    name = e.entry_name()
+    f = e.function(name)
+    ft = f.attributes["function_type"].value
+    return pl.wrap_pipeline(name, [activity(t) for t in ft.inputs], [activity(t) for t in ft.results])
