@@ -80,7 +80,7 @@ JOBS = ("Job", "ChainJob", "Reduction", "MlirReduction", "ModuleRuns")
 JOB_NAMES = ("job", "runs")
 #: what a run still writes onto its job as it goes (issue 36), (module, attribute): each may go, none may come
 STILL_ASSIGNED: frozenset[tuple[str, str]] = frozenset(tuple(entry.split(":")) for entry in (
-    "reducer.cli:log_sink reducer.cli:on_event reducer.data_literals.standalone:data reducer.job:_probe "
+    "reducer.data_literals.standalone:data reducer.job:_probe "
     "reducer.job:bug reducer.job:established reducer.job:fresh_seconds reducer.job:requested "
     "reducer.levels.chain:checks_seconds reducer.levels.chain:ended reducer.levels.chain:established "
     "reducer.levels.chain:levels_run reducer.levels.chain:previous reducer.levels.chain:resume_at "

@@ -47,7 +47,7 @@ class Display:
     """Progress on the terminal (rich), JSON lines, or nothing; sizes in the job's unit (tokens,
     operations), or passes while a pipeline shrinks."""
 
-    def __init__(self, mode: str, original_size: int, unit: str = "tokens"):
+    def __init__(self, mode: str, original_size: int = 0, unit: str = "tokens"):
         self.mode = mode
         self.original = original_size
         self.unit = unit
@@ -86,15 +86,32 @@ class Display:
             err.print(f"[dim]{line}[/]", highlight=False, soft_wrap=True)
 
 
-def run_job(job, quiet: bool, json_out: bool, bisect: str | None = None) -> int:
+class Progress:
+    """Where a job reports as it runs, chosen before it is made (its `on_event` and `log`): a display
+    in the mode --quiet and --json ask for (the original's size filled in when the job is made), and
+    the log lines printed as they come when the terminal cannot show progress."""
+
+    def __init__(self, quiet: bool, json_out: bool):
+        self.mode = "json" if json_out else ("quiet" if quiet or not err.is_terminal else "rich")
+        self.display = Display(self.mode)
+        self.quiet = quiet
+
+    def event(self, e: Event) -> None:
+        self.display.event(e)
+
+    def log(self, line: str) -> None:
+        if self.mode == "rich":
+            self.display.log(line)
+        elif self.mode == "quiet" and not self.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+
+def run_job(job, quiet: bool, json_out: bool, bisect: str | None = None, progress: Progress | None = None) -> int:
     """Run a reduction job with progress and signals; print its summary; return its exit status.
-    With `bisect` (a package name), a verified result is then bisected over that package's releases."""
-    mode = "json" if json_out else ("quiet" if quiet or not err.is_terminal else "rich")
-    display = Display(mode, *job.progress_info())
-    job.on_event = display.event
-    job.log_sink = display.log if mode == "rich" else (lambda line: None)
-    if mode == "quiet" and not quiet:
-        job.log_sink = lambda line: print(line, file=sys.stderr, flush=True)
+    `progress` is what the job was made to report to (None: nothing). With `bisect` (a package
+    name), a verified result is then bisected over that package's releases."""
+    display = progress.display if progress is not None else Display("quiet")
+    display.original, display.unit = job.progress_info()
     try:
         with job.signals(), display:
             result = job.run()
@@ -219,14 +236,14 @@ def reduce(
     options = Options(oracle=oracle, timeout=timeout, platform=platform.value, jobs=jobs, runs=runs or 3,
                       max_time=max_time, stall=stall or None, memory_mb=memory_mb, hangs=hangs, warm=not cold,
                       runner=runner or "trust", reorder=pass_order == "yield", levels=levels or "auto")
+    progress = Progress(quiet, json_out)
     try:
         job = job_for(script, resume or out, options, resume is not None, args=args, known=known_line,
-                      given={"--runner": runner, "--levels": levels, "--runs": runs}, module=module)
-    except ReducerError as exc:
-        fail(str(exc), exc.status)
-    except ValueError as exc:
-        fail(str(exc), USAGE)
-    raise typer.Exit(run_job(job, quiet, json_out, bisect))
+                      given={"--runner": runner, "--levels": levels, "--runs": runs}, module=module,
+                      on_event=progress.event, log=progress.log)
+    except (ReducerError, ValueError) as exc:  # a bad value of an option (ValueError) is a usage error
+        fail(str(exc), getattr(exc, "status", USAGE))
+    raise typer.Exit(run_job(job, quiet, json_out, bisect, progress))
 
 
 @app.command(cls=ProgramCommand)

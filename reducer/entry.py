@@ -41,41 +41,42 @@ def is_module(path: Path) -> bool:
 
 
 def job_for(path: Path | None, out: Path | None, options: Options, resume: bool = False, given: dict | None = None,
-            args: tuple[str, ...] = (), known=None, module: str | None = None) -> Job:
+            args: tuple[str, ...] = (), known=None, module: str | None = None, **reports) -> Job:
     """The job for `path`: `given` holds the command-line options the user set (those that do not
-    apply to a module are refused in one line), `args` the program's own arguments. With `module`
-    (and no `path`), the job for what `python -m MODULE` runs from the working directory, found
-    without running the package's code (a one-line error when there is none), reduced as a script."""
+    apply to a module are refused in one line), `args` the program's own arguments; `reports`, where
+    it reports as it runs (`on_event`, `log`). With `module` (and no `path`), the job for what
+    `python -m MODULE` runs from the working directory, found without running the package's code (a
+    one-line error when there is none), reduced as a script."""
     if module is not None:
         from reducer.readers.user_modules import module_source
 
         module_source(module)  # not found: one line
-        return _script_job(Path(user_code.MODULE + module), out, options, resume, known, args)
+        return _script_job(Path(user_code.MODULE + module), out, options, resume, known, args, **reports)
     if is_module(path):
         for name, why in NOT_FOR_MODULES.items():
             if (given or {}).get(name) is not None:
                 raise ReducerError(f"{name} does not apply to a module: {why}", USAGE)
         if args:
             raise ReducerError("arguments after `--` do not apply to a module: it has no command line", USAGE)
-        return module_job(path, out, options, resume=resume)
-    return _script_job(path, out, options, resume, known, args)
+        return module_job(path, out, options, resume=resume, **reports)
+    return _script_job(path, out, options, resume, known, args, **reports)
 
 
-def _script_job(path: Path, out: Path | None, options: Options, resume: bool, known, args) -> Job:
+def _script_job(path: Path, out: Path | None, options: Options, resume: bool, known, args, **reports) -> Job:
     """A script's job; what making the user's own code part of it did, or why not, goes to its log."""
     from reducer.reduce import Reduction
 
-    job = Reduction(path, out, options, resume=resume, known=known, args=tuple(args))
+    job = Reduction(path, out, options, resume=resume, known=known, args=tuple(args), **reports)
     for line in user_code.NOTES.pop(str(job.script), ()):
         job.log(line)
     return job
 
 
-def module_job(path: Path, out: Path | None, options: Options, resume: bool = False) -> Job:
+def module_job(path: Path, out: Path | None, options: Options, resume: bool = False, **reports) -> Job:
     """The job for a module: the chain started at the IR level; the options that apply to scripts
     only are left out."""
     from reducer.levels.mlir.module_job import MlirOptions, MlirReduction
 
     kept = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)
             if f.name not in ("runner", "levels", "runs", "verify_runs")}
-    return MlirReduction.from_file(path, out, MlirOptions(**kept), resume=resume)
+    return MlirReduction.from_file(path, out, MlirOptions(**kept), resume=resume, **reports)
