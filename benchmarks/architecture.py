@@ -81,7 +81,7 @@ JOB_NAMES = ("job", "runs")
 #: what a run still writes onto its job as it goes (issue 36), (module, attribute): each may go, none may come
 STILL_ASSIGNED: frozenset[tuple[str, str]] = frozenset(tuple(entry.split(":")) for entry in (
     "reducer.data_literals.standalone:data reducer.job:_probe "
-    "reducer.job:bug reducer.job:established reducer.job:fresh_seconds reducer.job:requested "
+    "reducer.job:bug reducer.job:established reducer.job:fresh_seconds "
     "reducer.levels.chain:checks_seconds reducer.levels.chain:ended reducer.levels.chain:established "
     "reducer.levels.chain:levels_run reducer.levels.chain:previous reducer.levels.chain:resume_at "
     "reducer.levels.chain:resumed reducer.levels.chain:stall reducer.levels.chain:stalled "

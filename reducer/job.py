@@ -122,15 +122,6 @@ class Job:
         return kept if kept is not None else self.first_limits
 
     @property
-    def oracle_spec(self) -> Oracle | None:
-        """The oracle --oracle asked for (its name before `requested`)."""
-        return self.requested
-
-    @oracle_spec.setter
-    def oracle_spec(self, oracle: Oracle | None) -> None:
-        self.requested = oracle
-
-    @property
     def command(self) -> CommandRunner | None:
         """Where candidates run when the user's interestingness command judges them (`--oracle
         script:COMMAND`): through that command, not the sandbox."""

@@ -255,12 +255,13 @@ class Exploding(AdjointMissing):
 
 
 @pytest.mark.slow
-def test_an_oracle_that_raises_stops_the_reduction_as_a_bug(tmp_path, capsys):
+def test_an_oracle_that_raises_stops_the_reduction_as_a_bug(tmp_path, capsys, monkeypatch):
+    import oracles
     from reducer.cli import run_job
     from reducer.reduce import Options, Reduction
 
+    monkeypatch.setattr(oracles, "make_oracle", lambda *args: Exploding())  # what --oracle asks for
     job = Reduction(PROGRAMS / "while_loop_grad.py", tmp_path / "o", Options(runs=1, jobs=1, max_time=120))
-    job.oracle_spec = Exploding()
     status = run_job(job, quiet=True, json_out=False)
     assert status == errors.TOOL_BUG
     said = capsys.readouterr().err
@@ -279,12 +280,13 @@ class ExplodingAtOnce(Exploding):
 
 
 @pytest.mark.slow
-def test_a_bug_while_establishing_the_failure_keeps_its_traceback(tmp_path, capsys):
+def test_a_bug_while_establishing_the_failure_keeps_its_traceback(tmp_path, capsys, monkeypatch):
+    import oracles
     from reducer.cli import run_job
     from reducer.reduce import Options, Reduction
 
+    monkeypatch.setattr(oracles, "make_oracle", lambda *args: ExplodingAtOnce())
     job = Reduction(PROGRAMS / "while_loop_grad.py", tmp_path / "o", Options(runs=1, jobs=1, max_time=60))
-    job.oracle_spec = ExplodingAtOnce()
     import typer
 
     with pytest.raises(typer.Exit) as stopped:
