@@ -49,7 +49,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
       "reducer.tomlfile", "reducer.engine", "reducer.passes", "reducer.filing", "reducer.prologue", "reducer.libraries",
       "reducer.compile_cache")),
     ("candidate", "what runs inside a candidate's process: the harness and its watches",
-     ("reducer.harness", "reducer.watches")),
+     ("reducer.harness", "reducer.cross_checks")),
     ("workers", "where candidates run: sandbox, fork server, runner, request kinds, executors; know no level",
      ("reducer.workers", "reducer.executors")),
     ("reduction", "what a reduction is asked and learns (options, the established failure, verdicts), the job "

@@ -46,7 +46,7 @@ import oracles  # noqa: E402
 from oracles.outcome import RunResult  # noqa: E402
 from bench import DEFAULT_BENCH as BENCH  # noqa: E402
 from reducer.reduce import preload_modules  # noqa: E402
-from reducer.watches.locate import WANTED_ENV  # noqa: E402
+from reducer.cross_checks.locate import WANTED_ENV  # noqa: E402
 from reducer.workers.sandbox import Limits, Sandbox  # noqa: E402
 
 DEFAULT_PROGRAMS = [ROOT / "tests" / "programs" / f"{name}.py"

@@ -8,8 +8,8 @@ gradient the program takes with JAX's own AD of the same function: the program's
 message are never evidence on their own. When the original program itself computed both gradients
 and stopped with a message, the candidate must still do both, so the reproducer keeps showing the
 comparison the user saw. The signature names the operation at fault: the first equation of the
-function's jaxpr whose Enzyme-JAX derivative already disagrees (`reducer.watches.locate`). Where
-the check also took float64 finite differences there (`reducer.watches.differences`), the excerpt
+function's jaxpr whose Enzyme-JAX derivative already disagrees (`reducer.cross_checks.locate`). Where
+the check also took float64 finite differences there (`reducer.cross_checks.differences`), the excerpt
 opens with the three derivatives and which one they support; they are not part of the signature.
 """
 from __future__ import annotations
@@ -103,7 +103,7 @@ class ActivityMismatch(Oracle):
                          detail + "\n" + "\n".join(run.output.strip().splitlines()[-4:]))
 
 
-#: what float64 finite differences say of the two derivatives (`reducer.watches.differences`)
+#: what float64 finite differences say of the two derivatives (`reducer.cross_checks.differences`)
 WRONG = {"enzyme": "they agree with JAX's AD: Enzyme-JAX's derivative is the wrong one",
          "jax-ad": "they agree with Enzyme-JAX, not with JAX's AD: JAX's derivative is the wrong one, not Enzyme-JAX's",
          "both": "neither derivative agrees with them",

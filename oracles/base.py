@@ -18,7 +18,7 @@ class Oracle:
     name = "oracle"
     #: whether runs need the harness's gradient checks
     needs_gradient_checks = False
-    #: which of the harness's watches its verdicts rest on (`reducer.watches`): "gradients", "results"
+    #: which of the harness's watches its verdicts rest on (`reducer.cross_checks`): "gradients", "results"
     watches: tuple[str, ...] = ()
     #: whether the oracle judges its command's run of each candidate (the user's interestingness
     #: command, `argv` and `timeout`; the job runs it: `reducer.workers.command`) instead of the sandbox's
@@ -96,7 +96,7 @@ def innermost_library_frame(text: str, pattern: re.Pattern = TRACEBACK_FRAME) ->
 
 
 #: frames of reducer's own code around a candidate: never the place a program failed
-TOOL_FRAME = re.compile(r"/reducer/(?:harness\.py$|watches/|workers/|levels/)|^<frozen runpy>$|/threading\.py$")
+TOOL_FRAME = re.compile(r"/reducer/(?:harness\.py$|cross_checks/|workers/|levels/)|^<frozen runpy>$|/threading\.py$")
 _FAULT_BLOCK = re.compile(r"^(?P<head>Current thread|Thread|Stack)(?: 0x[0-9a-fA-F]+)? \(most recent call first\):\n"
                           r"(?P<body>(?:[ \t]+.*\n?)*)", re.M)
 NATIVE_THREAD = "<native thread>"

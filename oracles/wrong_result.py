@@ -1,7 +1,7 @@
 """Wrong result: a `jit`-compiled function returns another value than a reference computation of the
 same function.
 
-The verdict comes from the harness's own comparison (`reducer.watches.results`), never from what the
+The verdict comes from the harness's own comparison (`reducer.cross_checks.results`), never from what the
 program prints: for a program that fails, the harness runs the first call of each of its
 `jit`-compiled functions again and compares the results with each reference it has: op by op
 (`jax.disable_jit`) on the program's device (floating point: rtol 1e-4, atol 1e-6; other types
@@ -19,7 +19,7 @@ from __future__ import annotations
 from oracles.base import Oracle, Signature, program_exit
 from oracles.outcome import RunResult, program_outcome
 
-#: the references a `jit` result is compared with (`reducer.watches.results`), and how the report calls them
+#: the references a `jit` result is compared with (`reducer.cross_checks.results`), and how the report calls them
 OP_BY_OP, CPU = "op-by-op", "cpu"
 SAID = {OP_BY_OP: "op by op", CPU: "op by op on the CPU"}
 

@@ -7,7 +7,7 @@ the thread that launched it waits in it, and a crash is told by where the progra
 the main thread happened to be. After the program, it waits for what is still running (a crash
 there is still the program's) and collects garbage, as an interpreter does at exit.
 
-With `REDUCER_CHECK_GRADIENTS` set, the watches observe the program (`reducer.watches`): the
+With `REDUCER_CHECK_GRADIENTS` set, the watches observe the program (`reducer.cross_checks`): the
 Enzyme-JAX derivatives it takes, compared with JAX's AD (`gradients`), and, for a program that fails,
 the results of its `jit`-compiled functions, compared with the same functions run op by op
 (`results`). They only observe: their checks run after the program, on what it computed, with their
@@ -74,8 +74,8 @@ class Watches:
     """The gradient and result watches of one run, and the report they leave."""
 
     def __init__(self, wanted: str = "gradients,results"):
-        from reducer.watches.gradients import GradientWatch
-        from reducer.watches.results import ResultWatch
+        from reducer.cross_checks.gradients import GradientWatch
+        from reducer.cross_checks.results import ResultWatch
 
         self.gradients, self.results = GradientWatch(), ResultWatch()
         self.wanted = {w.strip() for w in wanted.split(",")}

@@ -1,4 +1,4 @@
-"""The operation at fault (`reducer.watches.locate`): the wanted operation confirmed in two tests,
+"""The operation at fault (`reducer.cross_checks.locate`): the wanted operation confirmed in two tests,
 the whole search whenever it is not the one at fault, and the job handing the wanted operation to
 every candidate. Real JAX and Enzyme-JAX derivatives and miscompiles; no mocks."""
 import pytest
@@ -14,8 +14,8 @@ def _gradient_check(fun, args, monkeypatch, wanted=None):
     """The gradient watch's check of `fun` at `args`, differentiated in its first argument."""
     from enzyme_ad.jax import enzyme_jax_ir
 
-    from reducer.watches.gradients import Sample, _compare
-    from reducer.watches.locate import WANTED_ENV
+    from reducer.cross_checks.gradients import Sample, _compare
+    from reducer.cross_checks.locate import WANTED_ENV
 
     if wanted:
         monkeypatch.setenv(WANTED_ENV, wanted)
@@ -102,8 +102,8 @@ def test_result_watch_confirms_the_wanted_miscompiled_operation(monkeypatch):
     import jax
     import jax.numpy as jnp
 
-    from reducer.watches.locate import WANTED_ENV
-    from reducer.watches.results import Call, _compare
+    from reducer.cross_checks.locate import WANTED_ENV
+    from reducer.cross_checks.results import Call, _compare
 
     def norms(x):
         return jax.vmap(lambda row: jnp.sum((jnp.eye(3) @ row) ** 2))(x)

@@ -41,7 +41,7 @@ def miscompiled_call():
     import jax
     import jax.numpy as jnp
 
-    from reducer.watches.results import Call
+    from reducer.cross_checks.results import Call
 
     def norms(x):
         return jax.vmap(lambda row: jnp.sum((jnp.eye(3) @ row) ** 2))(x)
@@ -56,7 +56,7 @@ def miscompiled_call():
 def test_a_gpu_result_the_cpu_does_not_give_is_wrong_against_cpu():
     import jax.numpy as jnp
 
-    from reducer.watches.results import CPU, Call, _compare
+    from reducer.cross_checks.results import CPU, Call, _compare
 
     x = jnp.arange(4.0, dtype=jnp.float32)
     entry = _compare(Call("scaled", scaled, (x,), {}, GPU_RESULT), (CPU,))
@@ -75,7 +75,7 @@ def test_gpu_float32_rounding_is_within_the_cpu_tolerance_and_a_miscompile_is_no
     import jax.numpy as jnp
     from jax import lax
 
-    from reducer.watches.results import CPU, OP_BY_OP, TOLERANCES, Call, _compare, differ
+    from reducer.cross_checks.results import CPU, OP_BY_OP, TOLERANCES, Call, _compare, differ
 
     rng = np.random.default_rng(0)
     a = jnp.asarray(rng.standard_normal((64, 256)), dtype=jnp.float32)
@@ -94,7 +94,7 @@ def test_gpu_float32_rounding_is_within_the_cpu_tolerance_and_a_miscompile_is_no
 
 
 def test_both_references_see_the_cpu_miscompile_and_locate_with_either():
-    from reducer.watches.results import CPU, OP_BY_OP, _compare, _locate
+    from reducer.cross_checks.results import CPU, OP_BY_OP, _compare, _locate
 
     call = miscompiled_call()
     entry = _compare(call, (OP_BY_OP, CPU))
@@ -111,7 +111,7 @@ def test_both_references_see_the_cpu_miscompile_and_locate_with_either():
 def test_a_cpu_run_has_only_the_op_by_op_reference():
     import jax
 
-    from reducer.watches.results import OP_BY_OP, ResultWatch, references
+    from reducer.cross_checks.results import OP_BY_OP, ResultWatch, references
 
     assert references() == (OP_BY_OP,)
     watch = ResultWatch()

@@ -138,7 +138,7 @@ def test_a_result_wrong_against_the_cpu_alone_is_written_back_against_the_cpu(tm
 
 def test_finite_differences_say_which_derivative_is_wrong_and_blame_jax_when_they_side_with_enzyme():
     from oracles.activity_mismatch import fault_sentence
-    from reducer.watches.differences import central_difference, which_is_wrong
+    from reducer.cross_checks.differences import central_difference, which_is_wrong
 
     jax.config.update("jax_enable_x64", True)
     try:

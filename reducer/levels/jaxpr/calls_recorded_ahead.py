@@ -63,7 +63,7 @@ def prefixes(top, active: list) -> list[list]:
     `jit` when an outer one stages it; and for an `enzyme_jax_ir` function differentiated as part of
     a larger function (`jax.grad(loss)` where `loss` calls it), also its own derivative, `jit ∘ vjp`
     (or `jvp` in forward mode), which is what a wrong Enzyme-JAX gradient is judged on."""
-    from reducer.watches.gradients import FORWARD, TRANSFORMS  # what differentiates, and in forward mode
+    from reducer.cross_checks.gradients import FORWARD, TRANSFORMS  # what differentiates, and in forward mode
 
     if not active or top.kind == "jit":
         return [[]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from oracles.outcome import Signature
 from reducer.levels.jaxpr import program as jp
-from reducer.watches.gradients import FORWARD
+from reducer.cross_checks.gradients import FORWARD
 
 
 def worth_replaying(specs: list[str], wanted: Signature) -> list[str]:

@@ -1,13 +1,13 @@
 """Wrong gradients and wrong results at the traced level: judged on the jaxpr itself.
 
 The program's own comparison (its prints, its exit message) is never the evidence, at this level as
-at the source level (`reducer.watches`). A captured call is replayed with a check (`with_check`):
+at the source level (`reducer.cross_checks`). A captured call is replayed with a check (`with_check`):
 
 - `gradient`: a call that differentiates an `enzyme_jax_ir` function (grad, value_and_grad, vjp,
   jvp … outside `enzyme`): Enzyme-JAX's derivative of the jaxpr against JAX's AD of the same jaxpr,
   and the first operation at which they part, exactly as the gradient watch does it; then, at that
   operation, float64 finite differences as a third opinion on which of the two is wrong
-  (`reducer.watches.differences`; on the first replay, for the log), not part of the signature;
+  (`reducer.cross_checks.differences`; on the first replay, for the log), not part of the signature;
 - `result`: a `jit`-compiled call: its compiled result against the jaxpr run op by op
   (`jax.disable_jit`), and the first operation whose compiled value differs, as the result watch does.
 
@@ -158,7 +158,7 @@ def _gradient(spec: Spec) -> dict | None:
     from enzyme_ad.jax import enzyme_jax_ir
 
     from reducer.levels.jaxpr.params import enzyme_kwargs
-    from reducer.watches.gradients import Sample, _compare
+    from reducer.cross_checks.gradients import Sample, _compare
 
     if not matches_check(spec, "gradient"):
         return None
@@ -175,7 +175,7 @@ def _gradient(spec: Spec) -> dict | None:
     sample = Sample("f", fun, tuple(args), {}, active, mode, enzyme_jax_ir(**enzyme_kwargs(options)))
     entry = _compare(sample)
     if spec.explain and entry.get("mismatch") and entry.get("operation"):
-        from reducer.watches.differences import at_fault
+        from reducer.cross_checks.differences import at_fault
 
         began = time.monotonic()
         try:
@@ -192,7 +192,7 @@ def _gradient(spec: Spec) -> dict | None:
 def _result(spec: Spec) -> dict | None:
     import jax
 
-    from reducer.watches.results import Call, _compare
+    from reducer.cross_checks.results import Call, _compare
 
     if not matches_check(spec, "result"):
         return None
@@ -291,7 +291,7 @@ def _verdict(spec: Spec, check: str, message: str, got: str = "got", want: str =
     """Lines that compare `got` with `want` as the watch does (its tolerances, NaNs where both have
     them agreeing; against the CPU, an atol that grows with the reference's largest finite
     magnitude) and stop as the program did."""
-    from reducer.watches import derivatives, results
+    from reducer.cross_checks import derivatives, results
 
     rtol, atol = (derivatives.RTOL, derivatives.ATOL) if check == "gradient" else (results.RTOL, results.ATOL)
     close = "rtol=%g, atol=%g, equal_nan=True" % (rtol, atol)

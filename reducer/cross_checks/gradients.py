@@ -8,7 +8,7 @@ ends, each sample's Enzyme-JAX derivative, in the mode the program used (reverse
 compared with JAX's AD of the same function; a function never differentiated is never compiled for
 a derivative here. Where they disagree, `locate` finds the operation at fault, and in a run in a
 fresh interpreter (`REDUCER_EXPLAIN`: the first runs and the verification, not every candidate)
-float64 finite differences there tell which of the two is wrong (`reducer.watches.differences`).
+float64 finite differences there tell which of the two is wrong (`reducer.cross_checks.differences`).
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reducer.watches.derivatives import ATOL, RTOL, derivative, flattened, largest_difference
-from reducer.watches.locate import locate, wanted_operation
+from reducer.cross_checks.derivatives import ATOL, RTOL, derivative, flattened, largest_difference
+from reducer.cross_checks.locate import locate, wanted_operation
 
 MAX_SAMPLES = 8
 TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian")
@@ -182,7 +182,7 @@ def _compare(s: Sample) -> dict:
         if found:
             entry.update(found)
             if os.environ.get("REDUCER_EXPLAIN"):  # a run in a fresh interpreter: first runs, verification
-                from reducer.watches.differences import at_fault
+                from reducer.cross_checks.differences import at_fault
 
                 entry["at_fault"] = at_fault(s, found["operation"])
     return entry

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from oracles.wrong_result import CPU, OP_BY_OP
-from reducer.watches.derivatives import largest_difference
-from reducer.watches.derivatives import of_leaves
-from reducer.watches.locate import evaluate, locate, wanted_operation
+from reducer.cross_checks.derivatives import largest_difference
+from reducer.cross_checks.derivatives import of_leaves
+from reducer.cross_checks.locate import evaluate, locate, wanted_operation
 
 RTOL = 1e-4
 ATOL = 1e-6

@@ -1,7 +1,7 @@
 """The two derivatives the gradient watches compare, and how far apart they are: a function's
 derivative by Enzyme-JAX or by JAX's AD, the function of a recorded call's leaves they are taken of,
-and the tolerances of Enzyme-JAX against JAX (`reducer.watches.gradients`,
-`reducer.watches.differences`)."""
+and the tolerances of Enzyme-JAX against JAX (`reducer.cross_checks.gradients`,
+`reducer.cross_checks.differences`)."""
 from __future__ import annotations
 
 import numpy as np

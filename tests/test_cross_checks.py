@@ -58,7 +58,7 @@ def test_result_watch_finds_the_miscompiled_operation():
     import jax
     import jax.numpy as jnp
 
-    from reducer.watches.results import ResultWatch
+    from reducer.cross_checks.results import ResultWatch
 
     watch = ResultWatch()
     watch.install()
@@ -83,7 +83,7 @@ def test_gradient_watch_samples_only_what_the_program_differentiates():
     import jax
     import jax.numpy as jnp
 
-    from reducer.watches.gradients import GradientWatch
+    from reducer.cross_checks.gradients import GradientWatch
 
     watch = GradientWatch()
     watch.install()
@@ -115,7 +115,7 @@ def test_gradient_watch_compares_in_the_programs_own_mode():
     import jax
     import jax.numpy as jnp
 
-    from reducer.watches.gradients import GradientWatch
+    from reducer.cross_checks.gradients import GradientWatch
 
     watch = GradientWatch()
     watch.install()
@@ -139,7 +139,7 @@ def test_the_first_disagreeing_operation_wins_over_later_ones():
     import jax.numpy as jnp
     from enzyme_ad.jax import enzyme_jax_ir
 
-    from reducer.watches.gradients import Sample, _compare
+    from reducer.cross_checks.gradients import Sample, _compare
 
     def td_loss(w, s, r, s_next):
         target = r + 0.9 * jax.lax.stop_gradient(jnp.tanh(s_next * w))

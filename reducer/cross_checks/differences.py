@@ -1,7 +1,7 @@
 """The operation at fault of a wrong gradient, with a third opinion: float64 finite differences.
 
 When Enzyme-JAX's gradient and JAX's AD disagree, either may be wrong: JAX's own rules have bugs
-too. At the operation the search found (`reducer.watches.locate`), run on the values it read, this
+too. At the operation the search found (`reducer.cross_checks.locate`), run on the values it read, this
 computes three derivatives of the sum of its results at its worst point: Enzyme-JAX's, JAX's AD, and
 central finite differences in float64 (step `STEP * max(1, |x|)`), and says which of the two
 finite differences side with. Taken once, on the traced level's first replay of the captured call
@@ -22,7 +22,7 @@ def at_fault(sample, operation: str) -> dict | None:
     derivative along ones in forward mode); None when it cannot be computed there."""
     import jax
 
-    from reducer.watches.derivatives import ATOL, RTOL, derivative, largest_difference
+    from reducer.cross_checks.derivatives import ATOL, RTOL, derivative, largest_difference
 
     point = _equation_at(sample, operation)
     if point is None:
@@ -64,8 +64,8 @@ def _equation_at(sample, operation: str):
     its floating-point inputs (the rest held), and those inputs' values; None when there is none."""
     import jax
 
-    from reducer.watches.derivatives import flattened
-    from reducer.watches.locate import Frame, _inner, _path_to, equation_function
+    from reducer.cross_checks.derivatives import flattened
+    from reducer.cross_checks.locate import Frame, _inner, _path_to, equation_function
 
     fx, xs = flattened(sample)
     frame = Frame(jax.make_jaxpr(fx)(*xs), xs)
@@ -109,7 +109,7 @@ DEFINED_ZERO = {"stop_gradient"}
 def which_is_wrong(enzyme: float, jax_ad: float, fd: float | None) -> str:
     """Which side finite differences do not support: "enzyme", "jax-ad", "both", or "" when they
     cannot tell (none computed, or they agree with both)."""
-    from reducer.watches.derivatives import ATOL, RTOL
+    from reducer.cross_checks.derivatives import ATOL, RTOL
 
     if fd is None or not np.isfinite(fd):
         return ""
