@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from oracles.activity_mismatch import ActivityMismatch
 from oracles.adjoint_missing import AdjointMissing
-from oracles import owners
+from oracles import activity_mismatch, owners, wrong_result
 from oracles.base import Oracle, Signature
 from oracles.crash import Crash
 from oracles.generic import Regex, Script
@@ -80,6 +80,15 @@ def project(sig, oracle=None) -> owners.Project:
     if oracle is None:
         oracle = make_oracle(oracle_spec(sig), sig.get("platform") or "cpu")
     return owners.PROJECTS[oracle.owner(sig)]
+
+
+def reference(sig: Signature) -> str | None:
+    """What the fix of a difference the harness found replaces the part at fault with, as its family
+    says (`activity_mismatch.reference`, `wrong_result.reference`): the fix the reproducer must
+    survive (`reducer.counterfactual`); None when the program does not stop by itself."""
+    if not sig.get("program-exit"):
+        return None
+    return activity_mismatch.reference(sig) or wrong_result.reference(sig)
 
 
 #: the families whose failure may be one of XLA's passes

@@ -110,6 +110,12 @@ WRONG = {"enzyme": "they agree with JAX's AD: Enzyme-JAX's derivative is the wro
          "": "they cannot tell which is wrong"}
 
 
+def reference(sig: Signature) -> str | None:
+    """What a wrong derivative's fix replaces Enzyme-JAX with (`reducer.counterfactual`): JAX's own AD
+    ("enzyme"), for Enzyme-JAX's derivative disagreeing in value; None otherwise."""
+    return "enzyme" if sig.family == "activity-mismatch" and sig.get("kind") == "numeric" else None
+
+
 def fault_sentence(found: dict) -> str:
     """The sentence for the operation at fault of a replayed check: "Enzyme-JAX's derivative of
     `digamma` at 0.7 is X; JAX's is Y; finite differences give Z", and which of the two they support."""

@@ -23,6 +23,7 @@ import re
 from typing import NamedTuple
 
 from oracles.base import TOOL_FRAME, Oracle, Signature, library_path, normalize_message
+from oracles.kinds import decided_by_program, nonfinite
 from oracles.nonfinite import signature as nonfinite_signature
 from oracles.outcome import RunResult
 
@@ -178,6 +179,29 @@ class OwnCheck(Oracle):
                   ("reads", reads("", message)), ("message", masked(message)))
         return Signature(self.name, fields, f"The program exits with status {run.returncode}: {message[:80]}",
                          "\n".join(lines[-6:]))
+
+
+#: the references a program's own check can be held to (`reducer.counterfactual`), each with what the
+#: program must call for it: Enzyme-JAX's derivative replaced by JAX's AD, `jit` by op-by-op evaluation
+REFERENCES = (("enzyme", "enzyme_jax_ir"), ("jit", "jit"))
+
+
+def references(sig: Signature, program: str) -> list[str]:
+    """The references worth trying for a failure the program's own check decides (an `assert`
+    comparing Enzyme-JAX's gradient with JAX's, or `jit` with op by op): each one the program can be
+    given, in turn; none for an `assert` or a `raise` on a NaN or an Inf (its fix is its origin's,
+    `oracles.nonfinite`), nor for another family."""
+    if nonfinite(sig) and sig.get("check") in ("assert", "raise"):
+        return []
+    if not decided_by_program(sig) or sig.get("reads") == "nonfinite":
+        return []
+    return [how for how, needs in REFERENCES if needs in program]
+
+
+def reads_a_trend(sig: Signature) -> bool:
+    """Whether the program's own check reads an ordering or a value (a loss that must fall): one a
+    library's own fix may hold (an optimizer's rates as it documents them)."""
+    return decided_by_program(sig) and sig.get("reads") in ("order", "value")
 
 
 def failed_check(run: RunResult, wanted: Signature) -> str:

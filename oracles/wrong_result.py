@@ -58,6 +58,14 @@ def against_cpu_alone(sig: Signature) -> bool:
     return sig.family == "wrong-result" and CPU in references and OP_BY_OP not in references
 
 
+def reference(sig: Signature) -> str | None:
+    """What a wrong result's fix replaces `jit` with (`reducer.counterfactual`): op by op ("jit"), or
+    op by op on the CPU ("cpu") for one wrong against the CPU alone; None for another family."""
+    if sig.family != "wrong-result":
+        return None
+    return "cpu" if against_cpu_alone(sig) else "jit"
+
+
 def _detail(worst: dict, op: str) -> str:
     """What the harness compared: each reference's verdict with its tolerances, then the operation."""
     compared = worst.get("references") or {worst.get("reference", OP_BY_OP): worst}

@@ -34,9 +34,8 @@ from __future__ import annotations
 import threading
 
 import oracles
-from oracles import kinds
+from oracles import own_check
 from oracles.outcome import Signature
-from oracles.wrong_result import against_cpu_alone
 from reducer import libraries
 from reducer.prologue import with_prologue
 
@@ -58,28 +57,20 @@ OWNERS = {"enzyme": "enzyme-jax", "jit": "xla", "cpu": "xla", **{name: "program"
 
 
 def mode(sig: Signature) -> str | None:
-    """Which part the fix replaces for this failure; None when the program does not stop by itself."""
-    if not sig.get("program-exit"):
-        return None
-    if kinds.numeric_gradient(sig):
-        return "enzyme"
-    if kinds.wrong_result(sig):
-        return "cpu" if against_cpu_alone(sig) else "jit"
-    return None
+    """Which part the fix replaces for this failure, as its family says (`oracles.reference`); None
+    when the program does not stop by itself."""
+    return oracles.reference(sig)
 
 
 def modes(sig: Signature, program: str) -> list[str]:
     """The fixes worth trying for this failure: the signature's own, or, for a failure the program's
-    own check decides (an `assert` comparing Enzyme-JAX's gradient with JAX's, or `jit` with op by op),
-    each reference the program can be given: the one that makes the program run through is the bug."""
+    own check decides, each reference the program can be given (`own_check.references`), and for a
+    check of a loss's trend the fix of each optimizer library it uses: the one that makes the program
+    run through is the bug."""
     if mode(sig):
         return [mode(sig)]
-    if kinds.nonfinite(sig) and sig.get("check") in ("assert", "raise"):
-        return []  # a check for NaN or Inf: its fix is the origin's (`reducer.faults.origin`)
-    if not kinds.decided_by_program(sig) or sig.get("reads") == "nonfinite":
-        return []
-    tried = [how for how, needs in (("enzyme", "enzyme_jax_ir"), ("jit", "jit")) if needs in program]
-    if sig.get("reads") in ("order", "value"):
+    tried = own_check.references(sig, program)
+    if own_check.reads_a_trend(sig):
         tried += [lib.fix.name for lib in libraries.OPTIMIZERS if lib.fix is not None and lib.used_in(program)]
     return tried
 
