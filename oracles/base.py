@@ -162,6 +162,17 @@ def program_exit(text: str) -> str:
     return ended[1] or ended[0]
 
 
+#: the fields of a signature that say how the program stopped (its own comparison, its exit)
+PROGRAM_FIELDS = ("program-compares", "program-exit")
+
+
+def same_but_how_it_stopped(seen: Signature | None, wanted: Signature) -> bool:
+    """Whether `seen` is the `wanted` failure in every field but how the program stopped: what a
+    replay of one traced call must show (a replay is no program: it has no check of its own)."""
+    strip = lambda sig: {k: v for k, v in sig.fields if k not in PROGRAM_FIELDS}  # noqa: E731
+    return seen is not None and seen.family == wanted.family and strip(seen) == strip(wanted)
+
+
 def first_clause(message: str, limit: int = 90) -> str:
     """A message's first line up to its first sentence's end, at most `limit` characters: what a
     title says of it, in its own words."""

@@ -27,6 +27,7 @@ import os
 import time
 
 from oracles import kinds
+from oracles.base import same_but_how_it_stopped
 from oracles.outcome import Signature
 from oracles.wrong_result import CPU, against_cpu_alone
 from reducer.faults import cause as causes
@@ -34,8 +35,6 @@ from reducer.levels.jaxpr import nonfinite_replay
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.model import CALLED, EXPLAINED, Spec
 
-#: signature fields only the whole program shows: the written-back script restores them
-PROGRAM_FIELDS = ("program-compares", "program-exit")
 GRADIENT_FORWARD = {"jvp", "jacfwd"}
 DIFFERENTIATING = jp.GRAD_LIKE | {"vjp", "jvp"}
 
@@ -88,10 +87,7 @@ def same(oracle, wanted, run) -> tuple[bool, object]:
     if kinds.nonfinite(wanted):
         return nonfinite_replay.same(wanted, run)
     seen = oracle.classify(run)
-    if seen is None or run.timed_out or not kinds.same_family(seen, wanted):
-        return False, seen
-    strip = lambda sig: {k: v for k, v in sig.fields if k not in PROGRAM_FIELDS}  # noqa: E731
-    return strip(seen) == strip(wanted), seen
+    return not run.timed_out and same_but_how_it_stopped(seen, wanted), seen
 
 
 def fault_line(run) -> str:
