@@ -47,6 +47,10 @@ ORIGINALS = {
     # a hand-written log-sum-exp against SciPy's: `exp` overflows float64 too; JAX's function is the fix
     "logsumexp": "import numpy as np\nfrom scipy.special import logsumexp\nz = [1000.0, 2.0]\n"
                  "np.testing.assert_allclose(jnp.log(jnp.sum(jnp.exp(jnp.array(z)))), logsumexp(z), rtol=1e-5)\n",
+    # a forward recursion's likelihood (an HMM's, never rescaled): its matrix product underflows step by step
+    "likelihood-underflow": "A = jnp.full((2, 2), 0.5)\n"
+                            "a, _ = jax.lax.scan(lambda a, _: ((a @ A) * 0.3, None), jnp.ones(2), None, length=120)\n"
+                            "assert jnp.isfinite(jnp.log(a.sum()))\n",
     # a hand-written mixture log-likelihood whose every term underflowed: `log(0)`; JAX's function is the fix
     "mixture-underflow": "z = jnp.array([-2000.0, -2100.0])\nassert jnp.isfinite(-jnp.log(jnp.sum(jnp.exp(z))))\n",
     # a cross-entropy with a log-sigmoid written by hand: `exp(200)` overflows, `1 / inf` is the 0 that
@@ -95,6 +99,10 @@ LOOPHOLES = [
     ("softmax-log", "random-zero", "import numpy\nassert jnp.isfinite(-jnp.log(numpy.random.default_rng().integers(1)))\n",
      "cause"),
     ("softmax-log", "literal-zero", "assert jnp.isfinite(-jnp.log(0.0))\n", "cause"),
+    # an unseen HMM's cut: the recursion's underflow gone, the 0 written in
+    ("likelihood-underflow", "literal-zero", "assert jnp.isfinite(jnp.log(0.0))\n", "cause"),
+    ("likelihood-underflow", "an-exp-underflow-for-a-product", "assert jnp.isfinite(jnp.log(jnp.exp(-200.0)))\n",
+     "cause"),
     ("softmax-log", "numpy-alone", "import numpy\nassert numpy.isfinite(-numpy.log(numpy.float32(0)))\n", "fix"),
     ("cholesky", "a-matrix-that-is-not-square", NOT_SQUARE, "contract"),
     # the 0 that the sigmoid's overflow made, read from the inputs (an unseen Flax program's cut)
@@ -149,6 +157,7 @@ FAITHFUL = [
     ("logsumexp", "def f(a):\n    b = jnp.exp(a)\n    c = jnp.sum(b)\n    return jnp.log(c)\n"
                   "assert jnp.isfinite(f(jnp.array([800.0, 1.0])))\n"),
     ("mixture-underflow", "assert jnp.isfinite(-jnp.log(jnp.sum(jnp.exp(jnp.array([-2000.0])))))\n"),
+    ("likelihood-underflow", "assert jnp.isfinite(jnp.log((jnp.full(2, 1e-30) @ jnp.full((2, 2), 1e-10)).sum()))\n"),
     ("mixture-underflow", "def f(a):\n    b = jnp.exp(a)\n    c = b.sum()\n    return -jnp.log(c)\n"
                           "assert jnp.isfinite(f(jnp.array([-900.0, -1000.0])))\n"),
 ]
@@ -212,6 +221,9 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     by_hand = origins["logsumexp"]
     assert (by_hand.get("value"), by_hand.get("in"), by_hand.get("op"), by_hand.get("fix")) == \
         ("+inf", "forward", "exp", "logsumexp")
+    likelihood = origins["likelihood-underflow"]  # the 0 the recursion's matrix product made
+    assert (likelihood.get("value"), likelihood.get("op"), likelihood.get("cause")) == \
+        ("-inf", "log", "dot_general-underflow")
     mixture = origins["mixture-underflow"]
     assert (mixture.get("value"), mixture.get("in"), mixture.get("op"), mixture.get("cause"), mixture.get("fix")) == \
         ("+inf", "forward", "log", "exp-underflow", "logsumexp")

@@ -4,9 +4,12 @@
 inputs shows the `log` but not the program's bug. So, for a value made forward, the origin names its
 `cause`: the first operation whose own fix makes the program run through (or get past its check):
 
-- `exp-underflow`: an `exp` (or a product, a quotient, a power) rounded to an exact 0 from inputs
-  that are not 0 (a softmax's terms at a low temperature), fixed by a small number in its place
-  (`safe_ops.UNDERFLOW`);
+- `exp-underflow`: an `exp` (or a product, a quotient, a power, a product of many factors) rounded
+  to an exact 0 from inputs that are not 0 (a softmax's terms at a low temperature), fixed by a small
+  number in its place (`safe_ops.UNDERFLOW`); where no one operation's fix is enough but theirs
+  together are (a likelihood's probabilities multiplied step by step, each step's matrix product and
+  product rounding some of them to 0), the fewest of them that are, joined by `+`
+  (`dot_general+mul-underflow`);
 - `exp-overflow`: an `exp` (or `cosh`, `sinh`…) that overflowed, whose Inf a later division turned
   into the 0 (`1 / (1 + exp(200))` in a sigmoid written by hand), fixed by the inner `where`
   (`safe_ops.DERIVATIVE`: its value 0 there, and its derivative taken at a safe point, so that a
@@ -58,9 +61,22 @@ def of(kind: str, where: str, op: str, point: str, fixed_passes: Callable[[str, 
         if together is not None and len(ops) > 1 and not together(ops, how):
             continue
         found = next((o for o in ops if fixed_passes(o, how)), "")
+        if not found and together is not None and len(ops) > 1:  # only together: the fewest that are enough
+            found = "+".join(fewest(ops, lambda some: together(some, how)))
         if found:
             return f"{found}-{name}"
     return "" if NAN in kind.split(",") else NONE
+
+
+def fewest(ops: tuple[str, ...], enough: Callable[[tuple[str, ...]], bool]) -> tuple[str, ...]:
+    """Of `ops`, whose fixes together are `enough`, those that still are once each of the others is
+    left out in turn (one run each)."""
+    kept = list(ops)
+    for o in ops:
+        rest = tuple(x for x in kept if x != o)
+        if rest and enough(rest):
+            kept = list(rest)
+    return tuple(kept)
 
 
 def held(cause: str, kind: str, where: str, op: str, point: str, fixed_passes: Callable[[str, str], bool]) -> str:
@@ -70,12 +86,13 @@ def held(cause: str, kind: str, where: str, op: str, point: str, fixed_passes: C
     if not kinds:
         return ""
     o, how = fix(cause)
-    if cause.rpartition("-")[2] in kinds and o != op and fixed_passes(o, how):
+    if cause.rpartition("-")[2] in kinds and op not in ((o,) if isinstance(o, str) else o) and fixed_passes(o, how):
         return cause
     return "" if NAN in kind.split(",") else NONE
 
 
-def fix(cause: str) -> tuple[str, str]:
-    """The operation and the fix (`safe_ops.make_safe`'s `how`) that take the `cause` away."""
+def fix(cause: str) -> tuple[str | tuple[str, ...], str]:
+    """The operation (or the operations, fixed together) and the fix (`safe_ops.make_safe`'s `how`)
+    that take the `cause` away."""
     op, _, name = cause.rpartition("-")
-    return op, KINDS[name][1]
+    return (tuple(op.split("+")) if "+" in op else op), KINDS[name][1]

@@ -9,7 +9,8 @@ takes its derivative away: what the program then reads of it is the value made f
 replaces an exact 0 made from inputs that are not 0 by a small number well above underflow (the
 square root of the smallest normal one, 1e-19 in float32, so that the softmax's division after its
 `exp` does not round it to 0 again, as XLA flushes subnormal numbers): what made the 0 that `log`
-turned into `-inf`.
+turned into `-inf`; of a product of many factors (`reduce_prod`, a matrix product: a likelihood's
+probabilities multiplied step by step), an exact 0 where no factor of it is 0.
 `make_safe("exp", "float64")` evaluates the operation in float64 where its inputs are narrower (a
 Flax layer's float32 parameters stay float32 in a program made float64), its result kept float64, so
 that its overflow goes away alone; `make_safe("exp", "float32")` does so too, and then makes each of
@@ -61,8 +62,11 @@ NO_OUTSIDE = ("div",)
 #: operations whose non-finite value from finite inputs is an overflow, never a point at the edge of
 #: their domain or outside it: no inner `where` is their fix (`reducer.faults.float64_fix` is)
 OVERFLOW_ONLY = ("exp", "exp2", "expm1", "cosh", "sinh")
-#: operations that round a value too small for its type to exactly 0 (`exp(-200.0)` in float32)
-UNDERFLOWING = ("exp", "mul", "div", "integer_pow", "pow")
+#: operations that round a value too small for its type to exactly 0 (`exp(-200.0)` in float32, a
+#: product of many probabilities)
+UNDERFLOWING = ("exp", "mul", "div", "integer_pow", "pow", "reduce_prod", "dot_general")
+#: of those, the products of many factors: not elementwise
+PRODUCTS = ("reduce_prod", "dot_general")
 
 _busy = threading.local()
 
@@ -110,6 +114,8 @@ def _patched(prim, bind, safe: float, how: str):
             return bind(*args, **params)
         _busy.on = True
         try:
+            if how == UNDERFLOW and prim.name in PRODUCTS:
+                return _product_underflow(prim.name, bind, args, params)
             return _safe(bind, args, params, safe, how, prim.name in NO_OUTSIDE)
         finally:
             _busy.on = False
@@ -180,6 +186,22 @@ def _safe(bind, args, params, safe: float, how: str, no_outside: bool = False):
         bad = bad & _of_class(raw, point, no_outside, infinite)
     kept = lax.stop_gradient(lax.select(lax.is_finite(raw), raw, jnp.zeros_like(raw)))
     return lax.select(bad, kept, bind(*_moved(args, floats, bad, shape, safe), **params))
+
+
+def _product_underflow(name: str, bind, args, params):
+    """A product of many factors (`reduce_prod`, `dot_general`) with an exact 0 where none of the
+    factors of a term is 0 (each of a `reduce_prod`'s, or of one of a matrix product's terms) replaced
+    by a small number well above underflow, as `UNDERFLOW` does for one operation's."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    raw = bind(*[lax.stop_gradient(a) for a in args], **params)
+    if not jnp.issubdtype(raw.dtype, jnp.inexact):
+        return bind(*args, **params)
+    nonzero = [(a != 0).astype(raw.dtype) for a in args]  # a term's factors all nonzero: its count is 1
+    terms = bind(*nonzero, **params) if name == "dot_general" else jnp.all(args[0] != 0, axis=params["axes"])
+    small = jnp.full(raw.shape, float(jnp.finfo(raw.dtype).tiny) ** 0.5, raw.dtype)
+    return lax.select((raw == 0) & (terms > 0), small, bind(*args, **params))
 
 
 def _of_class(raw, point: str, no_outside: bool, infinite):

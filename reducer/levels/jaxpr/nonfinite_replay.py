@@ -143,8 +143,9 @@ def _with_origin(found: dict, text: str, outputs: dict, bound: set, wanted_cause
         point = next((c for c in safe_ops.POINTS
                       if _fixed_kinds(text, op, f"{safe_ops.DERIVATIVE}@{c}") == ("", 0)), "")
         formula = _stable(text) if where == "forward" else ""
-        def fixed_passes(o: str, how: str) -> bool:
-            return bool(bound & set(safe_ops.primitives(o))) and _fixed_kinds(text, o, how) == ("", 0)
+        def fixed_passes(o: str | tuple[str, ...], how: str) -> bool:
+            ops = (o,) if isinstance(o, str) else o
+            return all(bound & set(safe_ops.primitives(x)) for x in ops) and _fixed_kinds(text, o, how) == ("", 0)
 
         look = functools.partial(causes.held, wanted_cause) if nonfinite_kinds.named(wanted_cause) else causes.of
         cause = look(found["value"], where, op, point, fixed_passes)
@@ -160,15 +161,16 @@ def _stable(text: str) -> str:
                  if _fixed_kinds(stable_fix.rewritten(text, f), "", "") == ("", 0)), "")
 
 
-def _fixed_kinds(text: str, op: str, how: str) -> tuple[str, int] | None:
-    """The kinds of non-finite values the script `text` leaves in `g` when run here with `op` made
-    safe (`safe_ops.make_safe`; none when `op` is ""), and how many elements hold one: ("", 0) when
-    all are finite, None when it raises."""
+def _fixed_kinds(text: str, op: str | tuple[str, ...], how: str) -> tuple[str, int] | None:
+    """The kinds of non-finite values the script `text` leaves in `g` when run here with `op` (or each
+    of several) made safe (`safe_ops.make_safe`; none when `op` is ""), and how many elements hold
+    one: ("", 0) when all are finite, None when it raises."""
     import jax
 
     from reducer.faults import checked_value, safe_ops
 
-    undo = safe_ops.make_safe(op, how) if op else (lambda: None)
+    undos = [safe_ops.make_safe(o, how) for o in ((op,) if isinstance(op, str) else op) if o]
+    undo = lambda: [u() for u in undos]  # noqa: E731
     jax.clear_caches()
     scope = {"__name__": "__main__", "__file__": os.path.abspath(SCRIPT)}
     try:
