@@ -299,8 +299,8 @@ def _overflow(sig: Signature) -> str:
                 f"which subtracts the largest term first, the program runs through. This is the program's own "
                 f"arithmetic, not a bug of JAX or XLA.")
     if sig.get("fix") in FORMULAS:
-        return (f"`{sig.get('op')}` overflows in a formula written by hand, in float64 as in float32; computed by "
-                f"`{function(sig.get('fix'))}`, which cannot overflow there, the program runs through. "
+        return (f"`{sig.get('op')}` overflows in a formula written by hand, and the program made float64 still "
+                f"fails; computed by `{function(sig.get('fix'))}`, which cannot overflow there, it runs through. "
                 f"This is the program's own arithmetic, not a bug of JAX or XLA.")
     return (f"`{via}` overflows float32 here: its value is finite in float64, and the program fails again with "
             f"`{sig.get('op')}` alone in float32. The usual remedy is a formula that cannot overflow "

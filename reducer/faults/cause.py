@@ -9,7 +9,7 @@ inputs shows the `log` but not the program's bug. So, for a value made forward, 
   number in its place (`safe_ops.UNDERFLOW`); where no one operation's fix is enough but theirs
   together are (a likelihood's probabilities multiplied step by step, each step's matrix product and
   product rounding some of them to 0), the fewest of them that are, joined by `+`
-  (`dot_general+mul-underflow`);
+  (`mul+dot_general-underflow`);
 - `exp-overflow`: an `exp` (or `cosh`, `sinh`…) that overflowed, whose Inf a later division turned
   into the 0 (`1 / (1 + exp(200))` in a sigmoid written by hand), fixed by the inner `where`
   (`safe_ops.DERIVATIVE`: its value 0 there, and its derivative taken at a safe point, so that a

@@ -251,8 +251,9 @@ def in_words(formula: str) -> str:
 
 def evidence(formula: str, kind: str, underflow: bool = False) -> str:
     """Why the value comes from the formula, in the words of the log and the report's evidence: `exp`
-    overflows in it, in float64 too, or (`underflow`) every term it adds underflows to 0."""
+    overflows in it and the program made float64 still fails, or (`underflow`) every term it adds
+    underflows to 0."""
     why = (f"`{OP}` underflows to 0 in a formula written by hand" if underflow else
-           f"float64 cannot hold it either: `{OP}` overflows in a formula written by hand")
+           f"made float64, the program still fails: `{OP}` overflows in a formula written by hand")
     return (f"The program checks a non-finite value ({kind}); {why}; it runs through with the formula computed "
             f"by `{function(formula)}`, so that is where the value comes from.")
