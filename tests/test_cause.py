@@ -34,19 +34,39 @@ def test_an_overflow_is_looked_for_after_the_underflows_and_named_by_its_operati
     fixed_passes, calls = asked({overflowing, "exp"})
     assert cause.of("nan", "forward", "log", "pole", fixed_passes, fixed_passes) == "exp-overflow"
     assert calls[-1] == ("exp", safe_ops.DERIVATIVE)
-    assert cause.fix("exp-overflow") == ("exp", safe_ops.DERIVATIVE)
-    assert cause.fix("exp-underflow") == ("exp", safe_ops.UNDERFLOW)
+    assert cause.fix("exp-overflow") == (("exp",), safe_ops.DERIVATIVE)
+    assert cause.fix("exp-underflow") == (("exp",), safe_ops.UNDERFLOW)
     # off a pole, an Inf's cause is an underflow's alone
     fixed_passes, calls = asked({overflowing, "exp"})
     assert cause.of("+inf", "forward", "log", "", fixed_passes, fixed_passes) == cause.NONE
 
 
 def test_a_candidate_is_held_to_the_originals_cause_in_one_run():
-    fixed_passes, calls = asked({"exp"})
+    fixed_passes, calls = asked({("exp",)})  # a cause's operations are asked for together, one or several
     assert cause.held("exp-overflow", "nan", "forward", "log", "pole", fixed_passes) == "exp-overflow"
-    assert calls == [("exp", safe_ops.DERIVATIVE)]
+    assert calls == [(("exp",), safe_ops.DERIVATIVE)]
     fixed_passes, calls = asked(set())
     assert cause.held("exp-overflow", "nan", "forward", "log", "pole", fixed_passes) == ""
     assert cause.held("exp-underflow", "+inf", "forward", "log", "pole", fixed_passes) == cause.NONE
     assert cause.held("exp-overflow", "+inf", "forward", "log", "", fixed_passes) == cause.NONE  # not looked for
     assert not cause.named("") and not cause.named(cause.NONE) and cause.named("exp-underflow")
+
+
+def test_a_cause_only_several_fixes_together_take_away_names_the_fewest_of_them():
+    """A forward recursion whose matrix product and product each round some values to 0: no one fix
+    makes the program run through, both together do; the cause names those two, and a candidate is
+    held to them together."""
+    needed = {"mul", "dot_general"}
+
+    def together(ops, how):
+        return needed <= set(ops)
+
+    def alone(op, how):
+        return needed <= ({op} if isinstance(op, str) else set(op))
+
+    found = cause.of("-inf", "forward", "log", "pole", alone, together)
+    assert found == "mul+dot_general-underflow"
+    assert cause.fix(found) == (("mul", "dot_general"), safe_ops.UNDERFLOW)
+    assert cause.held(found, "-inf", "forward", "log", "pole", alone) == found
+    assert cause.held(found, "-inf", "forward", "log", "pole", lambda op, how: False) == cause.NONE
+    assert cause.of("-inf", "forward", "log", "pole", alone, lambda ops, how: False) == cause.NONE

@@ -77,28 +77,6 @@ def test_a_product_of_many_factors_that_underflowed_is_fixed_where_no_factor_is_
     assert jnp.isneginf(jnp.log((jnp.zeros(2) @ jnp.ones((2, 2))).sum()))
 
 
-def test_a_cause_only_several_fixes_together_take_away_names_the_fewest_of_them():
-    """A forward recursion whose matrix product and product each round some values to 0: no one fix
-    makes the program run through, both together do; the cause names those two, and a candidate is
-    held to them together."""
-    from reducer.faults import cause
-
-    needed = {"mul", "dot_general"}
-
-    def together(ops, how):
-        return needed <= set(ops)
-
-    def alone(op, how):
-        return needed <= ({op} if isinstance(op, str) else set(op))
-
-    found = cause.of("-inf", "forward", "log", "pole", alone, together)
-    assert found == "mul+dot_general-underflow"
-    assert cause.fix(found) == (("mul", "dot_general"), safe_ops.UNDERFLOW)
-    assert cause.held(found, "-inf", "forward", "log", "pole", alone) == found
-    assert cause.held(found, "-inf", "forward", "log", "pole", lambda op, how: False) == cause.NONE
-    assert cause.of("-inf", "forward", "log", "pole", alone, lambda ops, how: False) == cause.NONE
-
-
 def test_the_value_alone_keeps_what_the_operation_made_forward_and_takes_its_derivative_away(fix):
     value, grad = jax.value_and_grad(jnp.log)(0.0)
     assert jnp.isneginf(value) and jnp.isposinf(grad)

@@ -79,20 +79,21 @@ def fewest(ops: tuple[str, ...], enough: Callable[[tuple[str, ...]], bool]) -> t
     return tuple(kept)
 
 
-def held(cause: str, kind: str, where: str, op: str, point: str, fixed_passes: Callable[[str, str], bool]) -> str:
+def held(cause: str, kind: str, where: str, op: str, point: str,
+         fixed_passes: Callable[[str | tuple[str, ...], str], bool]) -> str:
     """`cause` where its fix makes the program run through (one run: a candidate is held to the
     original's cause, it need not look for each), else what `of` says when it finds none."""
     kinds = looked_for(kind, where, point)
     if not kinds:
         return ""
-    o, how = fix(cause)
-    if cause.rpartition("-")[2] in kinds and op not in ((o,) if isinstance(o, str) else o) and fixed_passes(o, how):
+    ops, how = fix(cause)
+    if cause.rpartition("-")[2] in kinds and op not in ops and fixed_passes(ops, how):
         return cause
     return "" if NAN in kind.split(",") else NONE
 
 
-def fix(cause: str) -> tuple[str | tuple[str, ...], str]:
-    """The operation (or the operations, fixed together) and the fix (`safe_ops.make_safe`'s `how`)
+def fix(cause: str) -> tuple[tuple[str, ...], str]:
+    """The operations (one, or several fixed together) and the fix (`safe_ops.make_safe`'s `how`)
     that take the `cause` away."""
-    op, _, name = cause.rpartition("-")
-    return (tuple(op.split("+")) if "+" in op else op), KINDS[name][1]
+    ops, _, name = cause.rpartition("-")
+    return tuple(ops.split("+")), KINDS[name][1]

@@ -174,10 +174,10 @@ def candidates(spec: Spec, fault: dict, finite: Callable) -> Iterator[Spec]:
 
 
 def flow(spec: Spec, path: tuple, e: Equation, values: dict, kind: str,
-         cause: str | tuple[str, ...] | None = None) -> Spec | None:
+         cause: tuple[str, ...] | None = None) -> Spec | None:
     """Equation `e` of the jaxpr at `path` with the equations its values flow through: after it,
     those its non-finite values reach, up to the first whose result holds the non-finite `kind`
-    (`nan`); before it, where the 0 it turned non-finite was made by a `cause` operation (`exp`),
+    (`nan`); before it, where the 0 it turned non-finite was made by the `cause` operations (`exp`),
     those between that operation and `e`. Run forward (as the captured call ran it) on the values
     their other inputs had; None when no such equations are found, or none beside `e`."""
     import numpy as np
@@ -227,15 +227,14 @@ def _on_to(j: Jaxpr, at: int, value, kind: str) -> list[Equation] | None:
     return None
 
 
-def _calls(x: Equation, op: str | tuple[str, ...]) -> bool:
-    """Whether equation `x` is `op` (one of several) or binds it in a jaxpr of its own (`jax.nn.softmax`'s
+def _calls(x: Equation, ops: tuple[str, ...]) -> bool:
+    """Whether equation `x` is one of `ops` or binds one in a jaxpr of its own (`jax.nn.softmax`'s
     `exp`)."""
-    ops = (op,) if isinstance(op, str) else op
     return x.primitive in ops or any(y.primitive in ops for sub in x.subs for _, inner in sub.walk()
                                      for y in inner.eqns)
 
 
-def _back_to(j: Jaxpr, at: int, op: str | tuple[str, ...]) -> list[Equation]:
+def _back_to(j: Jaxpr, at: int, op: tuple[str, ...]) -> list[Equation]:
     """The equations before `j.eqns[at]` on the ways from an `op` equation (or a call binding it) to
     its inputs, within MAX_FLOW equations before it; [] when no way starts at one."""
     first = max(0, at - MAX_FLOW)
