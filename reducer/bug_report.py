@@ -16,6 +16,9 @@ from reducer import env as envmod, filing
 from reducer.files import scrub
 from reducer.faults import source_fix
 from reducer.faults.float64_fix import WIDE
+from reducer.faults.cause import fix as cause_fix
+from reducer.faults.rounding_fix import ROUNDED
+from reducer.faults.rounding_fix import evidence as rounding_evidence
 from reducer.faults.stable_fix import FORMULAS, function, in_words
 from reducer.faults.nonfinite import evidence as nonfinite_evidence
 
@@ -176,7 +179,8 @@ def _what_happens(sig: Signature, excerpt: str = "") -> str:
                                    + f": {as_printed(sig, excerpt)}"),
         "regex": lambda: f"The program fails with a diagnostic matching `{sig.get('pattern')}` (shown below).",
         "nonfinite": lambda: (f"The program's own check (`{sig.get('check')}`) fails on a non-finite value. "
-                              + (_overflow(sig) if sig.get("fix") in (WIDE, *FORMULAS) else
+                              + (_overflow(sig) if sig.get("fix") in (WIDE, *FORMULAS) else _rounding(sig)
+                                 if sig.get("fix") == ROUNDED else
                                  nonfinite_evidence({k: sig.get(k) for k in ("op", "from", "in")})
                                  + " This is most often the program's own code (JAX documents the derivative of "
                                    "`where` this way), not a bug of JAX: file it with JAX only if the operation's "
@@ -308,6 +312,14 @@ def _overflow(sig: Signature) -> str:
             f"before `exp`). This is the program's own arithmetic, not a bug of JAX or XLA.")
 
 
+def _rounding(sig: Signature) -> str:
+    """Why, for a value float32's rounding put outside its operation's domain (`reducer.faults.rounding_fix`)."""
+    return (rounding_evidence(sig.get("from") or sig.get("op"), sig.get("cause") or "") + " The usual remedy is a "
+            "form that cannot cancel (`jnp.var`, or the mean subtracted before squaring), a clamp into the domain "
+            "(`jnp.maximum(v, 0.0)`) where the exact value may be 0, or float64 data. This is the program's own "
+            "arithmetic, not a bug of JAX or XLA.")
+
+
 def _origin_fix(sig: Signature) -> str:
     """What made a non-finite value's reproducer run through, in words (`reducer.faults.origin`)."""
     if kinds.nonfinite(sig) and sig.get("fix") == WIDE:
@@ -315,6 +327,10 @@ def _origin_fix(sig: Signature) -> str:
                 f"`jax.config.update(\"jax_enable_x64\", True)`)")
     if kinds.nonfinite(sig) and sig.get("fix") in FORMULAS:
         return in_words(sig.get("fix"))
+    if kinds.nonfinite(sig) and sig.get("fix") == ROUNDED:
+        ops = "`, `".join(cause_fix(sig.get("cause") or "rounding")[0])
+        return (f"`{ops}` computed in float64" if ops else "the program's data in float64") + \
+            " (the program made float64 by `jax.config.update(\"jax_enable_x64\", True)`)"
     if not kinds.nonfinite(sig) or sig.get("fix") != "inner-where":
         return ""
     return (f"`{sig.get('op')}` evaluated at a safe point where its value or derivative is not finite (the "

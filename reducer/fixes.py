@@ -8,7 +8,7 @@ from __future__ import annotations
 from oracles.outcome import Signature
 from reducer import xla_culprit
 from reducer.faults import stable_fix
-from reducer.faults.named_origin import WIDE, Origin
+from reducer.faults.named_origin import ROUNDED, WIDE, Origin
 from reducer.faults.source_fix import in_float64, rewrites
 
 #: the most rewrites of the reproducer run
@@ -25,13 +25,15 @@ def for_report(job, program: str, established, fix: str | None, searched: bool) 
 
 def written_fix(job, program: str, sig: Signature) -> str:
     """The reproducer with the inner `where` written around the call at its non-finite value's origin
-    (for an overflow, the program made float64, its operation too; for an overflow of float64 too or an
+    (for an overflow, the program made float64, its operation too; for a value float32's rounding put
+    outside the domain, the program made float64; for an overflow of float64 too or an
     underflow of a formula's every term, the formula computed by JAX's function), when a fresh run of it
     runs through; "" when no rewrite does (or the origin is not known)."""
     origin = Origin.of(sig)
     if origin is None:
         return ""
-    tried = [in_float64(program), in_float64(program, origin.op)] if origin.fix == WIDE else \
+    tried = [in_float64(program)] if origin.fix == ROUNDED else \
+        [in_float64(program), in_float64(program, origin.op)] if origin.fix == WIDE else \
         [stable_fix.rewritten(program, origin.fix)] if origin.fix in stable_fix.FORMULAS else \
         rewrites(program, origin.op, origin.via)[:TRIES]
     tried = [candidate for candidate in tried if candidate]

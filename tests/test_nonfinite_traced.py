@@ -564,3 +564,24 @@ def test_no_written_back_form_starts_that_would_run_past_max_time(monkeypatch):
     assert module.write_back(spec, None, Limits(), OwnCheck(), WANTED, 2, said.append, late=late) is None
     assert needs[0] == 0.0 and needs[1] >= 0.05 and len(needs) == 2
     assert said[-1].startswith("jaxpr level: write-back stopped: --max-time")
+
+
+def test_a_standardisation_by_a_one_pass_variance_names_the_rounding_that_put_it_below_zero(tmp_path, monkeypatch):
+    """No fix of `sqrt` takes the NaN away (its 0 divides by 0 next); the arithmetic before it evaluated
+    in float64 does (`fix=float64-arithmetic`), and a cut that makes the negative variance an input
+    keeps the `sqrt` of it but not the rounding: the job's origin holds the replay to that cause."""
+    x = np.float32(4096.1) + np.float32(1e-3) * np.sin(np.arange(64, dtype=np.float32))
+
+    def standardised(x):
+        return (x - jnp.mean(x)) / jnp.sqrt(jnp.mean(x ** 2) - jnp.mean(x) ** 2)
+
+    raised, report = replay(spec_of(standardised, x, transforms=[{"t": "jit"}]), tmp_path, monkeypatch)
+    found = report["nonfinite"]
+    assert raised is not None and (found["in"], found["op"], found.get("fix")) == \
+        ("forward", "sqrt", "float64-arithmetic"), found
+    assert found["cause"].endswith("-rounding") and "reduce_sum" in found["cause"], found
+    wanted = Signature("nonfinite", (("value", "nan"), ("in", "forward"), ("op", "sqrt"), ("cause", found["cause"]),
+                                     ("fix", "float64-arithmetic")))
+    assert nr.same(wanted, RunResult(1, "", "", 1.0, harness=report))[0]
+    cut = spec_of(lambda v: jnp.ones(3) / jnp.sqrt(v), np.float32(-4.0), transforms=[{"t": "jit"}])
+    assert not nr.same(wanted, RunResult(1, "", "", 1.0, harness=replay(cut, tmp_path, monkeypatch)[1]))[0]

@@ -236,3 +236,28 @@ def test_an_operation_widened_to_float64_holds_its_value_where_its_inputs_stay_f
         finally:
             undo()
             jax.clear_caches()
+
+
+def test_a_sum_evaluated_in_float64_keeps_its_value_through_the_cast_jnp_ends_with():
+    """`jnp.sum` of float32 values casts its sum back to float32: with the cast evaluated in float64 too,
+    a one-pass variance of float32 readings at a large offset keeps its sign; each operation evaluated
+    so is said by name when the process exits (`say_widened`)."""
+    import numpy as np
+
+    x = jnp.asarray(np.float32(4096.1) + np.float32(1e-3) * np.sin(np.arange(64, dtype=np.float32)))
+    assert jnp.mean(x ** 2) - jnp.mean(x) ** 2 < 0  # float32 rounding
+    with jax.enable_x64(True):
+        undo = [safe_ops.make_safe(o, safe_ops.WIDEN) for o in ("integer_pow", "reduce_sum", safe_ops.CAST, "div")]
+        jax.clear_caches()
+        try:
+            variance = jnp.mean(x ** 2) - jnp.mean(x) ** 2
+            assert variance.dtype == jnp.float64 and 0 < variance < 1e-6
+            assert jnp.asarray(np.float64(1.5)).astype(jnp.float32).dtype == jnp.float64  # a float64 value stays
+            assert x.astype(jnp.float16).dtype == jnp.float16  # a float32 value is cast as before
+        finally:
+            for u in undo:
+                u()
+            jax.clear_caches()
+    assert {"integer_pow", "reduce_sum", safe_ops.CAST, "div"} <= safe_ops._widened
+    assert safe_ops.widened_in("loss nan\nreducer-widened: div integer_pow\n") == {"div", "integer_pow"}
+    assert safe_ops.widened_in("loss nan\n") is None

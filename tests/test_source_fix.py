@@ -180,6 +180,23 @@ def test_the_report_of_an_overflow_of_float64_too_names_jaxs_function_and_shows_
     assert "the program made float64 still fails" in first and "jax_enable_x64" not in first, first
 
 
+def test_the_report_of_a_rounding_below_a_domain_names_the_arithmetic_and_the_program_as_its_owner():
+    from oracles.base import Signature
+    from reducer import bug_report
+
+    program = ("import numpy\nimport jax.numpy as jnp\nx = jnp.asarray(numpy.load('inputs.npz')['a'])\n"
+               "assert jnp.isfinite(jnp.sqrt(jnp.mean(x ** 2) - jnp.mean(x) ** 2))\n")
+    sig = Signature("nonfinite", (("type", "AssertionError"), ("check", "assert"), ("value", "nan"), ("in", "forward"),
+                                  ("op", "sqrt"), ("cause", "integer_pow+reduce_sum-rounding"),
+                                  ("fix", "float64-arithmetic"), ("from", "sqrt")),
+                    "A NaN from `sqrt` fails the program's `assert`")
+    summary = bug_report.ReductionSummary("model.py", 600, 30, 30.0, 100, 10, 5, "yes (3/3 runs)")
+    first = bug_report.report(program, sig, "AssertionError", {}, summary).split("<details>")[0]
+    assert "`integer_pow`, `reduce_sum` evaluated in float64" in first and "float32's rounding" in first, first
+    assert "`jnp.var`" in first and "not a bug of JAX" in first and "inner `where` JAX's FAQ" not in first, first
+    assert "`integer_pow`, `reduce_sum` computed in float64" in first, first  # the fix, where to file
+
+
 def test_an_overflow_in_a_float32_layer_is_fixed_by_its_operation_given_float64_too(tmp_path):
     """A Flax layer's output stays float32 in a float64 program: the fix gives `exp` its argument in float64."""
     program = OWN_CHECKS.joinpath("linen_float32_params_exp_overflow.py").read_text()

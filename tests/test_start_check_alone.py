@@ -176,3 +176,27 @@ def test_an_input_with_more_dimensions_is_fed_at_the_compared_element_s_row():
     point = next(compose(program, found))
     assert "z = jnp.array([90.0, 95.0, 1.0], jnp.float32)" in point.splitlines()
     assert "got = np.asarray(lse(z))" in point and "model" not in point
+
+
+#: an evaluation helper whose check reads a mean over the batch: no element of it to part at
+EVALUATE = ("import jax\nimport jax.numpy as jnp\nimport numpy as np\n\n\n"
+            "def bce(y, z):\n    p = jax.nn.sigmoid(z)\n    return -jnp.mean(y * jnp.log(p) + (1.0 - y) * jnp.log(1.0 - p))\n"
+            "\n\ndef evaluate(y, z):\n    loss = bce(y, z)\n    assert jnp.isfinite(loss), loss\n")
+EVALUATED = {"line": 13, "arrays": {"y": _array([0.0, 0.0, 1.0, 1.0], [4], jax=False, dtype="float64"),
+                                    "z": _array([0.5, -30.0, 19.0, 2.0], [4]),
+                                    "loss": _array([float("nan")], [])}}
+
+
+def test_a_check_of_a_mean_over_the_batch_starts_from_the_rows_with_its_largest_and_smallest_values(tmp_path):
+    """The rows where each array is largest and smallest, each a batch of one: a saturated sigmoid's
+    logit (19.0, label 1) is one of them, and that proposal fails as the program did; a float32 array
+    is spelled as JAX's default float where the program made float64 takes the failure away."""
+    proposals = list(compose(EVALUATE, EVALUATED))
+    rows = [[line for line in p.splitlines() if line.startswith(("y =", "z ="))] for p in proposals]
+    assert rows[0] == ["y = np.array([1.0], np.float64)", "z = jnp.array([19.0], jnp.float32)"], rows
+    assert ["y = np.array([0.0], np.float64)", "z = jnp.array([-30.0], jnp.float32)"] in rows
+    assert "loss = bce(y, z)" in proposals[0] and "loss = jnp" not in proposals[0]  # the mean is computed
+    done = run_text(proposals[0], tmp_path)
+    assert done.returncode == 1 and "AssertionError: nan" in done.stderr, done.stderr
+    widened = next(compose(EVALUATE, EVALUATED, default_float=True))
+    assert "z = jnp.array([19.0], float)" in widened and "y = np.array([1.0], np.float64)" in widened

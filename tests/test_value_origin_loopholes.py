@@ -6,7 +6,9 @@ gradient's NaN, an Inf in place of a NaN, a `sqrt` outside its domain for one at
 that fails without the bug, an input the call rules out (a matrix that is not square). Each must be
 told apart from its original by the guard the row names (the field that guard sets differs), and
 each row is run again with that guard switched off to show that the guard is what tells them apart.
-An overflow that float64 takes away is held to both sides: it passes
+A NaN that float32's rounding put outside a domain (a one-pass variance below 0) is held to the
+arithmetic in float64: a value written in, or computed by NumPy, stays outside it. An overflow
+that float64 takes away is held to both sides: it passes
 made float64, and fails again with the origin's operation alone in float32; one that float64 does not
 take away, to the formula written by hand whose stable form does. The faithful
 reductions at the end must be accepted. All runs are real: the candidates run in
@@ -28,6 +30,9 @@ from conftest import run_text
 pytestmark = pytest.mark.slow
 
 HEAD = "import jax\nimport jax.numpy as jnp\n"
+#: float32 readings of a stuck sensor: 4096.1 plus noise of 1e-3
+READINGS = "import numpy as np\nx = jnp.asarray(np.float32(4096.1) + np.float32(1e-3) * np.sin(np.arange(64, dtype=np.float32)))\n"
+STANDARDISED = "z = (x - jnp.mean(x)) / jnp.sqrt(jnp.mean(x ** 2) - jnp.mean(x) ** 2)\nassert jnp.isfinite(z).all()\n"
 ORIGINALS = {
     # the `where` trap: a NaN made in the gradient of `log`, masked forward
     "where-log": "assert jnp.isfinite(jax.grad(lambda p: jnp.where(p > 0, p * jnp.log(p), 0.0))(0.0))\n",
@@ -66,12 +71,18 @@ ORIGINALS = {
     "where-power": "assert jnp.isfinite(jax.grad(lambda a: jnp.where(a > 0, a ** 0.3, 0.0))(0.0))\n",
     # a Cholesky factor of a rank-deficient Gram matrix: NaN, with no fix of one operation known
     "cholesky": "assert jnp.isfinite(jnp.linalg.cholesky(jnp.ones((2, 2)))).all()\n",
+    # a one-pass variance of readings at a large offset: below 0 in float32 only, its `sqrt` NaN; the inner
+    # `where` fixes it, and the sum in float64 is its cause
+    "variance-rounding": f"{READINGS}assert jnp.isfinite(jnp.sqrt(jnp.mean(x ** 2) - jnp.mean(x) ** 2))\n",
+    # the readings standardised by it: `sqrt`'s 0 divides by 0 next, so no fix of `sqrt` is the program's;
+    # the arithmetic in float64 is (`fix=float64-arithmetic`)
+    "standardised-rounding": f"{READINGS}{STANDARDISED}",
 }
 #: a Cholesky factor of a (1, 2) matrix: JAX symmetrises it by broadcasting, a NaN like a singular one's
 NOT_SQUARE = "assert jnp.isfinite(jax.lax.linalg.cholesky(jnp.ones((1, 2)))).all()\n"
 #: the field each guard sets where a candidate's origin differs from the original's
 FIELD = {"fix": "op", "transformation": "in", "cause": "cause", "kind": "value", "contract": "op", "domain": "op",
-         "precision": "op"}
+         "precision": "op", "operation": "op"}
 LOOPHOLES = [
     ("where-log", "constant-behind-a-lambda", "assert jnp.isfinite((lambda x: float('nan'))(0.0))\n", "fix"),
     ("where-log", "constant-behind-a-function", "def f(x):\n    return jnp.nan\nassert jnp.isfinite(f(1.0))\n", "fix"),
@@ -136,6 +147,17 @@ LOOPHOLES = [
     ("mixture-underflow", "an-input-of-minus-inf",
      "assert jnp.isfinite(-jnp.log(jnp.sum(jnp.exp(jnp.array([-jnp.inf])))))\n", "fix"),
     # JAX's function takes away an overflow's `+inf` as well, but no underflow made it
+    ("variance-rounding", "a-value-outside-the-domain-written-in", "assert jnp.isfinite(jnp.sqrt(-1.0))\n", "cause"),
+    ("variance-rounding", "its-values-written-in",
+     "assert jnp.isfinite(jnp.sqrt(jnp.float32(16778034.0) - jnp.float32(16778036.0)))\n", "cause"),
+    ("variance-rounding", "numpy-alone",
+     f"{READINGS}n = np.asarray(x)\nassert jnp.isfinite(jnp.sqrt(np.mean(n ** 2) - np.mean(n) ** 2))\n", "cause"),
+    ("standardised-rounding", "a-value-outside-the-domain-written-in",
+     "assert jnp.isfinite(jnp.ones(3) / jnp.sqrt(-1.0)).all()\n", "fix"),
+    ("standardised-rounding", "numpy-alone", f"{READINGS}n = np.asarray(x)\n"
+     "assert jnp.isfinite((n - n.mean()) / jnp.sqrt(np.mean(n ** 2) - np.mean(n) ** 2)).all()\n", "fix"),
+    ("standardised-rounding", "another-operations-nan", f"{READINGS}{STANDARDISED.replace('jnp.sqrt', 'jnp.log')}",
+     "operation"),
     ("mixture-underflow", "an-overflow-for-an-underflow",
      "assert jnp.isfinite(jnp.log(jnp.sum(jnp.exp(jnp.array([1000.0])))))\n", "cause"),
 ]
@@ -160,6 +182,8 @@ FAITHFUL = [
     ("likelihood-underflow", "assert jnp.isfinite(jnp.log((jnp.full(2, 1e-30) @ jnp.full((2, 2), 1e-10)).sum()))\n"),
     ("mixture-underflow", "def f(a):\n    b = jnp.exp(a)\n    c = b.sum()\n    return -jnp.log(c)\n"
                           "assert jnp.isfinite(f(jnp.array([-900.0, -1000.0])))\n"),
+    ("variance-rounding", f"{READINGS}assert jnp.isfinite(jnp.sqrt(jnp.sum(x ** 2) / 64 - jnp.mean(x) ** 2))\n"),
+    ("standardised-rounding", f"{READINGS}assert jnp.isfinite(jnp.sqrt(jnp.mean(x ** 2) - jnp.mean(x) ** 2))\n"),
 ]
 
 
@@ -224,6 +248,13 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     likelihood = origins["likelihood-underflow"]  # the 0 the recursion's matrix product made
     assert (likelihood.get("value"), likelihood.get("op"), likelihood.get("cause")) == \
         ("-inf", "log", "dot_general-underflow")
+    variance = origins["variance-rounding"]  # the inner `where` fixes it; the sum's rounding is its cause
+    assert (variance.get("value"), variance.get("in"), variance.get("op"), variance.get("point"), variance.get("fix"),
+            variance.get("cause")) == ("nan", "forward", "sqrt", "outside", "inner-where", "reduce_sum-rounding")
+    standardised = origins["standardised-rounding"]  # no fix of `sqrt`: the arithmetic before it in float64
+    assert (standardised.get("value"), standardised.get("in"), standardised.get("op"), standardised.get("fix")) == \
+        ("nan", "forward", "sqrt", "float64-arithmetic")
+    assert standardised.get("cause").endswith("-rounding") and "reduce_sum" in standardised.get("cause")
     mixture = origins["mixture-underflow"]
     assert (mixture.get("value"), mixture.get("in"), mixture.get("op"), mixture.get("cause"), mixture.get("fix")) == \
         ("+inf", "forward", "log", "exp-underflow", "logsumexp")

@@ -37,10 +37,11 @@ X64 = "import jax as _reducer_jax; _reducer_jax.config.update('jax_enable_x64', 
 ELSEWHERE = "elsewhere"
 
 
-def widened(program: str, op: str = "", how: str = safe_ops.WIDEN) -> str:
-    """`program` made float64 before it runs, `op` (when named) evaluated in float64 (`how` WIDEN) or
-    in float32 (NARROW)."""
-    return nonfinite.first_of(program, f"{X64}; {safe_ops.line(op, how)}" if op else X64)
+def widened(program: str, op: str | tuple[str, ...] = "", how: str = safe_ops.WIDEN) -> str:
+    """`program` made float64 before it runs, `op` (when named; or each of several) evaluated in
+    float64 (`how` WIDEN) or in float32 (NARROW)."""
+    ops = [o for o in ((op,) if isinstance(op, str) else op) if o]
+    return nonfinite.first_of(program, "; ".join([X64, *(safe_ops.line(o, how) for o in ops)]))
 
 
 def origin_op(judge, program: str, named: list[str], kind: str, reached: tuple | None) -> str:
@@ -77,10 +78,12 @@ def first_in_order(items: list, test, jobs: int = 2) -> tuple:
 
 def brought_back(judge, program: str, op: str, kind: str, reached: tuple | None) -> bool:
     """Whether `program`, made float64 with `op`'s own overflow of float32 alone (`safe_ops.NARROW`),
-    fails its check where it did (`reached`) on a value of `kind` (or on one the process cannot see)."""
+    fails its check where it did (`reached`) on a value of `kind` (or on one the process cannot see):
+    not elsewhere (a float64 product meeting a float32 parameter in `lax.max` raises a TypeError)."""
     done = judge.watched(widened(program, op, safe_ops.NARROW))
-    seen = checked_value.kind_in(done.output)
-    return done.returncode != 0 and not checked_value.got_past(done.output, reached) and \
+    seen, stop = checked_value.kind_in(done.output), checked_value.stopped_at(done.output)
+    elsewhere = reached is not None and (stop is None or stop[0] != reached[0])  # a TypeError of mixed types
+    return done.returncode != 0 and not elsewhere and not checked_value.got_past(done.output, reached) and \
         (seen is None or nonfinite_kinds.covers(seen, kind))
 
 

@@ -13,8 +13,10 @@ place of a gradient's NaN runs through with the forward fix alone, and a forward
 loses its part to that fix; an `inf` in place of a NaN is another kind; a `sqrt` outside its
 domain in place of one at its edge does not run through with the fix kept to the edge; an overflow
 of float64 too does not run through made float64, and another operation's overflow does not come
-back with the origin's alone in float32. When no fix is found, the origin is held the way JAX's
-checks name it (`nonfinite.NonFiniteValues`) and the log says so.
+back with the origin's alone in float32; a value outside the domain written in (`sqrt(-1.0)`) does
+not run through with the arithmetic whose rounding put the original's there evaluated in float64.
+When no fix is found, the origin is held the way JAX's checks name it (`nonfinite.NonFiniteValues`)
+and the log says so.
 
 The first run, with the original's fix, is the cheap gate: most candidates that differ fail there.
 The runs after it do not depend on one another's results, so they start at once
@@ -24,10 +26,13 @@ from __future__ import annotations
 
 from oracles import nonfinite as nonfinite_kinds
 from oracles.outcome import RunResult
-from reducer.faults import Fault, checked_value, float64_fix, safe_ops
+from reducer.faults import Fault, checked_value, float64_fix, rounding_fix, safe_ops
 from reducer.faults import cause as causes
 from reducer.faults import named_origin as origins
 from reducer.faults.forward_share import made_in, share_of
+
+#: the fixes whose origin's transformation the forward fix of its operation tells
+FORWARD_TOLD = (origins.FIX, origins.WIDE)
 
 
 def held(judge, program: str) -> Fault:
@@ -39,9 +44,7 @@ def held(judge, program: str) -> Fault:
     read = {"kind", "transformation"} & set(judge.guards)
     past = judge.later and bool(read)  # getting past the check counts, as it did for the original
     point = origin.point if "domain" in judge.guards else ""
-    how = origin.fix if origin.fix != origins.FIX else \
-        f"{safe_ops.DERIVATIVE}@{point}" if point else safe_ops.DERIVATIVE
-    with_fix = origins.fixed(program, origin.op, how)
+    with_fix = origins.fixed(program, *origins.remedy(origin, point))
     if "fix" in judge.guards and with_fix == program:
         return origins.as_fault(origin, op=origins.NO_FIX)  # the formula the original's fix rewrites is not here
     fix_run = (judge.watched(with_fix) if past else judge.ran(with_fix)) if "fix" in judge.guards else None
@@ -56,7 +59,7 @@ def _to_read(judge, program: str, origin, made_by: str, read: bool) -> list[str]
     """What `_held` runs before it reads a result: started at once."""
     shown = origins.fixed(program, made_by, safe_ops.VALUE_ONLY) if made_by else program
     texts = [shown] if read else []
-    forward = origin.fix in (origins.FIX, origins.WIDE) and "transformation" in judge.guards
+    forward = origin.fix in FORWARD_TOLD and "transformation" in judge.guards
     texts += [origins.fixed(program, origin.op, safe_ops.FORWARD)] if forward else []
     texts += [float64_fix.widened(program, origin.op, safe_ops.NARROW)] if origin.fix == origins.WIDE and \
         "precision" in judge.guards else []
@@ -70,13 +73,15 @@ def _held(judge, program: str, origin, made_by: str, read: set, fix_run: RunResu
         return origins.as_fault(origin, op=origins.NO_FIX)
     if "kind" in judge.guards and not nonfinite_kinds.covers(kind, origin.value):
         return origins.as_fault(origin, value=kind)
-    if origin.fix in (origins.FIX, origins.WIDE) and "transformation" in judge.guards:
+    if origin.fix in FORWARD_TOLD and "transformation" in judge.guards:
         share = judge.forward_share_of(program, origin.op, origin.value, count, reached)
         if share != share_of(origin.where):
             return origins.as_fault(origin, where=made_in(share, origins.derivative_mode(program)))
     if origin.fix == origins.WIDE:
         return origins.as_fault(origin, **float64_fix.held(judge, program, origin, reached))
-    if "cause" in judge.guards and origin.cause and \
-            not judge.passing(program, *causes.fix(origin.cause), reached)[0]:
+    if origin.fix == origins.ROUNDED and "operation" in judge.guards:
+        return origins.as_fault(origin, **rounding_fix.held(judge, program, origin))
+    if "cause" in judge.guards and origin.cause and origin.fix != origins.ROUNDED and \
+            not judge.passing(program, *causes.fix(origin.cause), reached)[0]:  # ROUNDED: the fix's run held it
         return origins.as_fault(origin, cause="")
     return origins.as_fault(origin)

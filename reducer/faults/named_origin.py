@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oracles.outcome import Signature
-from reducer.faults import Fault, contracts, float64_fix, nonfinite, safe_ops, stable_fix
+from reducer.faults import Fault, contracts, float64_fix, nonfinite, rounding_fix, safe_ops, stable_fix
 from reducer.faults import cause as causes
 
 #: the kind of the checked value when the run under JAX's NaN checks meets no NaN
@@ -16,6 +16,8 @@ NO_FIX = "unfixed"  # the `op` of a candidate that the original's fix does not m
 INVALID = "invalid-input"  # the `op` of a candidate that gives a call an input its documentation rules out
 FIX = "inner-where"  # the signature's `fix`: the origin was found by it ("none": as JAX's checks name it)
 WIDE = float64_fix.WIDE  # the signature's `fix` of an overflow: the origin in float64 (`float64_fix`)
+#: the signature's `fix` of a value float32's rounding put outside the domain (`rounding_fix`)
+ROUNDED = rounding_fix.ROUNDED
 #: the line, run before the program, that prints the kinds of value its failing check read
 WATCH = "from reducer.faults.checked_value import watch as _reducer_watch; _reducer_watch()"
 
@@ -31,7 +33,8 @@ class Origin:
     cause: str = ""  # what made the 0 that `op` turned into an Inf (`reducer.faults.cause`: `exp-underflow`)
     point: str = ""  # the one class of point (`safe_ops.POINTS`) the fix need act at: `edge` for `sqrt(0)`
     breaks_contract: bool = False  # the original gives a public call an input its documentation rules out
-    fix: str = FIX  # what takes the value away: the inner `where`, float64 (WIDE) or a stable formula
+    fix: str = FIX  # what takes the value away: the inner `where`, float64 (WIDE), its cause's arithmetic in
+    # float64 (ROUNDED) or a stable formula
 
     def fields(self) -> tuple[tuple[str, str], ...]:
         made_forward = self.where == "forward"
@@ -44,7 +47,8 @@ class Origin:
     @classmethod
     def of(cls, sig: Signature) -> "Origin | None":
         """The origin a signature names; None when it was not established by a fix."""
-        if not sig.get("value") or not sig.get("op") or sig.get("fix") not in (FIX, WIDE, *stable_fix.FORMULAS):
+        if not sig.get("value") or not sig.get("op") or \
+                sig.get("fix") not in (FIX, WIDE, ROUNDED, *stable_fix.FORMULAS):
             return None
         cause = sig.get("cause") or ""
         return cls(sig.get("value"), sig.get("in"), sig.get("op"), sig.get("from") or "",
@@ -62,6 +66,16 @@ def fixed(program: str, op: str | tuple[str, ...], how: str) -> str:
     if how == WIDE:
         return float64_fix.widened(program, op)
     return nonfinite.first_of(program, "; ".join(safe_ops.line(o, how) for o in ((op,) if isinstance(op, str) else op)))
+
+
+def remedy(origin: Origin, point: str = "") -> tuple[str | tuple[str, ...], str]:
+    """What `fixed` is given to apply the origin's fix: the operation (or its cause's operations,
+    for ROUNDED) and how, the inner `where` kept to the class of point `point` where one is given."""
+    if origin.fix == ROUNDED:
+        return causes.fix(origin.cause)
+    if origin.fix != FIX:
+        return origin.op, origin.fix
+    return origin.op, f"{safe_ops.DERIVATIVE}@{point}" if point else safe_ops.DERIVATIVE
 
 
 def derivative_mode(program: str) -> str:

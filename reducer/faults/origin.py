@@ -18,7 +18,10 @@ what a counterfactual says:
   Where none is found, an overflow's: made float64, the program runs through with the operation in
   float64 and fails again with it in float32 (`fix=float64`, `reducer.faults.float64_fix`); where
   float64 overflows too, a formula written by hand computed by JAX's function (`fix=logsumexp`,
-  `reducer.faults.stable_fix`);
+  `reducer.faults.stable_fix`); where neither, a NaN that float32's rounding put outside the domain
+  of the operation JAX's checks name: the program runs through with the arithmetic before it
+  evaluated in float64 (`fix=float64-arithmetic`, its operations the `cause`,
+  `reducer.faults.rounding_fix`);
 - its transformation (`in`): `forward` when making the operation's forward value finite alone takes
   the checked value away (the program runs through, or its check then fails on a value of another
   kind: a training loop's NaN parameters after the loss's Inf is gone), `forward,grad` when it takes
@@ -42,13 +45,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from oracles.outcome import RunResult, Signature
-from reducer.faults import (CutShort, Fault, checked_value, contracts, float64_fix, forward_share, nonfinite, safe_ops,
-                            stable_fix, suspects)
+from reducer.faults import (CutShort, Fault, checked_value, contracts, float64_fix, forward_share, nonfinite,
+                            rounding_fix, safe_ops, stable_fix, suspects)
 from reducer.faults import cause as causes
 from reducer.faults import hold
 from reducer.faults.ahead import Ahead
 from reducer.faults.forward_share import made_in, taken_away
-from reducer.faults.named_origin import FIX, INF, INVALID, NAN, WATCH, WIDE, Origin, derivative_mode, fixed
+from reducer.faults.named_origin import (FIX, INF, INVALID, NAN, ROUNDED, WATCH, WIDE, Origin, derivative_mode,
+                                         fixed)
 
 
 class ValueOrigin:
@@ -64,8 +68,10 @@ class ValueOrigin:
     #: is fixed; it gives the public calls only inputs they document (`contracts`); it runs through
     #: with the fix kept to the class of point the original's needed (`Origin.point`: the edge of the
     #: domain, `sqrt(0)`, is not its outside, `sqrt(-1)`); for an overflow that float64 fixes
-    #: (`float64_fix`), it fails again with the operation alone in float32 (`precision`)
-    GUARDS = ("fix", "kind", "transformation", "cause", "contract", "domain", "precision")
+    #: (`float64_fix`), it fails again with the operation alone in float32 (`precision`); for a value
+    #: float32's rounding put outside the domain (`rounding_fix`), JAX's checks meet its first NaN made
+    #: by the same operation (`operation`)
+    GUARDS = ("fix", "kind", "transformation", "cause", "contract", "domain", "precision", "operation")
 
     def __init__(self, run: Callable[[str], RunResult], log: Callable[[str], None] = lambda line: None,
                  guards: tuple[str, ...] = GUARDS):
@@ -196,9 +202,11 @@ class ValueOrigin:
                     forward_share.evidence(found, share)
                 return Fault(op, self.origin.fields(), said)
         overflowing = suspects.candidates(guessed, both, nans, overflows=True)
-        widened = self._widened(program, overflowing, kind, reached, vias, lambda op: made_in(
-            self.forward_share_of(program, op, kind, count, reached), mode))
-        return widened or self._as_unfixed(program, outputs)
+        def made(op: str) -> str:
+            return made_in(self.forward_share_of(program, op, kind, count, reached), mode)
+
+        widened = self._widened(program, overflowing, kind, reached, vias, made)
+        return widened or self._rounded(program, guessed, kind, reached) or self._as_unfixed(program, outputs)
 
     def _widened(self, program: str, ops: list[str], kind: str, reached: tuple | None, vias: dict, made):
         """The origin of a value float32 cannot hold (`float64_fix`), or float64 neither, that a formula
@@ -215,6 +223,16 @@ class ValueOrigin:
         self.origin = Origin(kind, where, op, vias.get(op, op), breaks_contract=self.breaks, fix=formula or WIDE)
         said = stable_fix.evidence(formula, kind) if formula else float64_fix.evidence(op, kind)
         return Fault(op, self.origin.fields(), said)
+
+    def _rounded(self, program: str, at: dict | None, kind: str, reached: tuple | None) -> Fault | None:
+        """The origin of a NaN that float32's rounding put outside the domain of the operation JAX's
+        checks name (`at`), made forward (`rounding_fix`); None when it is not one."""
+        cause = rounding_fix.found(self, program, at, kind, reached) if at else ""
+        if not cause:
+            return None
+        kind = self._forward_kind(program, at["op"]) or kind
+        self.origin = Origin(kind, "forward", at["op"], at["from"], cause, breaks_contract=self.breaks, fix=ROUNDED)
+        return Fault(at["op"], self.origin.fields(), rounding_fix.evidence(at["op"], cause))
 
     def _formula(self, program: str, reached: tuple | None) -> str:
         """The first formula `program` writes by hand whose stable form makes it run through, or ""."""
@@ -264,10 +282,8 @@ class ValueOrigin:
         """What made the 0 that `op` made the value from (`reducer.faults.cause`: `exp-underflow` in a
         softmax whose `log` is `-inf`), or "": the first fix that makes the program run through or get
         past its check (all of a kind at once first: one run rules that kind out)."""
-        def passes(ops: str | tuple[str, ...], how: str) -> bool:
-            return self.passing(program, ops, how, reached)[0]
-
-        found = causes.of(kind, where, op, point, passes, passes)
+        runs = rounding_fix.Runs(self, program, reached)
+        found = causes.of(kind, where, op, point, runs.passes, runs.together, runs.among)
         return found if causes.named(found) else ""
 
     def forward_share_of(self, program: str, op: str, kind: str, count: int | None, reached: tuple | None) -> str:

@@ -13,7 +13,9 @@ turned into `-inf`; of a product of many factors (`reduce_prod`, a matrix produc
 probabilities multiplied step by step), an exact 0 where no factor of it is 0.
 `make_safe("exp", "float64")` evaluates the operation in float64 where its inputs are narrower (a
 Flax layer's float32 parameters stay float32 in a program made float64), its result kept float64, so
-that its overflow goes away alone; `make_safe("exp", "float32")` does so too, and then makes each of
+that its overflow goes away alone (a cast to float32 of a float64 value, `convert_element_type`, is
+left undone: `jnp.sum` casts its float64 sum back to its input's float32);
+`make_safe("exp", "float32")` does so too, and then makes each of
 its values beyond float32's range infinite, as float32 would, so that its own overflow comes back
 alone: not one of an operation after it, which its float64 values reach either way
 (`reducer.faults.float64_fix`).
@@ -67,8 +69,22 @@ OVERFLOW_ONLY = ("exp", "exp2", "expm1", "cosh", "sinh")
 UNDERFLOWING = ("exp", "mul", "div", "integer_pow", "pow", "reduce_prod", "dot_general")
 #: of those, the products of many factors: not elementwise
 PRODUCTS = ("reduce_prod", "dot_general")
+#: operations whose float32 result is rounded, in the order a cancellation's inputs are most often
+#: made (a square, a product, a sum, a mean): each evaluated in float64 (WIDEN), the value a later
+#: subtraction makes of them keeps its sign (`reducer.faults.cause`: a one-pass variance
+#: `mean(x ** 2) - mean(x) ** 2` below 0 under a `sqrt`)
+ROUNDING = ("integer_pow", "square", "mul", "dot_general", "reduce_sum", "convert_element_type", "div", "add",
+            "sub", "exp", "log", "pow", "tanh", "logistic", "log1p", "expm1", "sin", "cos")
+#: of those, the cast that `jnp.sum` and `jnp.mean` end with (their float32 result type): in float64, a
+#: float64 value is kept as it is where it would be narrowed
+CAST = "convert_element_type"
 
 _busy = threading.local()
+#: the operations a WIDEN fix evaluated in float64 in this process, by name (`say_widened`)
+_widened: set[str] = set()
+#: the line, run before a program's first, that prints them when it exits (`WIDENED` names the line)
+SAY_WIDENED = "from reducer.faults.safe_ops import say_widened as _reducer_said; _reducer_said()"
+WIDENED = "reducer-widened:"
 
 
 def primitives(name: str) -> tuple[str, ...]:
@@ -116,6 +132,10 @@ def _patched(prim, bind, safe: float, how: str):
         try:
             if how == UNDERFLOW and prim.name in PRODUCTS:
                 return _product_underflow(prim.name, bind, args, params)
+            if how == WIDEN and prim.name == CAST:
+                return _kept_wide(bind, args, params)
+            if how in (NARROW, WIDEN):  # an overflow of float32 brought back, or taken away, alone
+                return _evaluated_in(prim.name, bind, args, params, how)
             return _safe(bind, args, params, safe, how, prim.name in NO_OUTSIDE)
         finally:
             _busy.on = False
@@ -123,18 +143,35 @@ def _patched(prim, bind, safe: float, how: str):
     return patched
 
 
+def say_widened() -> None:
+    """Print, when the process exits, the operations a WIDEN fix evaluated in float64 (on their narrow
+    floating inputs): the ones the program binds, of the many it was given (`widened_in`)."""
+    import atexit
+
+    atexit.register(lambda: print(WIDENED, " ".join(sorted(_widened)), file=sys.stderr, flush=True))
+
+
+def widened_in(output: str) -> set[str] | None:
+    """The operations a run's output says a WIDEN fix evaluated in float64 (`say_widened`); None when
+    it does not say."""
+    said = [line for line in output.splitlines() if line.startswith(WIDENED)]
+    return set(said[-1][len(WIDENED):].split()) if said else None
+
+
 def line(name: str, how: str) -> str:
     """The statement, run before a program's first, that makes `name` safe (`make_safe`) in its process."""
     return f"from reducer.faults.safe_ops import make_safe as _reducer_safe; _reducer_safe({name!r}, {how!r})"
 
 
-def _evaluated_in(bind, args, params, how: str):
+def _evaluated_in(name: str, bind, args, params, how: str):
     """The operation evaluated in float64 on its floating inputs, its result kept float64 (WIDEN), its
     values beyond float32's range made infinite as float32 would make them (NARROW)."""
     import jax.numpy as jnp
     from jax import lax
 
     narrow = (jnp.float32, jnp.float16, jnp.bfloat16)
+    if any(jnp.result_type(a) in narrow for a in args):
+        _widened.add(name)
     out = bind(*[lax.convert_element_type(a, jnp.float64) if jnp.result_type(a) in narrow else a for a in args],
                **params)
     if how == WIDEN or not jnp.issubdtype(out.dtype, jnp.floating):
@@ -143,13 +180,22 @@ def _evaluated_in(bind, args, params, how: str):
     return lax.select(beyond, lax.stop_gradient(jnp.sign(out) * jnp.inf), out)
 
 
+def _kept_wide(bind, args, params):
+    """A cast of a float64 value to a narrower float left undone (`CAST` evaluated in float64)."""
+    import jax.numpy as jnp
+
+    narrow = (jnp.float32, jnp.float16, jnp.bfloat16)
+    if jnp.result_type(args[0]) == jnp.float64 and params.get("new_dtype") in narrow:
+        _widened.add(CAST)
+        return args[0]
+    return bind(*args, **params)
+
+
 def _safe(bind, args, params, safe: float, how: str, no_outside: bool = False):
     import jax
     import jax.numpy as jnp
     from jax import lax
 
-    if how in (NARROW, WIDEN):  # an overflow of float32 brought back, or taken away, alone
-        return _evaluated_in(bind, args, params, how)
     raw = bind(*[lax.stop_gradient(a) for a in args], **params)
     shape = jnp.shape(raw)
     floats = [k for k, a in enumerate(args) if jnp.issubdtype(jnp.result_type(a), jnp.inexact)]

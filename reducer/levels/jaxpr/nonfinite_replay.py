@@ -27,7 +27,6 @@ it is given in place (`inlined`: `jax.grad(lax.sqrt)(0.0)`).
 from __future__ import annotations
 
 import ast
-import functools
 import json
 import os
 import tempfile
@@ -38,12 +37,12 @@ from oracles import nonfinite as nonfinite_kinds
 from oracles.outcome import Signature
 from reducer.compile_cache import every_compile_kept
 from reducer.faults import cause as causes
-from reducer.faults import nonfinite, stable_fix
+from reducer.faults import nonfinite
 from reducer.levels.jaxpr import program as jp
-from reducer.levels.jaxpr import tidy
+from reducer.levels.jaxpr import replay_origin, spelling, tidy
 from reducer.levels.jaxpr.model import CALLED, EXPLAINED, Spec
 
-SCRIPT = "replayed.py"
+SCRIPT = replay_origin.SCRIPT  # the written-back script, run where the replay runs
 
 
 class NonFinite(FloatingPointError):
@@ -97,7 +96,8 @@ def locate(spec: Spec) -> dict | None:
     from reducer.levels.jaxpr.as_users_write import as_users_write
 
     users = as_users_write(spec)
-    text, arrays = as_script.emit(users)
+    with spelling.default_float(causes.by_float64_alone(spec.cause)):  # as `write_back` spells it
+        text, arrays = as_script.emit(users)
     lines = text.rstrip("\n").splitlines()
     text = "\n".join(lines[:-1] + [f"g = {lines[-1][len('print('):-1]}"]) + "\n"
     here = os.getcwd()
@@ -112,76 +112,9 @@ def locate(spec: Spec) -> dict | None:
             outputs = {infs: _output(text, infs) for infs in (False, True)}
             found = nonfinite.located(outputs.__getitem__, text)
             bound = {e.primitive for _, j in users.jaxpr.walk() for e in j.eqns}
-            return _with_origin(found, text, outputs, bound, spec.cause) if found else found
+            return replay_origin.with_origin(found, text, outputs, bound, spec.cause) if found else found
         finally:
             os.chdir(here)
-
-
-def _with_origin(found: dict, text: str, outputs: dict, bound: set, wanted_cause: str = "") -> dict:
-    """`found` with the origin the fixes say (`reducer.faults.origin`): the kinds of the call's
-    non-finite values, the operation whose fix (the inner `where`) makes them all finite, and
-    whether its forward fix alone takes one of them away (`in=forward`), and the one class of point
-    that fix need act at (`point`), as the job's runs of a candidate are held to it; where none does,
-    the formula written by hand whose stable form does (`fix`, `reducer.faults.stable_fix`; beside the
-    operation, where the formula's terms underflowed: `log` of a `sum(exp(x))` that is 0); what made
-    the 0 it turned non-finite (`cause`), looked for among the primitives the call binds (`bound`), or
-    the `wanted_cause` alone (the job's origin's, which a candidate is held to)."""
-    from reducer.faults import forward_share, origin, safe_ops, stable_fix, suspects
-
-    nans, both = (nonfinite.read(outputs[infs], text) for infs in (False, True))
-    kinds, count = _fixed_kinds(text, "", "") or ("", None)
-    found = {**found, "value": kinds or (origin.NAN if nans and nans["kind"] == origin.NAN else origin.INF)}
-    mode = nans["in"] if nans and nans["in"] != "forward" else origin.derivative_mode(text)
-    for op in suspects.candidates(found, both, nans):
-        if _fixed_kinds(text, op, safe_ops.DERIVATIVE) != ("", 0):
-            continue
-        after, left = _fixed_kinds(text, op, safe_ops.FORWARD) or (None, None)
-        where = forward_share.made_in(forward_share.taken_away(after, left, found["value"], count), mode)
-        if where == "forward":  # the kinds of the values `op` made forward, its derivative taken away
-            found["value"] = (_fixed_kinds(text, op, safe_ops.VALUE_ONLY) or ("",))[0] or found["value"]
-        # the fix at one class's points alone removes them all only where no other class has any
-        point = next((c for c in safe_ops.POINTS
-                      if _fixed_kinds(text, op, f"{safe_ops.DERIVATIVE}@{c}") == ("", 0)), "")
-        formula = _stable(text) if where == "forward" else ""
-        def fixed_passes(o: str | tuple[str, ...], how: str) -> bool:
-            ops = (o,) if isinstance(o, str) else o
-            return all(bound & set(safe_ops.primitives(x)) for x in ops) and _fixed_kinds(text, o, how) == ("", 0)
-
-        look = functools.partial(causes.held, wanted_cause) if nonfinite_kinds.named(wanted_cause) else causes.of
-        cause = look(found["value"], where, op, point, fixed_passes)
-        return {**found, "op": op, "in": where, **({"point": point} if point else {}),
-                **({"fix": formula} if formula else {}), **({"cause": cause} if cause else {})}
-    formula = _stable(text)
-    return {**found, "op": stable_fix.OP, "fix": formula} if formula else found
-
-
-def _stable(text: str) -> str:
-    """The first formula the script `text` writes by hand whose stable form leaves no non-finite value."""
-    return next((f for f in stable_fix.formulas(text)
-                 if _fixed_kinds(stable_fix.rewritten(text, f), "", "") == ("", 0)), "")
-
-
-def _fixed_kinds(text: str, op: str | tuple[str, ...], how: str) -> tuple[str, int] | None:
-    """The kinds of non-finite values the script `text` leaves in `g` when run here with `op` (or each
-    of several) made safe (`safe_ops.make_safe`; none when `op` is ""), and how many elements hold
-    one: ("", 0) when all are finite, None when it raises."""
-    import jax
-
-    from reducer.faults import checked_value, safe_ops
-
-    undos = [safe_ops.make_safe(o, how) for o in ((op,) if isinstance(op, str) else op) if o]
-    undo = lambda: [u() for u in undos]  # noqa: E731
-    jax.clear_caches()
-    scope = {"__name__": "__main__", "__file__": os.path.abspath(SCRIPT)}
-    try:
-        exec(compile(text, os.path.abspath(SCRIPT), "exec"), scope)
-        kinds, count = checked_value.tally(scope.get("g"))
-        return checked_value.named(kinds), count
-    except BaseException:
-        return None
-    finally:
-        undo()
-        jax.clear_caches()
 
 
 def judged(spec, timed: dict | None = None) -> dict | None:

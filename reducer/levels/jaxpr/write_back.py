@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from oracles.base import Oracle, Signature
+from reducer.faults import cause as causes
 from reducer.faults import float64_fix
 from reducer.levels import fault_finders
 from reducer.levels.jaxpr import as_script, as_users_write
@@ -66,9 +67,10 @@ def _scripts(forms: list[tuple], wanted: Signature):
     """(text, arrays, bind_all, short, long) of each form's script, in order: tidied first
     (`reducer.levels.jaxpr.tidy`: values used once inlined), then as emitted, which is tried when
     the tidy one loses the failure."""
-    # an overflow that float64 fixes: float32 spelled as JAX's default float, which the fix makes float64
-    # as it made the program's values (a `jnp.float32` literal would stay float32)
-    widened = wanted.get("fix") == float64_fix.WIDE
+    # an overflow that float64 fixes (or a rounding that the program made float64 takes away): float32
+    # spelled as JAX's default float, which the fix makes float64 as it made the program's values (a
+    # `jnp.float32` literal would stay float32)
+    widened = wanted.get("fix") == float64_fix.WIDE or causes.by_float64_alone(wanted.get("cause") or "")
     for written, bind_all, short, long in forms:
         with spelling.default_float(widened):
             text, arrays = as_script.emit(written, bind_all=bind_all)

@@ -23,13 +23,15 @@ first at the one element where the compared values part (a non-finite one where 
 else the largest gap; of an array with more dimensions than the compared values, what it holds
 there: the row of logits whose `logsumexp` is that element; then the same as a batch of one, for
 code that indexes its batch axis, and a batch of one element of each kind of non-finite value the
-check read), then the whole arrays when they are small. The values the check compares are never
-written out (a check of constants shows nothing of the program). Where a statement reads such a name
-through a function of the program it calls (`got = np.asarray(log_likelihood(model, x, y))`: the
-loss runs the model, then a formula), the call is taken in, the formula kept and what it read of the
-model fed as the callee held it at its return (`call_inline`). A name that is bound by neither a
-statement this reading follows nor an array the probe saw (a model, a parameter that is no array)
-leaves no proposal.
+check read), then the whole arrays when they are small. Where the compared values are one number
+(a mean over the batch: no element of them to part at), the rows of the batch where each array holds
+its largest and its smallest value, each as a batch of one (the logit that saturates a sigmoid).
+The values the check compares are never written out (a check of constants shows nothing of the
+program). Where a statement reads such a name through a function of the program it calls
+(`got = np.asarray(log_likelihood(model, x, y))`: the loss runs the model, then a formula), the call
+is taken in, the formula kept and what it read of the model fed as the callee held it at its return
+(`call_inline`). A name that is bound by neither a statement this reading follows nor an array the
+probe saw (a model, a parameter that is no array) leaves no proposal.
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ from typing import Callable, Iterator
 
 from oracles import kinds
 from oracles.outcome import RunResult, Signature
+from reducer.faults import cause as causes
 from reducer.faults.nonfinite import first_of
 from reducer.levels.source.computed_check import PREDICATES, _callee
 from reducer.levels.source.starts.call_inline import take_in_calls
@@ -144,8 +147,12 @@ def _module_alias(tree: ast.Module, module: str) -> str | None:
                  if a.name == module), None)
 
 
-def compose(program: str, found: dict) -> Iterator[str]:
-    """The proposals for the probe's `found` facts: the failing check at one point, then whole."""
+def compose(program: str, found: dict, default_float: bool = False) -> Iterator[str]:
+    """The proposals for the probe's `found` facts: the failing check at one point (or, where the
+    compared values have none, at the rows of its batch that hold the largest and the smallest
+    values), then whole; a JAX float32 array spelled as JAX's
+    default float (`default_float`: for a failure that the program made float64 takes away, whose
+    float32 values it made float64)."""
     try:
         tree = ast.parse(program)
     except (SyntaxError, ValueError):
@@ -171,32 +178,64 @@ def compose(program: str, found: dict) -> Iterator[str]:
     fed = [n for n in arrays if n in known and any(n in outer_names(s) for s in statements)]
     if not fed:
         return
-    numpy, jnp = _module_alias(tree, "numpy"), _module_alias(tree, "jax.numpy")
-    head = [] if numpy else ["import numpy"]
-    head += [ast.unparse(s) for s in part.module]
-    numpy = numpy or "numpy"
+    numpy, jnp = _module_alias(tree, "numpy") or "numpy", _module_alias(tree, "jax.numpy")
+    module = [ast.unparse(s) for s in part.module]
+    spelled = [f"import {name}" + (f" as {alias}" if alias != name else "")  # what the arrays are written with
+               for name, alias in (("numpy", numpy), ("jax.numpy", jnp)) if alias]
+    head = [line for line in spelled if line not in module] + module
     tail = [ast.unparse(s) for s in part.local + [stmt]]
     names = [next(iter(checked_as_is(side)), "") for side in sides]
     points = _points(arrays, names)
     shape = arrays[names[0]]["shape"] if points else None
+    def fed_at(leading: int, at_points: list[int], batch: bool) -> str | None:
+        at = [_at(arrays[n], leading, at_points, jnp if arrays[n]["jax"] and jnp else numpy, batch, default_float)
+              for n in fed]
+        fits = sum(size for _, size in at) <= MAX_WHOLE
+        return "\n".join(head + [f"{n} = {text}" for n, (text, _) in zip(fed, at)] + tail) + "\n" if fits else None
+
     if shape is not None and all(arrays[n]["shape"][:len(shape)] == shape for n in fed):
         forms = [(points[:1], False)] + ([(points[:1], True), (points, True)] if shape else [])
         forms = forms[:2] if len(points) == 1 else forms
-        for at_points, batch in forms:
-            at = [_at(arrays[n], len(shape), at_points, jnp if arrays[n]["jax"] and jnp else numpy, batch)
-                  for n in fed]
-            if sum(size for _, size in at) <= MAX_WHOLE:
-                yield "\n".join(head + [f"{n} = {text}" for n, (text, _) in zip(fed, at)] + tail) + "\n"
+        yield from filter(None, (fed_at(len(shape), at_points, batch) for at_points, batch in forms))
+    elif not points:  # compared values with no element to part at (a mean over the batch): its extreme rows
+        yield from filter(None, (fed_at(1, [row], True) for row in _extreme_rows(arrays, fed)))
     if sum(len(arrays[n]["values"]) for n in fed) <= MAX_WHOLE:
         values = []
         for n in fed:
             a = arrays[n]
             module = jnp if a["jax"] and jnp else numpy
-            values.append(f"{n} = {module}.array({_nested(a['values'], a['shape'])}, {module}.{a['dtype']})")
+            values.append(f"{n} = {module}.array({_nested(a['values'], a['shape'])}, "
+                          f"{_dtype(a, module, default_float)})")
         yield "\n".join(head + values + tail) + "\n"
 
 
-def _at(array: dict, leading: int, points: list[int], module: str, batch: bool = False) -> tuple[str, int]:
+def _dtype(array: dict, module: str, default_float: bool) -> str:
+    """How a proposal spells an array's dtype: JAX's default float for a JAX float32 array where
+    `default_float`, else the array's own."""
+    return "float" if default_float and array["jax"] and array["dtype"] == "float32" else f"{module}.{array['dtype']}"
+
+
+def _extreme_rows(arrays: dict, fed: list[str], most: int = 4) -> list[int]:
+    """Of a batch that the arrays `fed` share (their first dimension, longer than one), the rows where
+    each of their floating ones holds its largest value and its smallest (a logit that saturates a
+    sigmoid, a reading far from the rest), at most `most`, in the order of the arrays."""
+    shapes = [arrays[n]["shape"] for n in fed]
+    if not shapes or not all(sh and sh[0] == shapes[0][0] for sh in shapes) or shapes[0][0] < 2:
+        return []
+    rows: list[int] = []
+    for n in fed:
+        values, size = arrays[n]["values"], math.prod(arrays[n]["shape"][1:])
+        if not arrays[n]["dtype"].startswith("float") or not values:
+            continue
+        finite = [[v for v in values[r * size:(r + 1) * size] if math.isfinite(v)] for r in range(shapes[0][0])]
+        for pick, sign in ((max, 1.0), (min, -1.0)):
+            row = max(range(len(finite)), key=lambda r: sign * pick(finite[r], default=-sign * math.inf))
+            rows += [row] if row not in rows else []
+    return rows[:most]
+
+
+def _at(array: dict, leading: int, points: list[int], module: str, batch: bool = False,
+        default_float: bool = False) -> tuple[str, int]:
     """An array at the compared values' elements `points`, written out, and its size: the element where
     the array is of the compared shape, else what it holds there along its `leading` dimensions (a
     row of logits whose `logsumexp` over the last axis is the compared element). Of one point without
@@ -210,7 +249,7 @@ def _at(array: dict, leading: int, points: list[int], module: str, batch: bool =
         rest = [1] * (leading - 1) + [len(points)] + rest
     elif not rest:
         return _number(part[0]), 1
-    return f"{module}.array({_nested(part, rest)}, {module}.{array['dtype']})", len(part)
+    return f"{module}.array({_nested(part, rest)}, {_dtype(array, module, default_float)})", len(part)
 
 
 class CheckAlone:
@@ -220,9 +259,11 @@ class CheckAlone:
 
     def __init__(self):
         self.raised = "AssertionError"  # the type of the failure's exception, which the probe waits for
+        self.default_float = False  # the failure's cause is float32 itself: float32 arrays spelled as `float`
 
     def applies(self, signature: Signature) -> bool:
         self.raised = signature.get("type") or self.raised
+        self.default_float = causes.by_float64_alone(signature.get("cause") or "")
         return (kinds.on_nonfinite(signature) or bool(kinds.reads(signature))) and self.raised.isidentifier()
 
     def proposals(self, program: str, run: Callable[[str], RunResult]) -> Iterator[str]:
@@ -234,4 +275,4 @@ class CheckAlone:
             return  # no function to take a check out of (a written-back script's): the passes cut the rest
         found = facts(run(first_of(program, f"{PRELUDE}; _check_probe.install({self.raised!r})")).output)
         if found is not None:
-            yield from compose(program, found)
+            yield from compose(program, found, self.default_float)
