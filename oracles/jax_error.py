@@ -6,6 +6,13 @@ claim. `auto` tries this family last. Signature: the library (`jax`, `jaxlib`, `
 `optax`, `equinox`), the exception type, the module and function that raised it (the innermost frame
 of the traceback, which must lie inside the library) and the first line of its message with values
 normalised (numbers, shapes, quoted names, what follows "got").
+
+JAX's own NaN check, which the program switched on (`jax.debug_nans`), is a value failure: its
+`FloatingPointError: invalid value (nan) encountered in mul` says where a NaN spread, not why, and
+`jax.grad(lambda x: jnp.log(0.0 * x) * 0.0)(1.0)` raises the same. Once the value's origin is
+located (`reducer.faults.origin`, attached to the run as for a check of the program's on a NaN), the
+signature names it too (`op`, `in`, `point`, `cause`, `fix`: `oracles.nonfinite`), and the failure
+is the program's own code's where the origin's fix is the program's.
 """
 from __future__ import annotations
 
@@ -13,6 +20,8 @@ import re
 
 from oracles.base import (Oracle, Signature, excerpt, final_exception, first_clause, innermost_library_frame,
                           normalize_message)
+from oracles.kinds import jax_value_check, located_value
+from oracles.nonfinite import made_where
 from oracles.outcome import RunResult
 from oracles.owners import of_package
 
@@ -32,9 +41,20 @@ def normalise(message: str) -> str:
 
 class JaxError(Oracle):
     name = "jax-error"
+    #: of a located non-finite value, the public call that reached it
+    loose = ("from",)
 
     def owner(self, sig: Signature) -> str:
-        return of_package(sig.get("library") or "jax")
+        """The library's; the program's for a non-finite value its own arithmetic made (its origin's fix
+        is the program's: an inner `where`, float64, a stable formula)."""
+        fixed = located_value(sig) and sig.get("fix") != "none"
+        return "program" if fixed else of_package(sig.get("library") or "jax")
+
+    def same(self, wanted: Signature, seen: Signature) -> bool:
+        return wanted.family == seen.family and self._identity(wanted) == self._identity(seen)
+
+    def _identity(self, sig: Signature) -> tuple:
+        return tuple((k, v) for k, v in sig.fields if k not in self.loose)
 
     def classify(self, run: RunResult) -> Signature | None:
         if run.returncode in (0, None) or run.timed_out:
@@ -50,6 +70,11 @@ class JaxError(Oracle):
                   ("message", normalise(message)))
         shown = LIBRARY_NAMES.get(fields[0][1], fields[0][1])
         words = first_clause(message)
-        return Signature(self.name, fields, f"{shown}: `{kind}` in `{frame.rsplit(':', 1)[-1]}`"
-                         + (f": {words}" if words else f" raised in `{frame}`"),
-                         excerpt(run.output, f"{kind}:", 3, 3))
+        title = f"{shown}: `{kind}` in `{frame.rsplit(':', 1)[-1]}`" + \
+            (f": {words}" if words else f" raised in `{frame}`")
+        sig = Signature(self.name, fields, title, excerpt(run.output, f"{kind}:", 3, 3))
+        fault = run.harness.get("fault")
+        if fault and jax_value_check(sig):  # where the value was made (`reducer.faults.origin`)
+            at = tuple(tuple(f) for f in fault["fields"])
+            sig = Signature(self.name, fields + at, f"{made_where(at)} fails JAX's NaN check: {words}", sig.excerpt)
+        return sig

@@ -41,6 +41,19 @@ def on_nonfinite(sig: Signature) -> bool:
     return nonfinite(sig) or reads(sig) == "nonfinite"
 
 
+def jax_value_check(sig: Signature) -> bool:
+    """JAX's own NaN or Inf check, switched on by the program (`jax.debug_nans`), raised: a value
+    failure whose origin is located as a check's on a non-finite value is."""
+    return sig.family == "jax-error" and sig.get("type") == "FloatingPointError" and \
+        sig.get("message").startswith("invalid value")
+
+
+def located_value(sig: Signature) -> bool:
+    """A failure on a non-finite value whose origin is located: the program's check's, or JAX's own
+    check's (`jax_value_check`) carrying its origin."""
+    return nonfinite(sig) or jax_value_check(sig) and bool(sig.get("fix"))
+
+
 def numeric_gradient(sig: Signature) -> bool:
     """Enzyme-JAX's derivative disagrees in value with JAX's."""
     return sig.family == "activity-mismatch" and sig.get("kind") == "numeric"

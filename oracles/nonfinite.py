@@ -19,6 +19,13 @@ STABLE_FORMULAS = ("softplus", "logaddexp", "logsumexp", "softmax")
 def signature(kind: str, check: str, at: tuple[tuple[str, str], ...], shown: str) -> Signature:
     """The signature of a check failing on a NaN or an Inf whose operation at fault is known (`at`:
     `in`, `op`, `from`): the message no longer matters, where the value was made does."""
+    title = f"{made_where(at)} fails the program's `{check}`"
+    return Signature("nonfinite", (("type", kind), ("check", check), *at), title, shown)
+
+
+def made_where(at: tuple[tuple[str, str], ...]) -> str:
+    """Where a non-finite value was made (`at`: `value`, `in`, `op`, `from`), for a title: "A NaN from
+    `log` under `grad`"."""
     where = dict(at)
     made = [m for m in where.get("in", "").split(",") if m]  # none where JAX's checks met nothing
     under = "".join(f" under `{m}`" for m in made if m != "forward")
@@ -26,8 +33,7 @@ def signature(kind: str, check: str, at: tuple[tuple[str, str], ...], shown: str
     via = f" (through `{where.get('from')}`)" if where.get("from") not in ("", where.get("op")) else ""
     value = {"nan": "A NaN", "inf": "An Inf", "+inf": "A +Inf", "-inf": "A -Inf"}.get(where.get("value", ""),
                                                                                   "A non-finite value")
-    title = f"{value} from `{where.get('op')}`{via}{under} fails the program's `{check}`"
-    return Signature("nonfinite", (("type", kind), ("check", check), *at), title, shown)
+    return f"{value} from `{where.get('op')}`{via}{under}"
 
 
 def covers(seen: str, wanted: str) -> bool:

@@ -17,6 +17,7 @@ from reducer.files import scrub
 from reducer.faults import source_fix
 from reducer.faults.float64_fix import WIDE
 from reducer.faults.cause import fix as cause_fix
+from reducer.faults.cause import is_rounding
 from reducer.faults.rounding_fix import ROUNDED
 from reducer.faults.rounding_fix import evidence as rounding_evidence
 from reducer.faults.stable_fix import FORMULAS, function, in_words
@@ -172,19 +173,17 @@ def _what_happens(sig: Signature, excerpt: str = "") -> str:
                              f"({'Enzyme-JAX' if sig.get('source') == 'enzyme' else 'JAX'})."),
         "wrong-result": lambda: (f"A `jit`-compiled function returns a different result from the same function run "
                                  f"{_references(sig)}; the first operation whose values differ is `{sig.get('op')}`."),
-        "jax-error": lambda: (f"`{sig.get('library')}` raises `{sig.get('type')}` in `{sig.get('raised-in')}`: "
+        "jax-error": lambda: (f"JAX's own NaN or Inf check, which the program switched on (`jax.debug_nans`), "
+                              f"stops the program: {as_printed(sig, excerpt)}. " + _value_words(sig)
+                              if kinds.located_value(sig) else
+                              f"`{sig.get('library')}` raises `{sig.get('type')}` in `{sig.get('raised-in')}`: "
                               f"{as_printed(sig, excerpt)}"),
         "pipeline-error": lambda: ("Enzyme-JAX's pass pipeline fails" + (f" in `{sig.get('pass')}`" if sig.get("pass")
                                    else "") + (f" on `{sig.get('op')}`" if sig.get("op") else "")
                                    + f": {as_printed(sig, excerpt)}"),
         "regex": lambda: f"The program fails with a diagnostic matching `{sig.get('pattern')}` (shown below).",
         "nonfinite": lambda: (f"The program's own check (`{sig.get('check')}`) fails on a non-finite value. "
-                              + (_overflow(sig) if sig.get("fix") in (WIDE, *FORMULAS) else _rounding(sig)
-                                 if sig.get("fix") == ROUNDED else
-                                 nonfinite_evidence({k: sig.get(k) for k in ("op", "from", "in")})
-                                 + " This is most often the program's own code (JAX documents the derivative of "
-                                   "`where` this way), not a bug of JAX: file it with JAX only if the operation's "
-                                   "value or derivative should be finite there.")),
+                              + _value_words(sig)),
         "own-check": lambda: (f"A check of the program's own (`{sig.get('check')}`) fails with `{sig.get('type')}`"
                               + (f": {as_printed(sig, excerpt)}" if sig.get("message") else "") + ". No library raised "
                               "it: whether JAX computed a wrong value or the check expects too much is what the "
@@ -312,6 +311,17 @@ def _overflow(sig: Signature) -> str:
             f"before `exp`). This is the program's own arithmetic, not a bug of JAX or XLA.")
 
 
+def _value_words(sig: Signature) -> str:
+    """Where a located non-finite value comes from, and whose bug that makes it (`reducer.faults.origin`)."""
+    if sig.get("fix") in (WIDE, *FORMULAS):
+        return _overflow(sig)
+    if sig.get("fix") == ROUNDED or sig.get("fix") == "inner-where" and is_rounding(sig.get("cause") or ""):
+        return _rounding(sig)
+    return (nonfinite_evidence({k: sig.get(k) for k in ("op", "from", "in")}) + " This is most often the program's "
+            "own code (JAX documents the derivative of `where` this way), not a bug of JAX: file it with JAX only if "
+            "the operation's value or derivative should be finite there.")
+
+
 def _rounding(sig: Signature) -> str:
     """Why, for a value float32's rounding put outside its operation's domain (`reducer.faults.rounding_fix`)."""
     return (rounding_evidence(sig.get("from") or sig.get("op"), sig.get("cause") or "") + " The usual remedy is a "
@@ -322,16 +332,17 @@ def _rounding(sig: Signature) -> str:
 
 def _origin_fix(sig: Signature) -> str:
     """What made a non-finite value's reproducer run through, in words (`reducer.faults.origin`)."""
-    if kinds.nonfinite(sig) and sig.get("fix") == WIDE:
+    located = kinds.located_value(sig)
+    if located and sig.get("fix") == WIDE:
         return (f"`{sig.get('op')}` computed in float64 (the program made float64 by "
                 f"`jax.config.update(\"jax_enable_x64\", True)`)")
-    if kinds.nonfinite(sig) and sig.get("fix") in FORMULAS:
+    if located and sig.get("fix") in FORMULAS:
         return in_words(sig.get("fix"))
-    if kinds.nonfinite(sig) and sig.get("fix") == ROUNDED:
+    if located and sig.get("fix") == ROUNDED:
         ops = "`, `".join(cause_fix(sig.get("cause") or "rounding")[0])
         return (f"`{ops}` computed in float64" if ops else "the program's data in float64") + \
             " (the program made float64 by `jax.config.update(\"jax_enable_x64\", True)`)"
-    if not kinds.nonfinite(sig) or sig.get("fix") != "inner-where":
+    if not located or sig.get("fix") != "inner-where":
         return ""
     return (f"`{sig.get('op')}` evaluated at a safe point where its value or derivative is not finite (the "
             f"inner `where` JAX's FAQ describes)")

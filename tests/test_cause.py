@@ -18,8 +18,23 @@ def asked(passing: set):
 def test_a_nan_is_given_a_cause_only_at_its_operations_pole():
     fixed_passes, calls = asked({"exp"})
     assert cause.of("nan", "forward", "sqrt", "edge", fixed_passes, fixed_passes) == "" and not calls
-    assert cause.of("nan", "grad", "log", "pole", fixed_passes, fixed_passes) == "" and not calls
+    assert cause.of("nan", "grad", "log", "", fixed_passes, fixed_passes) == "" and not calls
     assert cause.of("+inf", "forward", "exp", "", fixed_passes, fixed_passes) == cause.NONE and not calls
+
+
+def test_a_derivatives_value_at_a_pole_or_an_edge_is_given_the_cause_of_the_0_there():
+    """`log`'s derivative at a 0 that a sigmoid's rounding made, `sqrt`'s at a variance of 0 that an
+    underflow made: looked for as a forward value's at its pole; none found is none named."""
+    fixed_passes, calls = asked({()})  # the program made float64 runs through as it is
+    assert cause.of("nan", "grad", "log", "pole", fixed_passes, fixed_passes) == "rounding"
+    assert [how for _, how in calls] == [safe_ops.UNDERFLOW, safe_ops.DERIVATIVE, safe_ops.WIDEN]
+    fixed_passes, calls = asked({safe_ops.UNDERFLOWING, "exp"})
+    assert cause.of("+inf", "jvp", "sqrt", "edge", fixed_passes, fixed_passes) == "exp-underflow"
+    fixed_passes, calls = asked(set())
+    assert cause.of("+inf", "grad", "log", "pole", fixed_passes, fixed_passes) == ""  # not `none`: a derivative's
+    assert cause.of("+inf", "grad", "exp", "pole", fixed_passes, fixed_passes) == ""
+    assert cause.held("rounding", "nan", "grad", "log", "pole", asked({()})[0]) == "rounding"
+    assert cause.held("rounding", "nan", "grad", "log", "pole", asked(set())[0]) == ""
 
 
 def test_each_kind_is_ruled_out_by_one_run_of_all_its_fixes_at_once():

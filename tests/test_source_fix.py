@@ -197,6 +197,28 @@ def test_the_report_of_a_rounding_below_a_domain_names_the_arithmetic_and_the_pr
     assert "`integer_pow`, `reduce_sum` computed in float64" in first, first  # the fix, where to file
 
 
+def test_the_report_of_jaxs_own_nan_check_says_where_the_nan_comes_from_and_whose_it_is():
+    """JAX's `FloatingPointError` under `jax.debug_nans` with its origin located: the program's
+    arithmetic, not JAX's, and the words of the rounding that made the 0 at `log`'s pole."""
+    from oracles.base import Signature
+    from reducer import bug_report
+
+    program = ("import jax\nimport jax.numpy as jnp\nwith jax.debug_nans(True):\n"
+               "    jax.grad(lambda z: jnp.log(1.0 - jax.nn.sigmoid(z)))(23.0)\n")
+    sig = Signature("jax-error", (("library", "jax"), ("type", "FloatingPointError"),
+                                  ("raised-in", "jax/_src/pjit.py:_run_python_pjit"),
+                                  ("message", "invalid value (nan) encountered in mul"), ("value", "nan"),
+                                  ("in", "grad"), ("op", "log"), ("point", "pole"), ("cause", "rounding"),
+                                  ("fix", "inner-where"), ("from", "log")),
+                    "A NaN from `log` under `grad` fails JAX's NaN check: invalid value (nan) encountered in mul")
+    summary = bug_report.ReductionSummary("survival.py", 600, 30, 30.0, 100, 10, 5, "yes (3/3 runs)")
+    first = bug_report.report(program, sig, "FloatingPointError", {}, summary).split("<details>")[0]
+    assert "JAX's own NaN or Inf check" in first and "float32's rounding" in first, first
+    assert "not a bug of JAX" in first and "inner `where` JAX's FAQ" in first, first  # the fix, where to file
+    plain = Signature("jax-error", sig.fields[:4], "JAX: `FloatingPointError`")
+    assert "JAX's own NaN" not in bug_report.report(program, plain, "FloatingPointError", {}, summary)
+
+
 def test_an_overflow_in_a_float32_layer_is_fixed_by_its_operation_given_float64_too(tmp_path):
     """A Flax layer's output stays float32 in a float64 program: the fix gives `exp` its argument in float64."""
     program = OWN_CHECKS.joinpath("linen_float32_params_exp_overflow.py").read_text()

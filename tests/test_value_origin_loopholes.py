@@ -6,8 +6,9 @@ gradient's NaN, an Inf in place of a NaN, a `sqrt` outside its domain for one at
 that fails without the bug, an input the call rules out (a matrix that is not square). Each must be
 told apart from its original by the guard the row names (the field that guard sets differs), and
 each row is run again with that guard switched off to show that the guard is what tells them apart.
-A NaN that float32's rounding put outside a domain (a one-pass variance below 0) is held to the
-arithmetic in float64: a value written in, or computed by NumPy, stays outside it. An overflow
+A NaN that float32's rounding put outside a domain (a one-pass variance below 0), or at a pole
+under a derivative (`log(1 - sigmoid(z))` under `grad`), is held to the arithmetic in float64: a
+value written in, or computed by NumPy, stays outside it. An overflow
 that float64 takes away is held to both sides: it passes
 made float64, and fails again with the origin's operation alone in float32; one that float64 does not
 take away, to the formula written by hand whose stable form does. The faithful
@@ -77,6 +78,10 @@ ORIGINALS = {
     # the readings standardised by it: `sqrt`'s 0 divides by 0 next, so no fix of `sqrt` is the program's;
     # the arithmetic in float64 is (`fix=float64-arithmetic`)
     "standardised-rounding": f"{READINGS}{STANDARDISED}",
+    # an ordinal model's `-log(1 - sigmoid(z))` under `grad` at a `z` where the sigmoid rounds to 1 in
+    # float32: `log`'s derivative at its pole; the program made float64 runs through (an unseen program's)
+    "sigmoid-rounding-gradient": "assert jnp.isfinite(jax.grad(lambda eta: -jnp.log(1.0 - jax.nn.sigmoid(3.0 - eta)))"
+                                 "(-20.0))\n",
 }
 #: a Cholesky factor of a (1, 2) matrix: JAX symmetrises it by broadcasting, a NaN like a singular one's
 NOT_SQUARE = "assert jnp.isfinite(jax.lax.linalg.cholesky(jnp.ones((1, 2)))).all()\n"
@@ -158,6 +163,11 @@ LOOPHOLES = [
      "assert jnp.isfinite((n - n.mean()) / jnp.sqrt(np.mean(n ** 2) - np.mean(n) ** 2)).all()\n", "fix"),
     ("standardised-rounding", "another-operations-nan", f"{READINGS}{STANDARDISED.replace('jnp.sqrt', 'jnp.log')}",
      "operation"),
+    # `log`'s derivative at a 0 written in, or at a sigmoid of 1 in float64 too: no rounding made them
+    ("sigmoid-rounding-gradient", "a-zero-written-in",
+     "assert jnp.isfinite(jax.grad(lambda x: jnp.log(0.0 * x) * 0.0)(1.0))\n", "cause"),
+    ("sigmoid-rounding-gradient", "a-sigmoid-of-1-in-float64-too",
+     "assert jnp.isfinite(jax.grad(lambda eta: -jnp.log(1.0 - jax.nn.sigmoid(3.0 - eta)))(-2000.0))\n", "cause"),
     ("mixture-underflow", "an-overflow-for-an-underflow",
      "assert jnp.isfinite(jnp.log(jnp.sum(jnp.exp(jnp.array([1000.0])))))\n", "cause"),
 ]
@@ -184,6 +194,7 @@ FAITHFUL = [
                           "assert jnp.isfinite(f(jnp.array([-900.0, -1000.0])))\n"),
     ("variance-rounding", f"{READINGS}assert jnp.isfinite(jnp.sqrt(jnp.sum(x ** 2) / 64 - jnp.mean(x) ** 2))\n"),
     ("standardised-rounding", f"{READINGS}assert jnp.isfinite(jnp.sqrt(jnp.mean(x ** 2) - jnp.mean(x) ** 2))\n"),
+    ("sigmoid-rounding-gradient", "assert jnp.isfinite(jax.grad(lambda z: jnp.log(1.0 - jax.nn.sigmoid(z)))(23.0))\n"),
 ]
 
 
@@ -232,7 +243,10 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     sigmoid = origins["log-sigmoid"]  # a NaN at the pole of `log`, of the 0 an overflow made
     assert (sigmoid.get("value"), sigmoid.get("in"), sigmoid.get("op"), sigmoid.get("point"), sigmoid.get("cause")) == \
         ("nan", "forward", "log", "pole", "exp-overflow")
-    assert "cause" not in dict(origins["where-log"].fields)  # made in the gradient: no cause
+    assert "cause" not in dict(origins["where-log"].fields)  # made in the gradient of a 0 written in: no cause
+    rounded = origins["sigmoid-rounding-gradient"]  # made in the gradient at a 0 float32's rounding made
+    assert (rounded.get("value"), rounded.get("in"), rounded.get("op"), rounded.get("point"), rounded.get("cause")) == \
+        ("nan", "grad", "log", "pole", "rounding")
     raised = origins["nan-checks-raise"]  # the forward fix leaves the raise where it was: not `forward`
     assert (raised.get("value"), raised.get("in"), raised.get("op")) == ("nan", "grad", "sqrt"), raised
     overflow = origins["overflow"]

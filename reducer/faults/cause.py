@@ -27,8 +27,11 @@ inputs shows the `log` but not the program's bug. So, for a value made forward, 
 
 An Inf made forward has a cause or `none`. A NaN made forward has one only where the operation at
 its origin is at its pole (`0 * log(0)`) or outside its domain, and none is named where none is
-found. An underflow and an overflow are looked for before a rounding (an `exp` evaluated in float64
-does not underflow either: the softmax's cause is its underflow). A candidate is held to the
+found. A value made in a derivative has one only where its operation is at its pole or the edge of
+its domain (the gradient of `-log(1 - sigmoid(z))` at a `z` where the sigmoid rounds to 1:
+`rounding`), and none is named where none is found. An underflow and an overflow are looked for before a
+rounding (an `exp` evaluated in float64 does not underflow either: the softmax's cause is its
+underflow). A candidate is held to the
 cause: it runs through (or past its check) with that operation fixed: a constant outside the domain
 written in (`sqrt(-1.0)`) does not, in float64 either.
 """
@@ -46,13 +49,15 @@ UNDERFLOW, OVERFLOW, ROUNDING = "underflow", "overflow", "rounding"
 KINDS = {UNDERFLOW: (safe_ops.UNDERFLOWING, safe_ops.UNDERFLOW),
          OVERFLOW: (safe_ops.OVERFLOW_ONLY, safe_ops.DERIVATIVE),
          ROUNDING: (safe_ops.ROUNDING, safe_ops.WIDEN)}
-POLE, OUTSIDE = "pole", "outside"
+EDGE, POLE, OUTSIDE = safe_ops.POINTS
 
 
 def looked_for(kind: str, where: str, point: str) -> tuple[str, ...]:
-    """The kinds of cause looked for, for a value of `kind` made `where` by an operation at `point`."""
+    """The kinds of cause looked for, for a value of `kind` made `where` by an operation at `point`:
+    for a derivative's value, where the operation's input is its pole or the edge of its domain
+    (the derivative of `log` at a 0 that a sigmoid's rounding made: `rounding`)."""
     if where != "forward":
-        return ()
+        return (UNDERFLOW, OVERFLOW, ROUNDING) if point in (POLE, EDGE) else ()
     if NAN in kind.split(","):
         return (UNDERFLOW, OVERFLOW, ROUNDING) if point == POLE else (ROUNDING,) if point in (OUTSIDE, "") else ()
     return (UNDERFLOW, OVERFLOW, ROUNDING) if point == POLE else (UNDERFLOW,)
@@ -69,9 +74,9 @@ def of(kind: str, where: str, op: str, point: str, fixed_passes: Callable[[str, 
     if not kinds:
         return ""
     if op in safe_ops.OVERFLOW_ONLY and NAN not in kind.split(","):
-        return NONE  # its Inf is never a 0's
+        return NONE if where == "forward" else ""  # its Inf is never a 0's
     found = next(filter(None, (_of_kind(name, op, fixed_passes, together, among) for name in kinds)), "")
-    return found or ("" if NAN in kind.split(",") else NONE)
+    return found or (NONE if where == "forward" and NAN not in kind.split(",") else "")
 
 
 def _of_kind(name: str, op: str, fixed_passes, together, among=None) -> str:
@@ -111,7 +116,7 @@ def held(cause: str, kind: str, where: str, op: str, point: str,
     ops, how = fix(cause)
     if cause.rpartition("-")[2] in kinds and op not in ops and fixed_passes(ops, how):
         return cause
-    return "" if NAN in kind.split(",") else NONE
+    return NONE if where == "forward" and NAN not in kind.split(",") else ""
 
 
 def fix(cause: str) -> tuple[tuple[str, ...], str]:

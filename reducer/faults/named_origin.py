@@ -39,7 +39,7 @@ class Origin:
     def fields(self) -> tuple[tuple[str, str], ...]:
         made_forward = self.where == "forward"
         cause = (("cause", self.cause or causes.NONE),) if made_forward and NAN not in self.value.split(",") else \
-            (("cause", self.cause),) if made_forward and self.cause else ()
+            (("cause", self.cause),) if causes.named(self.cause) else ()
         point = (("point", self.point),) if self.point else ()
         return (("value", self.value), ("in", self.where), ("op", self.op), *point, *cause, ("fix", self.fix),
                 ("from", self.via or self.op), *contracts.field(self.breaks_contract))

@@ -233,8 +233,8 @@ MISMATCHED = re.compile(r"\b(?:nan|inf) location mismatch", re.I)
 def applies(sig: Signature, run: RunResult | None = None) -> bool:
     """Whether a failure is a check on a non-finite value, whose operation at fault can be located:
     a check that reads one, or a comparison (`assert_allclose`) that `run` shows failing on a NaN or
-    an Inf on one side only."""
-    if kinds.on_nonfinite(sig):
+    an Inf on one side only; or JAX's own NaN check that the program switched on."""
+    if kinds.on_nonfinite(sig) or kinds.jax_value_check(sig):
         return True
     return (kinds.reads(sig) == "close" and run is not None
             and bool(MISMATCHED.search(run.output)))

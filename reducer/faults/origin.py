@@ -31,10 +31,11 @@ what a counterfactual says:
   of its domain (`edge`: `sqrt(0)`, finite, with an infinite derivative), a pole (`pole`: `log(0)`,
   a division by 0) or the outside of its domain (`outside`: `sqrt(-1)`), each told by the fix kept to
   that class;
-- for a value made forward, its `cause` (`reducer.faults.cause`): what made the 0 its operation
-  turned into an Inf, the `exp` of a softmax that underflowed (`exp-underflow`) or of a sigmoid
-  written by hand that overflowed (`exp-overflow`), the first whose fix makes the program run
-  through, or none.
+- for a value made forward, or in a derivative at a pole or an edge, its `cause`
+  (`reducer.faults.cause`): what made the 0 its operation turned into an Inf, the `exp` of a softmax
+  that underflowed (`exp-underflow`) or of a sigmoid written by hand that overflowed
+  (`exp-overflow`), float32's rounding (`1 - sigmoid(z)` rounded to 0 under `log`'s derivative), the
+  first whose fix makes the program run through, or none.
 
 Every candidate is then held to that origin (`reducer.faults.hold`).
 """
@@ -282,7 +283,7 @@ class ValueOrigin:
         """What made the 0 that `op` made the value from (`reducer.faults.cause`: `exp-underflow` in a
         softmax whose `log` is `-inf`), or "": the first fix that makes the program run through or get
         past its check (all of a kind at once first: one run rules that kind out)."""
-        runs = rounding_fix.Runs(self, program, reached)
+        runs = rounding_fix.Runs.of_script(self, program, reached)
         found = causes.of(kind, where, op, point, runs.passes, runs.together, runs.among)
         return found if causes.named(found) else ""
 

@@ -21,6 +21,8 @@ any arithmetic), and JAX's checks meet its first NaN made forward by the same op
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from reducer.faults import cause as causes
 from reducer.faults import checked_value, float64_fix, nonfinite, safe_ops
 
@@ -34,32 +36,42 @@ def found(judge, program: str, at: dict, kind: str, reached: tuple | None) -> st
     float64. `judge`: the `ValueOrigin` whose runs these are."""
     if at.get("in") != "forward":
         return ""
-    runs = Runs(judge, program, reached)
+    runs = Runs.of_script(judge, program, reached)
     return causes.rounded(kind, at["op"], runs.passes, runs.together, runs.among)
 
 
 class Runs:
-    """The runs a cause is looked for by (`causes.of`, `causes.rounded`), of `program` with fixes, as
-    `judge` (a `ValueOrigin`) runs them: the one with every rounding operation in float64 at once
-    also says which of them the program binds (`among`), and only those are tried one by one."""
+    """The runs a cause is looked for by (`causes.of`, `causes.rounded`): `passes(ops, how)`, whether
+    the program runs through with those fixed; and `widened(ops)`, the same with `ops` evaluated in
+    float64, and which of them the run evaluated so (those the program binds, None when unknown):
+    that run, with every rounding operation at once, tells which are tried one by one (`among`).
+    A script's runs (`of_script`) and a replayed call's (`levels.jaxpr.replay_origin`) are both so."""
 
-    def __init__(self, judge, program: str, reached: tuple | None):
-        self.judge, self.program, self.reached = judge, program, reached
+    def __init__(self, passes: Callable[[str | tuple[str, ...], str], bool],
+                 widened: Callable[[tuple[str, ...]], tuple[bool, set[str] | None]]):
+        self.passes, self._widened = passes, widened
         self.bound: set[str] | None = None
-
-    def passes(self, ops: str | tuple[str, ...], how: str) -> bool:
-        return self.judge.passing(self.program, ops, how, self.reached)[0]
 
     def together(self, ops: tuple[str, ...], how: str) -> bool:
         if how != safe_ops.WIDEN or len(ops) < 2:
             return self.passes(ops, how)
-        text = nonfinite.first_of(float64_fix.widened(self.program, ops, how), safe_ops.SAY_WIDENED)
-        done = self.judge.watched(text) if self.reached else self.judge.ran(text)
-        self.bound = safe_ops.widened_in(done.output)
-        return done.returncode == 0 or checked_value.got_past(done.output, self.reached)
+        ran_through, self.bound = self._widened(ops)
+        return ran_through
 
     def among(self) -> set[str] | None:
         return self.bound
+
+    @classmethod
+    def of_script(cls, judge, program: str, reached: tuple | None) -> "Runs":
+        """The runs of `program` with fixes, as `judge` (a `ValueOrigin`) runs them, through or past
+        its check (`reached`); a widened run prints what it widened (`safe_ops.say_widened`)."""
+        def widened(ops: tuple[str, ...]) -> tuple[bool, set[str] | None]:
+            text = nonfinite.first_of(float64_fix.widened(program, ops, safe_ops.WIDEN), safe_ops.SAY_WIDENED)
+            done = judge.watched(text) if reached else judge.ran(text)
+            return done.returncode == 0 or checked_value.got_past(done.output, reached), \
+                safe_ops.widened_in(done.output)
+
+        return cls(lambda ops, how: judge.passing(program, ops, how, reached)[0], widened)
 
 
 def held(judge, program: str, origin) -> dict:

@@ -151,6 +151,15 @@ def say_widened() -> None:
     atexit.register(lambda: print(WIDENED, " ".join(sorted(_widened)), file=sys.stderr, flush=True))
 
 
+def widened_here() -> set[str]:
+    """The operations a WIDEN fix evaluated in float64 in this process since `forget_widened`."""
+    return set(_widened)
+
+
+def forget_widened() -> None:
+    _widened.clear()
+
+
 def widened_in(output: str) -> set[str] | None:
     """The operations a run's output says a WIDEN fix evaluated in float64 (`say_widened`); None when
     it does not say."""
@@ -169,10 +178,9 @@ def _evaluated_in(name: str, bind, args, params, how: str):
     import jax.numpy as jnp
     from jax import lax
 
-    narrow = (jnp.float32, jnp.float16, jnp.bfloat16)
-    if any(jnp.result_type(a) in narrow for a in args):
+    if any(_narrow(jnp.result_type(a)) for a in args):
         _widened.add(name)
-    out = bind(*[lax.convert_element_type(a, jnp.float64) if jnp.result_type(a) in narrow else a for a in args],
+    out = bind(*[lax.convert_element_type(a, jnp.float64) if _narrow(jnp.result_type(a)) else a for a in args],
                **params)
     if how == WIDEN or not jnp.issubdtype(out.dtype, jnp.floating):
         return out
@@ -184,11 +192,17 @@ def _kept_wide(bind, args, params):
     """A cast of a float64 value to a narrower float left undone (`CAST` evaluated in float64)."""
     import jax.numpy as jnp
 
-    narrow = (jnp.float32, jnp.float16, jnp.bfloat16)
-    if jnp.result_type(args[0]) == jnp.float64 and params.get("new_dtype") in narrow:
+    if jnp.result_type(args[0]) == jnp.float64 and _narrow(params.get("new_dtype")):
         _widened.add(CAST)
         return args[0]
     return bind(*args, **params)
+
+
+def _narrow(dtype) -> bool:
+    """Whether `dtype` is a float narrower than float64 (float32, float16, bfloat16)."""
+    import jax.numpy as jnp
+
+    return dtype is not None and jnp.issubdtype(dtype, jnp.floating) and jnp.finfo(dtype).bits < 64
 
 
 def _safe(bind, args, params, safe: float, how: str, no_outside: bool = False):

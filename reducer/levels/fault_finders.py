@@ -9,7 +9,7 @@ the fault it arises at, so that the oracle's verdict compares the two.
 
 - the crashing operation (`levels.jaxpr.crash_site.CrashingOperation`): a death by a signal (`op`);
 - the non-finite value's origin (`faults.origin.ValueOrigin` under `faults.attach.Attached`): a check
-  on a NaN or an Inf (`in`, `op`, `from`, …).
+  on a NaN or an Inf, the program's or JAX's own (`jax.debug_nans`) (`in`, `op`, `from`, …).
 
 A new finder is one row: what it places on the original, what a wanted signature must name for it
 to confirm, and how it is built from what runs programs (`Runs`).
@@ -72,7 +72,7 @@ def _value_origin(runs: Runs) -> FaultFinder:
 FINDERS = (
     Finder("the crashing operation", lambda sig, run: crash_site.placeable(sig),
            lambda wanted: crash_site.placeable(wanted) and bool(wanted.get("op")), _crashing_operation),
-    Finder("the non-finite value's origin", nonfinite.applies, kinds.nonfinite, _value_origin),
+    Finder("the non-finite value's origin", nonfinite.applies, kinds.located_value, _value_origin),
 )
 
 

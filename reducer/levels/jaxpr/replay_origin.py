@@ -25,7 +25,8 @@ def with_origin(found: dict, text: str, outputs: dict, bound: set, wanted_cause:
     the formula written by hand whose stable form does (`fix`, `reducer.faults.stable_fix`; beside the
     operation, where the formula's terms underflowed: `log` of a `sum(exp(x))` that is 0); what made
     the 0 it turned non-finite (`cause`), looked for among the primitives the call binds (`bound`), or
-    the `wanted_cause` alone (the job's origin's, which a candidate is held to); where no fix of an
+    the `wanted_cause` alone (the job's origin's, which a candidate is held to; for a value made in a
+    derivative, only that); where no fix of an
     operation does, the arithmetic whose float32 rounding put a NaN's input outside its domain
     (`_rounded`)."""
     from reducer.faults import forward_share, origin, safe_ops, stable_fix, suspects
@@ -45,8 +46,9 @@ def with_origin(found: dict, text: str, outputs: dict, bound: set, wanted_cause:
         point = next((c for c in safe_ops.POINTS
                       if _fixed_kinds(text, op, f"{safe_ops.DERIVATIVE}@{c}") == ("", 0)), "")
         formula = _stable(text) if where == "forward" else ""
-        look = functools.partial(causes.held, wanted_cause) if nonfinite_kinds.named(wanted_cause) else causes.of
-        cause = look(found["value"], where, op, point, functools.partial(_fixed_passes, text, bound))
+        look = functools.partial(causes.held, wanted_cause) if nonfinite_kinds.named(wanted_cause) else \
+            causes.of if where == "forward" else None  # a derivative's, where the job's origin names one
+        cause = look(found["value"], where, op, point, functools.partial(_fixed_passes, text, bound)) if look else ""
         return {**found, "op": op, "in": where, **({"point": point} if point else {}),
                 **({"fix": formula} if formula else {}), **({"cause": cause} if cause else {})}
     formula = _stable(text)
@@ -74,13 +76,15 @@ def _rounded(found: dict, text: str, bound: set, wanted_cause: str = "") -> dict
     if found.get("in") != "forward" or (nonfinite_kinds.named(wanted_cause) and not causes.is_rounding(wanted_cause)):
         return None
     passes = functools.partial(_fixed_passes, text, bound)
-    known = {p for p in bound if safe_ops.known(p)} | {safe_ops.CAST}  # of those the call binds alone
 
-    def together(ops: tuple[str, ...], how: str) -> bool:
-        return passes(tuple(o for o in ops if o in known), how)
+    def widened(ops: tuple[str, ...]) -> tuple[bool, set[str]]:
+        safe_ops.forget_widened()
+        ran_through = _fixed_kinds(text, tuple(o for o in ops if safe_ops.known(o)), safe_ops.WIDEN) == ("", 0)
+        return ran_through, safe_ops.widened_here()
 
+    runs = rounding_fix.Runs(passes, widened)
     cause = causes.held(wanted_cause, found["value"], "forward", found["op"], "", passes) if wanted_cause else \
-        causes.rounded(found["value"], found["op"], passes, together, lambda: known)
+        causes.rounded(found["value"], found["op"], runs.passes, runs.together, runs.among)
     return {**found, "cause": cause, "fix": rounding_fix.ROUNDED} if causes.is_rounding(cause) else None
 
 

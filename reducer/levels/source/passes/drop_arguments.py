@@ -1,5 +1,6 @@
 """Drop arguments: keyword arguments and trailing positional arguments of calls, and parameters a
-function never reads, together with what its call sites pass for them."""
+function never reads, together with what its call sites pass for them. A random generator's seed
+stays (`np.random.default_rng(seed)`): without it the reproducer draws other numbers every run."""
 from __future__ import annotations
 
 import ast
@@ -7,6 +8,8 @@ import ast
 from reducer.levels.source import ast_tools as t
 
 FUNCS = (ast.FunctionDef, ast.Lambda)
+#: the calls that make or seed a random generator, by their last name: their seed stays
+SEEDED = ("default_rng", "RandomState", "seed", "Random", "PRNGKey", "key")
 
 
 def _unused_params(fn) -> list[int]:
@@ -53,6 +56,10 @@ def _callers(tree: ast.AST, fn) -> list[ast.Call]:
     return [c for c in t.nodes(tree, ast.Call) if named(c.func) or transformed(c.func)]
 
 
+def _last_name(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
 def _droppable(fn, k: int) -> bool:
     """Parameter `k` can go unless a later parameter has a default and `k` has none."""
     params = fn.args
@@ -66,8 +73,9 @@ class DropArguments(t.SourcePass):
         tree = script.tree
         out = []
         for i, call in enumerate(t.nodes(tree, ast.Call)):
-            out += [("keyword", i, j) for j in range(len(call.keywords))]
-            out += [("argument", i, j) for j in reversed(range(len(call.args)))]
+            seeded = _last_name(call.func) in SEEDED
+            out += [("keyword", i, j) for j, kw in enumerate(call.keywords) if not (seeded and kw.arg == "seed")]
+            out += [("argument", i, j) for j in reversed(range(len(call.args))) if not (seeded and j == 0)]
         for i, fn in enumerate(t.nodes(tree, FUNCS)):
             out += [("parameter", i, k) for k in reversed(_unused_params(fn)) if _droppable(fn, k)]
         return out
