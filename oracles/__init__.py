@@ -82,6 +82,12 @@ def project(sig, oracle=None) -> owners.Project:
     return owners.PROJECTS[oracle.owner(sig)]
 
 
+def why_own(sig: Signature) -> str:
+    """Why the failure `sig` is the program's own code's, in its family's words (where `project` is the
+    program)."""
+    return make_oracle(oracle_spec(sig), sig.get("platform") or "cpu").why_own(sig)
+
+
 def reference(sig: Signature) -> str | None:
     """What the fix of a difference the harness found replaces the part at fault with, as its family
     says (`activity_mismatch.reference`, `wrong_result.reference`): the fix the reproducer must

@@ -34,6 +34,10 @@ class Oracle:
         """The project whose bug a failure of this family is (a key of `oracles.owners.PROJECTS`)."""
         return "jax"
 
+    def why_own(self, sig: Signature) -> str:
+        """Why a failure `owner` gives to the program is the program's own code's, in words."""
+        return "no library raised the failure"
+
     def same(self, wanted: Signature, seen: Signature) -> bool:
         return wanted == seen
 

@@ -19,6 +19,7 @@ import signal as signals
 
 from oracles.base import (Oracle, Signature, crashing_frame, excerpt, final_exception, innermost_library_frame,
                           normalize_message)
+from oracles.library_check import library_check
 from oracles.outcome import RunResult, program_outcome
 from oracles.owners import of_package
 
@@ -99,6 +100,8 @@ class Crash(Oracle):
         if cuda:
             err = cuda.group("err")
             return self._sig("cuda", err, f"CUDA error `{err}` on {self.platform}", excerpt(text, err, 2, 3))
+        if library_check(text):  # the program's check, raised through a host callback under `jit`
+            return None
         ended = final_exception(text)
         for m in XLA_STATUS.finditer(text):
             if RAISED.search(text) or (ended and ended[1].startswith(m.group("code"))):

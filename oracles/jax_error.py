@@ -21,6 +21,7 @@ import re
 from oracles.base import (Oracle, Signature, excerpt, final_exception, first_clause, innermost_library_frame,
                           normalize_message)
 from oracles.kinds import jax_value_check, located_value
+from oracles.library_check import library_check
 from oracles.nonfinite import made_where
 from oracles.outcome import RunResult
 from oracles.owners import of_package
@@ -50,6 +51,11 @@ class JaxError(Oracle):
         fixed = located_value(sig) and sig.get("fix") != "none"
         return "program" if fixed else of_package(sig.get("library") or "jax")
 
+    def why_own(self, sig: Signature) -> str:
+        if jax_value_check(sig):
+            return "JAX raised the failure only because the program asked it to check its values (`jax.debug_nans`)"
+        return super().why_own(sig)
+
     def same(self, wanted: Signature, seen: Signature) -> bool:
         return wanted.family == seen.family and self._identity(wanted) == self._identity(seen)
 
@@ -60,7 +66,7 @@ class JaxError(Oracle):
         if run.returncode in (0, None) or run.timed_out:
             return None
         ended = final_exception(run.output)
-        if not ended:
+        if not ended or library_check(run.output):  # the program's check, which a library raised for it
             return None
         frame = innermost_library_frame(run.output)
         if frame is None:

@@ -13,7 +13,7 @@ NAN = "nan"
 #: the `cause` of a value whose origin names none (as the origin writes it)
 NO_CAUSE = "none"
 #: the formulas whose stable form is the fix a reproducer must show (`reducer.faults.stable_fix`)
-STABLE_FORMULAS = ("softplus", "logaddexp", "logsumexp", "softmax")
+STABLE_FORMULAS = ("softplus", "logaddexp", "logsumexp", "softmax", "log_sigmoid", "log_softmax")
 
 
 def signature(kind: str, check: str, at: tuple[tuple[str, str], ...], shown: str) -> Signature:

@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from oracles.base import TOOL_FRAME, Oracle, Signature, library_path, normalize_message
 from oracles.kinds import decided_by_program, nonfinite
+from oracles.library_check import library_check
 from oracles.nonfinite import signature as nonfinite_signature
 from oracles.outcome import RunResult
 
@@ -116,6 +117,11 @@ class OwnCheck(Oracle):
         `reducer.counterfactual.OWNERS`)."""
         return "program"
 
+    def why_own(self, sig: Signature) -> str:
+        by = {"error_if": "Equinox raised it only for the program's own `eqx.error_if`",
+              "checkify": "JAX's `checkify` raised it only for a check the program asked it for"}
+        return by.get(sig.get("check"), super().why_own(sig))
+
     def same(self, wanted: Signature, seen: Signature) -> bool:
         """A non-finite value is the same failure when it is made in the same place (`value`, `in`,
         `op`, `fix`, `cause`), whichever public function of the program reached it (`from`) and
@@ -131,6 +137,10 @@ class OwnCheck(Oracle):
     def classify(self, run: RunResult) -> Signature | None:
         if run.returncode in (0, None) or run.returncode < 0 or run.timed_out:
             return None
+        made = library_check(run.output)
+        if made:
+            return self._signature(run, made.kind, made.check, made.line, made.message, made.raised,
+                                   made.on_nonfinite)
         found = _traceback(run.output)
         if found is None:
             return self._exit(run)
@@ -159,15 +169,21 @@ class OwnCheck(Oracle):
             check = helper.group(1) if helper else innermost.func
         else:
             return None  # raised inside a library: another family's, or none
-        reading = reads(line, message)
+        return self._signature(run, kind, check, line, message, ending[0])
+
+    def _signature(self, run: RunResult, kind: str, check: str, line: str, message: str, raised: str,
+                   on_nonfinite: bool = False) -> Signature:
+        """The check `check` on the program's `line` raising `kind` with `message` (its exception's line
+        `raised`); once the origin of the non-finite value it reads is located, where that value was made."""
+        reading = "nonfinite" if on_nonfinite else reads(line, message)
         fault = run.harness.get("fault")
+        shown = _excerpt(run.output, raised)
         # where the value was made (`reducer.faults.origin`); a comparison too, failing on a NaN or an Inf of one side
         if reading in ("nonfinite", "close") and fault:
-            return nonfinite_signature(kind, check, tuple(tuple(f) for f in fault["fields"]),
-                                       _excerpt(run.output, ending[0]))
+            return nonfinite_signature(kind, check, tuple(tuple(f) for f in fault["fields"]), shown)
         fields = (("type", kind), ("check", check), ("reads", reading), ("message", masked(message)))
         title = f"The program's own check fails: `{kind}` from `{check}` {READS[reading]}"
-        return Signature(self.name, fields, title, _excerpt(run.output, ending[0]))
+        return Signature(self.name, fields, title, shown)
 
     def _exit(self, run: RunResult) -> Signature | None:
         """An exit with a message and no traceback: `raise SystemExit("…")`, `print(…); sys.exit(1)`."""

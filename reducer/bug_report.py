@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import oracles
 from oracles import kinds
 from oracles.base import Signature
 from oracles.wrong_result import SAID
@@ -372,7 +373,7 @@ def with_filing(top: list[str], later: list[str], sig: Signature, owner: str | N
     (`reducer.filing`; the issue's body is the report without its title), then `later`."""
     title = top[0].lstrip("# ").strip()
     body = "\n".join(top[2:] + later).strip()
-    where = filing.section(filing.filing(sig, title, body, owner), fix)
+    where = filing.section(filing.filing(sig, title, body, owner), fix, oracles.why_own(sig))
     return "\n".join(top + where + later).rstrip("\n") + "\n"
 
 

@@ -87,11 +87,12 @@ def filing(sig: Signature, title: str, body: str, owner: str | None = None) -> F
                   search_link(project.repo, words), words)
 
 
-def section(f: Filing, fix: str = "") -> list[str]:
-    """The report's "Where to file" section; `fix` what made the reproducer run through, in words."""
+def section(f: Filing, fix: str = "", why: str = "no library raised the failure") -> list[str]:
+    """The report's "Where to file" section; `fix` what made the reproducer run through, and `why` why
+    a failure of the program's is its own code's, in words."""
     out = ["## Where to file", ""]
     if f.repo is None:
-        return out + ["Most likely the program's own code, not a library: no library raised the failure"
+        return out + [f"Most likely the program's own code, not a library: {why}"
                       + (f", and with {fix} the reproducer runs through" if fix else "")
                       + ". File it with a library only where the library documents otherwise.", ""]
     return out + [f"With {f.project} ([{f.repo}](https://github.com/{f.repo}/issues)):", "",

@@ -215,6 +215,8 @@ def test_the_report_of_jaxs_own_nan_check_says_where_the_nan_comes_from_and_whos
     first = bug_report.report(program, sig, "FloatingPointError", {}, summary).split("<details>")[0]
     assert "JAX's own NaN or Inf check" in first and "float32's rounding" in first, first
     assert "not a bug of JAX" in first and "inner `where` JAX's FAQ" in first, first  # the fix, where to file
+    assert "JAX raised the failure only because the program asked it" in first, first
+    assert "no library raised" not in first, first
     plain = Signature("jax-error", sig.fields[:4], "JAX: `FloatingPointError`")
     assert "JAX's own NaN" not in bug_report.report(program, plain, "FloatingPointError", {}, summary)
 

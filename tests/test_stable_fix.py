@@ -32,6 +32,17 @@ WRITTEN = [
      "jax.nn.softmax(s, axis=1)"),
     ("from jax.numpy import", "from jax.numpy import exp, log, sum\nprint(log(sum(exp(x))))\n", "logsumexp",
      "jax.nn.logsumexp(x)"),
+    # a sigmoid or a softmax that is exactly 1 (or 0) in any float, under `log`
+    ("log(1 - sigmoid)", "import jax\nprint(jnp.log(1.0 - jax.nn.sigmoid(x @ w)))\n", "log_sigmoid",
+     "jax.nn.log_sigmoid(-(x @ w))"),
+    ("log1p(-sigmoid) of a name", "import jax\np = jax.nn.sigmoid(z)\nprint(jnp.log1p(-p))\n", "log_sigmoid",
+     "jax.nn.log_sigmoid(-z)"),
+    ("log(sigmoid) through from-imports", "from jax.nn import sigmoid\nprint(jnp.log(sigmoid(z)))\n", "log_sigmoid",
+     "jax.nn.log_sigmoid(z)"),
+    ("log(expit)", "from jax.scipy.special import expit\nprint(jnp.log(expit(z)))\n", "log_sigmoid",
+     "jax.nn.log_sigmoid(z)"),
+    ("log(softmax)", "import jax\nprint(jnp.log(jax.nn.softmax(s, axis=-1)))\n", "log_softmax",
+     "jax.nn.log_softmax(s, axis=-1)"),
 ]
 NOT_WRITTEN = [
     ("exp alone", HEAD + "print(jnp.exp(19909.0))\n"),
@@ -44,6 +55,9 @@ NOT_WRITTEN = [
     ("a softmax whose sum does not broadcast back", HEAD + "e = jnp.exp(s)\nprint(e / jnp.sum(e, axis=1))\n"),
     ("a softmax of another exp", HEAD + "print(jnp.exp(s) / jnp.sum(jnp.exp(t), keepdims=True))\n"),
     ("not Python", "print(jnp.log(1 + jnp.exp(3.0))\n"),
+    ("a 0 written in", HEAD + "print(jnp.log(1.0 - 1.0))\n"),
+    ("log(2 - sigmoid)", "import jax\n" + HEAD + "print(jnp.log(2.0 - jax.nn.sigmoid(z)))\n"),
+    ("log1p(sigmoid)", "import jax\n" + HEAD + "print(jnp.log1p(jax.nn.sigmoid(z)))\n"),
 ]
 
 
@@ -68,3 +82,14 @@ def test_the_rewritten_program_runs_through_where_the_original_overflows_float64
     (tmp_path / "before").mkdir(), (tmp_path / "after").mkdir()
     assert run_text(program, tmp_path / "before").returncode != 0
     assert run_text(stable_fix.rewritten(program, "logsumexp"), tmp_path / "after").returncode == 0
+
+
+def test_a_log_of_one_minus_a_sigmoid_that_float64_rounds_to_1_too_runs_through_rewritten(tmp_path):
+    """`sigmoid(40)` is exactly 1 in float64 too: only `log_sigmoid` keeps `log` off its pole."""
+    program = ("import jax\n" + HEAD + 'jax.config.update("jax_enable_x64", True)\n'
+               "z = jnp.array(40.0)\nloss = jnp.log(1.0 - jax.nn.sigmoid(z))\nassert jnp.isfinite(loss), loss\n")
+    (tmp_path / "before").mkdir(), (tmp_path / "after").mkdir()
+    assert run_text(program, tmp_path / "before").returncode != 0
+    fixed = stable_fix.rewritten(program, "log_sigmoid")
+    assert "jax.nn.log_sigmoid(-z)" in fixed
+    assert run_text(fixed, tmp_path / "after").returncode == 0

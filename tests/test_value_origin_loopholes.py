@@ -11,7 +11,8 @@ under a derivative (`log(1 - sigmoid(z))` under `grad`), is held to the arithmet
 value written in, or computed by NumPy, stays outside it. An overflow
 that float64 takes away is held to both sides: it passes
 made float64, and fails again with the origin's operation alone in float32; one that float64 does not
-take away, to the formula written by hand whose stable form does. The faithful
+take away, to the formula written by hand whose stable form does (a `log(1 - sigmoid(z))` at a
+sigmoid of exactly 1 in float64 too, to `log_sigmoid`). The faithful
 reductions at the end must be accepted. All runs are real: the candidates run in
 fresh interpreters with the fix patched into JAX."""
 from __future__ import annotations
@@ -82,6 +83,9 @@ ORIGINALS = {
     # float32: `log`'s derivative at its pole; the program made float64 runs through (an unseen program's)
     "sigmoid-rounding-gradient": "assert jnp.isfinite(jax.grad(lambda eta: -jnp.log(1.0 - jax.nn.sigmoid(3.0 - eta)))"
                                  "(-20.0))\n",
+    # a hand-written `log(1 - sigmoid(z))` at a `z` where the sigmoid is exactly 1 in float64 too: no float
+    # keeps `log` off its pole, `jax.nn.log_sigmoid` does (an unseen Equinox program's `error_if` met it)
+    "sigmoid-saturated": "assert jnp.isfinite(jnp.log(1.0 - jax.nn.sigmoid(jnp.array(90.0))))\n",
 }
 #: a Cholesky factor of a (1, 2) matrix: JAX symmetrises it by broadcasting, a NaN like a singular one's
 NOT_SQUARE = "assert jnp.isfinite(jax.lax.linalg.cholesky(jnp.ones((1, 2)))).all()\n"
@@ -168,6 +172,8 @@ LOOPHOLES = [
      "assert jnp.isfinite(jax.grad(lambda x: jnp.log(0.0 * x) * 0.0)(1.0))\n", "cause"),
     ("sigmoid-rounding-gradient", "a-sigmoid-of-1-in-float64-too",
      "assert jnp.isfinite(jax.grad(lambda eta: -jnp.log(1.0 - jax.nn.sigmoid(3.0 - eta)))(-2000.0))\n", "cause"),
+    # the sigmoid's 1 written in: no formula left whose stable form keeps `log` off its pole
+    ("sigmoid-saturated", "a-zero-written-in", "assert jnp.isfinite(jnp.log(1.0 - 1.0))\n", "fix"),
     ("mixture-underflow", "an-overflow-for-an-underflow",
      "assert jnp.isfinite(jnp.log(jnp.sum(jnp.exp(jnp.array([1000.0])))))\n", "cause"),
 ]
@@ -195,6 +201,7 @@ FAITHFUL = [
     ("variance-rounding", f"{READINGS}assert jnp.isfinite(jnp.sqrt(jnp.sum(x ** 2) / 64 - jnp.mean(x) ** 2))\n"),
     ("standardised-rounding", f"{READINGS}assert jnp.isfinite(jnp.sqrt(jnp.mean(x ** 2) - jnp.mean(x) ** 2))\n"),
     ("sigmoid-rounding-gradient", "assert jnp.isfinite(jax.grad(lambda z: jnp.log(1.0 - jax.nn.sigmoid(z)))(23.0))\n"),
+    ("sigmoid-saturated", "p = jax.nn.sigmoid(50.0)\nassert jnp.isfinite(jnp.log1p(-p))\n"),
 ]
 
 
@@ -269,6 +276,9 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     assert (standardised.get("value"), standardised.get("in"), standardised.get("op"), standardised.get("fix")) == \
         ("nan", "forward", "sqrt", "float64-arithmetic")
     assert standardised.get("cause").endswith("-rounding") and "reduce_sum" in standardised.get("cause")
+    saturated = origins["sigmoid-saturated"]  # no float keeps the sigmoid off 1: JAX's `log_sigmoid` is the fix
+    assert (saturated.get("value"), saturated.get("in"), saturated.get("op"), saturated.get("point"),
+            saturated.get("fix")) == ("-inf", "forward", "log", "pole", "log_sigmoid"), saturated
     mixture = origins["mixture-underflow"]
     assert (mixture.get("value"), mixture.get("in"), mixture.get("op"), mixture.get("cause"), mixture.get("fix")) == \
         ("+inf", "forward", "log", "exp-underflow", "logsumexp")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oracles.outcome import Signature
-from reducer.faults import Fault, contracts, float64_fix, nonfinite, rounding_fix, safe_ops, stable_fix
+from reducer.faults import Fault, contracts, float64_fix, nonfinite, rounding_fix, safe_ops, saturated, stable_fix
 from reducer.faults import cause as causes
 
 #: the kind of the checked value when the run under JAX's NaN checks meets no NaN
@@ -60,9 +60,10 @@ def fixed(program: str, op: str | tuple[str, ...], how: str) -> str:
     """`program` with `op` (or each of several) made safe before it runs (its lines where they were);
     with `how` WIDE, the program made float64, `op` (when named) evaluated in float64 (`float64_fix`);
     with `how` one of `stable_fix.FORMULAS`, that formula computed by JAX's function (`program` itself
-    where it has none)."""
-    if how in stable_fix.FORMULAS:
-        return stable_fix.rewritten(program, how) or program
+    where it writes none, but for a sigmoid's `log`, followed as the program runs: `saturated`)."""
+    if how in stable_fix.FORMULAS:  # where no expression writes it, a sigmoid's log followed as it runs
+        dynamic = nonfinite.first_of(program, saturated.LINE) if how == saturated.FIX else program
+        return stable_fix.rewritten(program, how) or dynamic
     if how == WIDE:
         return float64_fix.widened(program, op)
     return nonfinite.first_of(program, "; ".join(safe_ops.line(o, how) for o in ((op,) if isinstance(op, str) else op)))

@@ -18,8 +18,10 @@ what a counterfactual says:
   Where none is found, an overflow's: made float64, the program runs through with the operation in
   float64 and fails again with it in float32 (`fix=float64`, `reducer.faults.float64_fix`); where
   float64 overflows too, a formula written by hand computed by JAX's function (`fix=logsumexp`,
-  `reducer.faults.stable_fix`); where neither, a NaN that float32's rounding put outside the domain
-  of the operation JAX's checks name: the program runs through with the arithmetic before it
+  `reducer.faults.stable_fix`), as for a `log` of a sigmoid that no float keeps off 1
+  (`fix=log_sigmoid`; followed from the sigmoid to the `log` as the program runs where no one
+  expression writes it: `reducer.faults.saturated`); where neither, a NaN that float32's rounding
+  put outside the domain of the operation JAX's checks name: the program runs through with the arithmetic before it
   evaluated in float64 (`fix=float64-arithmetic`, its operations the `cause`,
   `reducer.faults.rounding_fix`);
 - its transformation (`in`): `forward` when making the operation's forward value finite alone takes
@@ -47,7 +49,7 @@ from typing import Callable
 
 from oracles.outcome import RunResult, Signature
 from reducer.faults import (CutShort, Fault, checked_value, contracts, float64_fix, forward_share, nonfinite,
-                            rounding_fix, safe_ops, stable_fix, suspects)
+                            rounding_fix, safe_ops, saturated, stable_fix, suspects)
 from reducer.faults import cause as causes
 from reducer.faults import hold
 from reducer.faults.ahead import Ahead
@@ -83,6 +85,9 @@ class ValueOrigin:
         self.breaks = False  # the original breaks a contract: recorded in the signature
         self.later = False  # the original's fix got its check past where it failed, not through the program
         self.ahead = Ahead()  # a candidate's runs started before they are read (`hold.held`)
+        # JAX's checks met the original's value only op by op (a check inside a compiled call stopped it
+        # first: Equinox's `error_if`); None where not known (a resumed reduction's)
+        self.eager_checks: bool | None = None
 
     def expect(self, sig: Signature) -> None:
         self.origin = Origin.of(sig)
@@ -127,16 +132,23 @@ class ValueOrigin:
         program = nonfinite.first_of(program, WATCH) if watched else program
         return nonfinite.first_of(program, contracts.LINE) if self.contracts else program
 
-    def checked(self, program: str, infs: bool, again: bool = False) -> str:
+    def checked(self, program: str, infs: bool, again: bool | None = None) -> str:
         """What `program` prints under JAX's NaN checks (and its Inf checks too, with `infs`); with
-        `again` (the original's origin being established, not a candidate held to it), where they meet
-        nothing, once more op by op (a compiled call's result can escape them: a Flax NNX test's
-        `nnx.jit` loss made NaN by an overflow ran through them unchecked), unless that run, slower by
-        nature, runs past its timeout."""
+        `again` (the original's origin being established), where they meet nothing, once more op by op
+        (a compiled call's result can escape them: a Flax NNX test's `nnx.jit` loss made NaN by an
+        overflow ran through them unchecked; Equinox's `error_if` stops the call before they see its
+        result), unless that run, slower by nature, runs past its timeout. A candidate's runs are so
+        where only that met the original's value (`eager_checks`), or where that is not known."""
+        again = self.eager_checks is not False if again is None else again
         output = self.ran(nonfinite.with_checks(program, infs=infs)).output
-        if again and nonfinite.read(output, program) is None:
+        establishing, met = again and self.origin is None, nonfinite.read(output, program) is not None
+        if establishing and met and self.eager_checks is None:
+            self.eager_checks = False
+        if again and not met:
             with contextlib.suppress(CutShort):
                 output = self.ran(nonfinite.with_checks(program, infs=infs, eager=True)).output
+                if establishing and nonfinite.read(output, program) is not None:
+                    self.eager_checks = True
         return output
 
     def kind_of(self, program: str, output: str | None = None,
@@ -195,7 +207,8 @@ class ValueOrigin:
                 point = self._point(program, op, reached)  # beside the forward kind: the next round needs both
                 kind = (forward.result() if forward else None) or kind
                 cause = self._cause(program, kind, where, op, point, reached)
-                formula = self._formula(program, reached) if cause == f"{stable_fix.OP}-{causes.UNDERFLOW}" else ""
+                formula = self._formula(program, reached, saturating=not causes.named(cause)) \
+                    if self._formula_may_fix(cause, point) else ""
                 self.origin = Origin(kind, where, op, via, cause, point, self.breaks, fix=formula or FIX)
                 found = {"op": op, "from": via, "in": where, "kind": kind,
                          "prim": (nans or both or {}).get("prim", "")}
@@ -219,7 +232,7 @@ class ValueOrigin:
         if not op and not formula:
             return None
         where = made(op) if op else float64_fix.made_in(self, program)
-        op = op or stable_fix.OP
+        op = op or stable_fix.op_of(formula)
         kind = (self._forward_kind(program, op) if where == "forward" else None) or kind
         self.origin = Origin(kind, where, op, vias.get(op, op), breaks_contract=self.breaks, fix=formula or WIDE)
         said = stable_fix.evidence(formula, kind) if formula else float64_fix.evidence(op, kind)
@@ -235,9 +248,22 @@ class ValueOrigin:
         self.origin = Origin(kind, "forward", at["op"], at["from"], cause, breaks_contract=self.breaks, fix=ROUNDED)
         return Fault(at["op"], self.origin.fields(), rounding_fix.evidence(at["op"], cause))
 
-    def _formula(self, program: str, reached: tuple | None) -> str:
-        """The first formula `program` writes by hand whose stable form makes it run through, or ""."""
-        return next((f for f in stable_fix.formulas(program) if self.passes(program, "", f, reached)), "")
+    @staticmethod
+    def _formula_may_fix(cause: str, point: str) -> bool:
+        """Whether a formula's stable form may be what keeps the value finite: every term of a sum of
+        `exp`s underflowed, or a pole met where no float is wide enough to keep off it (a sigmoid that
+        is exactly 1 under `log`)."""
+        return cause == f"{stable_fix.OP}-{causes.UNDERFLOW}" or point == causes.POLE and not causes.named(cause)
+
+    def _formula(self, program: str, reached: tuple | None, saturating: bool | None = None) -> str:
+        """The first formula `program` writes by hand whose stable form makes it run through, or "";
+        a sigmoid's `log` too where no one expression writes it (`saturated`). With `saturating`, only
+        the formulas of a function that no float keeps off 0 or 1 (or, False, only the others): an
+        underflow's `log(0)` is held to its cause, the `exp` that underflowed, not to a `log_softmax`."""
+        found = stable_fix.formulas(program)
+        found += [saturated.FIX] if saturated.FIX not in found and saturated.may_write(program) else []
+        tried = [f for f in found if saturating is None or (f in stable_fix.SATURATING) == saturating]
+        return next((f for f in tried if self.passes(program, "", f, reached)), "")
 
     def _as_unfixed(self, program: str, outputs: dict) -> Fault | None:
         self.unfixed = True

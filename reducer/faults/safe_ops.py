@@ -178,10 +178,10 @@ def _evaluated_in(name: str, bind, args, params, how: str):
     import jax.numpy as jnp
     from jax import lax
 
-    if any(_narrow(jnp.result_type(a)) for a in args):
+    narrow = [_narrow(jnp.result_type(a)) for a in args]
+    if any(narrow):
         _widened.add(name)
-    out = bind(*[lax.convert_element_type(a, jnp.float64) if _narrow(jnp.result_type(a)) else a for a in args],
-               **params)
+    out = bind(*[lax.convert_element_type(a, jnp.float64) if n else a for a, n in zip(args, narrow)], **params)
     if how == WIDEN or not jnp.issubdtype(out.dtype, jnp.floating):
         return out
     beyond = lax.is_finite(out) & (lax.abs(out) > float(jnp.finfo(jnp.float32).max))

@@ -14,7 +14,11 @@ the formula (`FORMULAS`), written where the program writes the formula:
 - `log(exp(a) + exp(b))`: `jax.numpy.logaddexp(a, b)`;
 - `log(sum(exp(x), axis))`, `log(exp(x).sum(axis))`: `jax.nn.logsumexp(x, axis)`;
 - `exp(x) / sum(exp(x), axis, keepdims=True)`, `exp(x) / sum(exp(x))`: `jax.nn.softmax(x, axis)`
-  (`inf / inf` is its NaN).
+  (`inf / inf` is its NaN);
+- `log(1 - sigmoid(z))`, `log1p(-sigmoid(z))`, `log(sigmoid(z))`: `jax.nn.log_sigmoid(-z)` (`z`): a
+  sigmoid is exactly 1 (or 0) in float32 beyond 17, in float64 beyond 37, so that `log` meets its pole
+  with no float wide enough to keep it off;
+- `log(softmax(x, axis))`: `jax.nn.log_softmax(x, axis)`, for the same reason.
 
 The operands are followed through the names a scope binds once (`e = jnp.exp(s)`, then
 `e / e.sum(-1, keepdims=True)`), as users and the traced level's written-back scripts spell one
@@ -30,13 +34,16 @@ from reducer.faults import source_fix
 
 #: each formula's stable call, by the signature's `fix` that names it
 FORMULAS = {"softplus": "jax.nn.softplus({x})", "logaddexp": "jax.numpy.logaddexp({a}, {b})",
-            "logsumexp": "jax.nn.logsumexp({x}{axis})", "softmax": "jax.nn.softmax({x}{axis})"}
+            "logsumexp": "jax.nn.logsumexp({x}{axis})", "softmax": "jax.nn.softmax({x}{axis})",
+            "log_sigmoid": "jax.nn.log_sigmoid({x})", "log_softmax": "jax.nn.log_softmax({x}{axis})"}
+#: the formulas of a function that rounds to 0 or 1 in any float, by the function
+SATURATING = {"log_sigmoid": "sigmoid", "log_softmax": "softmax"}
 #: the operation whose overflow each formula keeps from the value
 OP = "exp"
 #: what gives a sum back its summed axes, as `keepdims=True` does (`lax.broadcast_in_dim`, `[..., None]`)
 KEEPING = ("broadcast_in_dim", "expand_dims", "reshape")
 #: the modules whose functions the formulas are spelled with
-MODULES = ("jax.numpy", "jax.lax")
+MODULES = ("jax.numpy", "jax.lax", "jax.nn", "jax.scipy.special")
 _DEPTH = 8  # names followed, at most, from one operand to the expression bound to it
 
 
@@ -172,6 +179,9 @@ class _Reader:
         if log is None or len(log.args) != 1:
             return None
         inner = log.args[0]
+        saturating = self._of_saturating(inner, log1p=self.called(log, "log1p") is not None)
+        if saturating:
+            return saturating
         if self.called(log, "log1p") is not None:
             x = self.exp_of(inner)
             return ("softplus", FORMULAS["softplus"].format(x=self.text(x))) if x is not None else None
@@ -190,6 +200,28 @@ class _Reader:
         if all(e is not None for e in exps):
             return "logaddexp", FORMULAS["logaddexp"].format(a=self.text(exps[0]), b=self.text(exps[1]))
         return None
+
+    def _of_saturating(self, inner: ast.expr, log1p: bool) -> tuple[str, str] | None:
+        """(the formula, its stable call) where a `log` (`log1p`) is taken of a function that rounds to
+        0 or 1 in any float: `log(sigmoid(z))`, `log(1 - sigmoid(z))`, `log1p(-sigmoid(z))`,
+        `log(softmax(x, axis))`."""
+        node = self.value(inner)
+        if log1p:
+            negated = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+            sigmoid = self.called(node.operand, "sigmoid", "expit") if negated else None
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and _one(node.left):
+            sigmoid, negated = self.called(node.right, "sigmoid", "expit"), True
+        else:
+            sigmoid, negated = self.called(node, "sigmoid", "expit"), False
+            softmax = self.called(node, "softmax")
+            if softmax is not None and len(softmax.args) == 1:
+                axis = {k.arg: k.value for k in softmax.keywords}.get("axis")
+                axis = f", axis={ast.get_source_segment(self.source, axis) or ast.unparse(axis)}" if axis else ""
+                return "log_softmax", FORMULAS["log_softmax"].format(x=self.text(softmax.args[0]), axis=axis)
+        if sigmoid is None or len(sigmoid.args) != 1:
+            return None
+        z = self.text(sigmoid.args[0])
+        return "log_sigmoid", FORMULAS["log_sigmoid"].format(x=f"-{z}" if negated else z)
 
     def _added(self, node: ast.expr) -> list[ast.expr] | None:
         """The two terms of an addition `node` is (`a + b`, `jnp.add(a, b)`)."""
@@ -239,6 +271,12 @@ def _one(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and not isinstance(node.value, bool) and node.value == 1
 
 
+def op_of(formula: str) -> str:
+    """The operation whose non-finite value `formula` keeps away: `log`'s at its pole for a function
+    that saturates, else `exp`'s overflow (`OP`)."""
+    return "log" if formula in SATURATING else OP
+
+
 def function(formula: str) -> str:
     """The JAX function that computes `formula` (`jax.nn.logsumexp`)."""
     return FORMULAS[formula].partition("(")[0]
@@ -253,7 +291,9 @@ def evidence(formula: str, kind: str, underflow: bool = False) -> str:
     """Why the value comes from the formula, in the words of the log and the report's evidence: `exp`
     overflows in it and the program made float64 still fails, or (`underflow`) every term it adds
     underflows to 0."""
-    why = (f"`{OP}` underflows to 0 in a formula written by hand" if underflow else
+    why = (f"`{SATURATING[formula]}` is exactly {'0' if formula == 'log_softmax' else '1 or 0'} under `log` in a "
+           "formula written by hand, in float64 too" if formula in SATURATING else
+           f"`{OP}` underflows to 0 in a formula written by hand" if underflow else
            f"made float64, the program still fails: `{OP}` overflows in a formula written by hand")
     return (f"The program checks a non-finite value ({kind}); {why}; it runs through with the formula computed "
             f"by `{function(formula)}`, so that is where the value comes from.")

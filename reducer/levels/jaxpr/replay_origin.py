@@ -53,7 +53,7 @@ def with_origin(found: dict, text: str, outputs: dict, bound: set, wanted_cause:
                 **({"fix": formula} if formula else {}), **({"cause": cause} if cause else {})}
     formula = _stable(text)
     if formula:
-        return {**found, "op": stable_fix.OP, "fix": formula}
+        return {**found, "op": stable_fix.op_of(formula), "fix": formula}
     return _rounded(found, text, bound, wanted_cause) or found
 
 
