@@ -26,8 +26,9 @@ from reducer.faults import safe_ops
 FIX = "log_sigmoid"
 #: the statement, run before a program's first, that installs the fix in its process
 LINE = "from reducer.faults.saturated import install as _reducer_saturated; _reducer_saturated()"
-#: values followed, at most (the oldest forgotten first): a training loop makes new ones each step
-_KEPT = 4096
+#: values followed, at most (the oldest forgotten first): a sigmoid meets its `log` a few operations later,
+#: and a training loop makes new ones each step
+_KEPT = 64
 SIGMOID, ONE_MINUS, NEGATED = "sigmoid", "1-sigmoid", "-sigmoid"
 #: how a program, or a library it imports, names a sigmoid
 _NAMED = re.compile(r"sigmoid|expit|logistic|import (?:flax|equinox|haiku|optax)\b|from (?:flax|equinox|haiku)\b")
@@ -69,9 +70,9 @@ def _bound(name: str, bind, args, params):
     made = [_made.get(id(a)) for a in args]
     made = [m if m is not None and m[2] is a else None for m, a in zip(made, args)]
     if name == "log" and made[0] and made[0][0] in (SIGMOID, ONE_MINUS):
-        return _log_sigmoid(made[0][1], made[0][0] == ONE_MINUS)
+        return _log_sigmoid(made[0][1], made[0][0] == ONE_MINUS, args[0])
     if name == "log1p" and made[0] and made[0][0] == NEGATED:
-        return _log_sigmoid(made[0][1], True)
+        return _log_sigmoid(made[0][1], True, args[0])
     out = bind(*args, **params)
     if name == "logistic":
         _remember(out, SIGMOID, args[0])
@@ -84,10 +85,13 @@ def _bound(name: str, bind, args, params):
     return out
 
 
-def _log_sigmoid(logit, negated: bool):
+def _log_sigmoid(logit, negated: bool, like):
+    """`log_sigmoid` of the logit (negated), of the shape and type of the `log`'s input `like`."""
     import jax
+    import jax.numpy as jnp
 
-    return jax.nn.log_sigmoid(-logit if negated else logit)
+    value = jax.nn.log_sigmoid(-logit if negated else logit)
+    return jnp.broadcast_to(value, jnp.shape(like)).astype(jnp.result_type(like))
 
 
 def _remember(out, kind: str, logit) -> None:
