@@ -85,7 +85,8 @@ def project(sig, oracle=None) -> owners.Project:
 def why_own(sig: Signature) -> str:
     """Why the failure `sig` is the program's own code's, in its family's words (where `project` is the
     program)."""
-    return make_oracle(oracle_spec(sig), sig.get("platform") or "cpu").why_own(sig)
+    family = FAMILIES.get("own-check" if sig.family == "nonfinite" else sig.family)
+    return (family() if family else Oracle()).why_own(sig)
 
 
 def reference(sig: Signature) -> str | None:

@@ -373,7 +373,8 @@ def with_filing(top: list[str], later: list[str], sig: Signature, owner: str | N
     (`reducer.filing`; the issue's body is the report without its title), then `later`."""
     title = top[0].lstrip("# ").strip()
     body = "\n".join(top[2:] + later).strip()
-    where = filing.section(filing.filing(sig, title, body, owner), fix, oracles.why_own(sig))
+    filed = filing.filing(sig, title, body, owner)
+    where = filing.section(filed, fix, oracles.why_own(sig)) if filed.repo is None else filing.section(filed, fix)
     return "\n".join(top + where + later).rstrip("\n") + "\n"
 
 
