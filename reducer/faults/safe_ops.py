@@ -124,23 +124,32 @@ def make_safe(name: str, how: str):
     return undo
 
 
-def _patched(prim, bind, safe: float, how: str):
+def where_bound(prim, bind, instead):
+    """`prim`'s `bind`, with `instead(args, params)` run in its place where the program binds it: not
+    inside JAX's own rules (`_inside_rule`), nor inside the work of another operation patched so."""
     def patched(*args, **params):
         if getattr(_busy, "on", False) or prim.multiple_results or _inside_rule():
             return bind(*args, **params)
         _busy.on = True
         try:
-            if how == UNDERFLOW and prim.name in PRODUCTS:
-                return _product_underflow(prim.name, bind, args, params)
-            if how == WIDEN and prim.name == CAST:
-                return _kept_wide(bind, args, params)
-            if how in (NARROW, WIDEN):  # an overflow of float32 brought back, or taken away, alone
-                return _evaluated_in(prim.name, bind, args, params, how)
-            return _safe(bind, args, params, safe, how, prim.name in NO_OUTSIDE)
+            return instead(args, params)
         finally:
             _busy.on = False
 
     return patched
+
+
+def _patched(prim, bind, safe: float, how: str):
+    def instead(args, params):
+        if how == UNDERFLOW and prim.name in PRODUCTS:
+            return _product_underflow(prim.name, bind, args, params)
+        if how == WIDEN and prim.name == CAST:
+            return _kept_wide(bind, args, params)
+        if how in (NARROW, WIDEN):  # an overflow of float32 brought back, or taken away, alone
+            return _evaluated_in(prim.name, bind, args, params, how)
+        return _safe(bind, args, params, safe, how, prim.name in NO_OUTSIDE)
+
+    return where_bound(prim, bind, instead)
 
 
 def say_widened() -> None:

@@ -11,32 +11,34 @@ formula where one expression writes it; users most often split it over a model's
 binds show: the sigmoid's output (`lax.logistic_p`), the 1 minus it (`sub_p` of a constant 1) or its
 negation (`neg_p`), through the casts `jax.numpy` makes of its operands (`convert_element_type_p`),
 then the `log` (`log_p`, `log1p_p`) of one of those. Each is followed by identity
-while the program runs or is traced, under `jit`, `grad` and `vmap` alike, and only where the program
-binds it (`safe_ops._inside_rule`). A candidate whose `log` meets a 0 written in, or one NumPy made,
-still fails with it: it is not the failure.
+as the program runs op by op (`jit` turned off: a compiled function's operations are traced apart),
+under `grad` and `vmap` alike, and only where the program binds it (`safe_ops.where_bound`). A
+candidate whose `log` meets a 0 written in, or one NumPy made, still fails with it: it is not the
+failure.
 """
 from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from functools import partial
 
-from reducer.faults import safe_ops
+from reducer.faults import safe_ops, stable_fix
 
 #: what the fix is named by, as a signature's `fix` (`reducer.faults.stable_fix.FORMULAS`)
-FIX = "log_sigmoid"
+FIX = stable_fix.LOG_SIGMOID
 #: the statement, run before a program's first, that installs the fix in its process
 LINE = "from reducer.faults.saturated import install as _reducer_saturated; _reducer_saturated()"
 #: values followed, at most (the oldest forgotten first): a sigmoid meets its `log` a few operations later,
 #: and a training loop makes new ones each step
 _KEPT = 64
 SIGMOID, ONE_MINUS, NEGATED = "sigmoid", "1-sigmoid", "-sigmoid"
-#: how a program, or a library it imports, names a sigmoid
-_NAMED = re.compile(r"sigmoid|expit|logistic|import (?:flax|equinox|haiku|optax)\b|from (?:flax|equinox|haiku)\b")
+#: how a program names a sigmoid (a library's own, as in a gated cell, is not one whose `log` it takes)
+_NAMED = re.compile(r"sigmoid|expit|logistic")
 _made: OrderedDict[int, tuple[str, object, object]] = OrderedDict()
 
 
 def may_write(program: str) -> bool:
-    """Whether `program` may take a sigmoid's `log` (it names a sigmoid, or calls what may)."""
+    """Whether `program` may take a sigmoid's `log` (it names a sigmoid)."""
     return bool(_NAMED.search(program))
 
 
@@ -50,23 +52,12 @@ def install() -> None:
     jax.config.update("jax_disable_jit", True)
 
     for prim in (lax.logistic_p, lax.sub_p, lax.neg_p, lax.log_p, lax.log1p_p, lax.convert_element_type_p):
-        prim.bind = _patched(prim, prim.bind)
-
-
-def _patched(prim, bind):
-    def patched(*args, **params):
-        if getattr(safe_ops._busy, "on", False) or safe_ops._inside_rule():
-            return bind(*args, **params)
-        safe_ops._busy.on = True
-        try:
-            return _bound(prim.name, bind, args, params)
-        finally:
-            safe_ops._busy.on = False
-
-    return patched
+        prim.bind = safe_ops.where_bound(prim, prim.bind, partial(_bound, prim.name, prim.bind))
 
 
 def _bound(name: str, bind, args, params):
+    """The operation `name` bound where the program binds it: a sigmoid's `log` computed as `log_sigmoid`,
+    the values on the way to one remembered."""
     made = [_made.get(id(a)) for a in args]
     made = [m if m is not None and m[2] is a else None for m, a in zip(made, args)]
     if name == "log" and made[0] and made[0][0] in (SIGMOID, ONE_MINUS):

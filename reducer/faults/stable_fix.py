@@ -32,12 +32,14 @@ import ast
 
 from reducer.faults import source_fix
 
+#: the signature's `fix` of a sigmoid's `log` (`reducer.faults.saturated` follows it as the program runs)
+LOG_SIGMOID = "log_sigmoid"
 #: each formula's stable call, by the signature's `fix` that names it
 FORMULAS = {"softplus": "jax.nn.softplus({x})", "logaddexp": "jax.numpy.logaddexp({a}, {b})",
             "logsumexp": "jax.nn.logsumexp({x}{axis})", "softmax": "jax.nn.softmax({x}{axis})",
-            "log_sigmoid": "jax.nn.log_sigmoid({x})", "log_softmax": "jax.nn.log_softmax({x}{axis})"}
+            LOG_SIGMOID: "jax.nn.log_sigmoid({x})", "log_softmax": "jax.nn.log_softmax({x}{axis})"}
 #: the formulas of a function that rounds to 0 or 1 in any float, by the function
-SATURATING = {"log_sigmoid": "sigmoid", "log_softmax": "softmax"}
+SATURATING = {LOG_SIGMOID: "sigmoid", "log_softmax": "softmax"}
 #: the operation whose overflow each formula keeps from the value
 OP = "exp"
 #: what gives a sum back its summed axes, as `keepdims=True` does (`lax.broadcast_in_dim`, `[..., None]`)
@@ -221,7 +223,7 @@ class _Reader:
         if sigmoid is None or len(sigmoid.args) != 1:
             return None
         z = self.text(sigmoid.args[0])
-        return "log_sigmoid", FORMULAS["log_sigmoid"].format(x=f"-{z}" if negated else z)
+        return LOG_SIGMOID, FORMULAS[LOG_SIGMOID].format(x=f"-{z}" if negated else z)
 
     def _added(self, node: ast.expr) -> list[ast.expr] | None:
         """The two terms of an addition `node` is (`a + b`, `jnp.add(a, b)`)."""
@@ -284,6 +286,8 @@ def function(formula: str) -> str:
 
 def in_words(formula: str) -> str:
     """The fix of `formula`, in the report's words."""
+    if formula in SATURATING:  # written in one expression, or a sigmoid and its `log` apart
+        return f"the `log` of its `{SATURATING[formula]}` computed by `{function(formula)}`"
     return f"the formula written by hand computed by `{function(formula)}`"
 
 
