@@ -198,20 +198,23 @@ class OwnCheck(Oracle):
 
 
 #: the references a program's own check can be held to (`reducer.counterfactual`), each with what the
-#: program must call for it: Enzyme-JAX's derivative replaced by JAX's AD, `jit` by op-by-op evaluation
-REFERENCES = (("enzyme", "enzyme_jax_ir"), ("jit", "jit"))
+#: program must call for it: Enzyme-JAX's derivative replaced by JAX's AD, `jit` by op-by-op evaluation,
+#: JAX's NaN check done at every operation as it documents (`reducer.faults.nan_check`)
+REFERENCES = (("enzyme", r"enzyme_jax_ir"), ("jit", r"jit"),
+              ("nan-check", r"jax_debug_(?:nans|infs)|debug_(?:nans|infs)\(\s*True|JAX_DEBUG_(?:NANS|INFS)"))
+#: of those, the one a check on a NaN or an Inf may be held to: a NaN JAX was asked to stop and did not
+ON_NONFINITE = ("nan-check",)
 
 
 def references(sig: Signature, program: str) -> list[str]:
     """The references worth trying for a failure the program's own check decides (an `assert`
     comparing Enzyme-JAX's gradient with JAX's, or `jit` with op by op): each one the program can be
-    given, in turn; none for an `assert` or a `raise` on a NaN or an Inf (its fix is its origin's,
-    `oracles.nonfinite`), nor for another family."""
-    if nonfinite(sig) and sig.get("check") in ("assert", "raise"):
+    given, in turn; for an `assert` or a `raise` on a NaN or an Inf only JAX's NaN check, where the
+    program turns it on (another fix is its origin's, `oracles.nonfinite`); none for another family."""
+    if not decided_by_program(sig) or nonfinite(sig) and sig.get("check") in ("assert", "raise"):
         return []
-    if not decided_by_program(sig) or sig.get("reads") == "nonfinite":
-        return []
-    return [how for how, needs in REFERENCES if needs in program]
+    tried = [how for how, needs in REFERENCES if re.search(needs, program)]
+    return [how for how in tried if how in ON_NONFINITE] if sig.get("reads") == "nonfinite" else tried
 
 
 def reads_a_trend(sig: Signature) -> bool:

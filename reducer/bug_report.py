@@ -142,10 +142,11 @@ def as_printed(sig: Signature, excerpt: str) -> str:
     names), where the excerpt shows it."""
     masked = sig.get("message") or ""
     parts = [re.escape(part) for part in filing.MASKS.split(masked)]
-    if len(parts) > 1 and all(len(p) < 200 for p in parts):
-        found = re.search(".+?".join(parts), excerpt)
+    if len(parts) > 1 and all(len(p) < 200 for p in parts):  # as the last line that ends with it shows it
+        shown = (re.search(".+?".join(parts) + r"\s*$", line) for line in reversed(excerpt.splitlines()))
+        found = next((found for found in shown if found), None)
         if found:
-            return trim(found.group(0))
+            return trim(found.group(0).strip())
     kind = sig.get("type")
     for line in reversed(excerpt.splitlines()):
         head, sep, rest = line.strip().partition(": ")
@@ -225,7 +226,7 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
            mlir: str | None = None, private_paths: tuple[str, ...] = (), pipeline: str | None = None,
            mlir_runner: str | None = None, versions: str = "", known: str = "", mlir_failure: str = "",
            traced: str = "", opt_line: str = "", fixed_by: str = "", owner: str | None = None,
-           mlir_tool: str = "Enzyme-JAX", fixed_code: str = "") -> str:
+           mlir_tool: str = "Enzyme-JAX", fixed_code: str = "", expected: str = "") -> str:
     """The bug report; `versions` is the "Versions" section `reducer bisect` wrote (reducer.versions.record);
     `known` the corpus case with the same signature (reducer.corpus.known_line), so no duplicate is filed;
     `traced` what the traced level's reduced program still needed (`TracedResult.story`); `opt_line` the
@@ -233,7 +234,8 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
     `fixed_by` the counterfactual the reproducer survives, in words, and `owner` whose bug that makes it
     (`reducer.counterfactual.WHAT`, `OWNERS`); `mlir_tool` what failed on the module `mlir` (Enzyme-JAX's
     pipeline, or XLA compiling and running it); `fixed_code` the reproducer with the fix written in,
-    shown as a diff (`reducer.fixes`).
+    shown as a diff (`reducer.fixes`); `expected` what the program expects, where the fix says it better
+    than the family (`reducer.counterfactual.EXPECTED`).
     What a maintainer reads first comes first; the module, the versions, the environment and how the
     reproducer was made follow in collapsed sections."""
     out = [f"# {sig.title or sig}", ""]
@@ -243,7 +245,7 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
     shown, later = _reproducer(code, sig)
     out += [_what_happens(sig, scrub(run_excerpt, *private_paths)), "", *shown]
     out += ["## What happens", "", "```", trim(scrub(run_excerpt.strip(), *private_paths)) or "(no output)", "```", ""]
-    out += ["## What was expected", "", _expected(sig), ""]
+    out += ["## What was expected", "", expected or _expected(sig), ""]
     if fixed_by:
         out += [f"With {fixed_by}, the reproducer runs through.", ""]
     if fixed_code:

@@ -11,6 +11,8 @@ ends cleanly:
 - a wrong Enzyme-JAX gradient: `enzyme_jax_ir(...)` becomes the identity, so JAX's own AD runs;
 - a wrong `jit` result: `jax_disable_jit`, so every compiled function runs op by op; one wrong against
   the CPU alone (`--platform gpu`, `reference=cpu`): op by op on the CPU (`jax_default_device`);
+- a NaN the program counts on JAX's check to stop (`jax_debug_nans` on, `except FloatingPointError`):
+  JAX's check made at every operation, op by op (`reducer.faults.nan_check`);
 - a loss that rises (a check of an ordering or a value, in a program that trains with an optimizer
   library `reducer.libraries` knows): the library's own fix, every learning rate positive as it
   documents (Optax's `scale_by_learning_rate` negates the rate itself; so does each update of
@@ -37,6 +39,7 @@ import oracles
 from oracles import own_check
 from oracles.outcome import Signature
 from reducer import libraries
+from reducer.faults import nan_check
 from reducer.prologue import with_prologue
 
 PROLOGUES = {
@@ -46,14 +49,21 @@ PROLOGUES = {
     "cpu": ("import jax as _reducer_jax\n"
             "_reducer_jax.config.update('jax_default_device', _reducer_jax.devices('cpu')[0])\n"
             "_reducer_jax.config.update('jax_disable_jit', True)\n"),
+    "nan-check": nan_check.LINE + "\n",
     # each optimizer library's rates as it documents them: the program's own misconfiguration, fixed
     **{name: fix.prologue for name, fix in libraries.fixes().items()},
 }
 WHAT = {"enzyme": "Enzyme-JAX's derivative replaced by JAX's AD", "jit": "`jit` replaced by op-by-op evaluation",
         "cpu": "`jit` on the GPU replaced by op-by-op evaluation on the CPU",
+        "nan-check": "JAX's NaN check made at every operation while `jax_debug_nans` reads True, as JAX "
+                     "documents it",
         **{name: fix.words for name, fix in libraries.fixes().items()}}
+#: what the program expects that the fix makes true, where the report says it better than its family
+EXPECTED = {"nan-check": "With `jax_debug_nans` on, the operation that makes the NaN raises `FloatingPointError`, "
+                         "in compiled and op-by-op code alike, as JAX documents; the program counts on it."}
 #: whose bug a failure is, when the reproducer runs through with this fix (`oracles.owners.PROJECTS`)
-OWNERS = {"enzyme": "enzyme-jax", "jit": "xla", "cpu": "xla", **{name: "program" for name in libraries.fixes()}}
+OWNERS = {"enzyme": "enzyme-jax", "jit": "xla", "cpu": "xla", "nan-check": "jax",
+          **{name: "program" for name in libraries.fixes()}}
 
 
 def mode(sig: Signature) -> str | None:

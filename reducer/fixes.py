@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from oracles.outcome import Signature
 from reducer import xla_culprit
+from reducer.counterfactual import EXPECTED
 from reducer.faults import stable_fix
 from reducer.faults.named_origin import ROUNDED, WIDE, Origin
 from reducer.faults.source_fix import in_float64, rewrites
@@ -16,11 +17,12 @@ TRIES = 3
 
 
 def for_report(job, program: str, established, fix: str | None, searched: bool) -> tuple[Signature, dict, str | None]:
-    """(the report's signature, its keyword arguments on the fix: `fixed_by`, `owner`, `fixed_code`;
-    XLA's culprit pass or None)."""
+    """(the report's signature, its keyword arguments on the fix: `fixed_by`, `owner`, `fixed_code`,
+    `expected`; XLA's culprit pass or None)."""
     sig, fixed_by, owner, culprit = xla_culprit.for_report(job, program, established, fix, searched)
     fixed_code = written_fix(job, program, sig) if searched else ""
-    return sig, {"fixed_by": fixed_by, "owner": owner, "fixed_code": fixed_code}, culprit
+    return sig, {"fixed_by": fixed_by, "owner": owner, "fixed_code": fixed_code,
+                 "expected": EXPECTED.get(fix or "", "")}, culprit
 
 
 def written_fix(job, program: str, sig: Signature) -> str:

@@ -92,6 +92,10 @@ def test_a_program_s_own_check_is_held_to_the_reference_it_compares_with():
     assert counterfactual.modes(own, "import numpy\n") == []
     nan = Signature("own-check", (("type", "AssertionError"), ("reads", "nonfinite")))
     assert counterfactual.modes(nan, program) == []  # no reference makes a NaN finite
+    assert counterfactual.modes(nan, program + "jax.config.update('jax_debug_nans', True)\n") == ["nan-check"]
+    assert counterfactual.modes(nan, MISSED) == ["nan-check"]
+    located = Signature("nonfinite", (("check", "assert"), ("op", "log")))
+    assert counterfactual.modes(located, MISSED) == []  # its fix is its origin's
     regex = Signature("regex", (("pattern", "differ"),))
     assert counterfactual.modes(regex, "y = jax.jit(f)(x)\n") == ["jit"]
 
@@ -169,3 +173,43 @@ def test_going_on_from_a_written_back_script_its_candidates_timeout_follows_that
         assert before >= 28 and job.timeout.value < before and job.latest_seconds < 7
     finally:
         job.close()
+
+
+#: JAX 0.10.2's NaN check lost after a `with jax.debug_nans(False):` block (the corpus's case): the
+#: program counts on the check to stop a NaN, and it does not
+NAN_HEAD = "import jax\nimport jax.numpy as jnp\nimport numpy as np\n"
+MISSED = NAN_HEAD + ("jax.config.update('jax_debug_nans', True)\njnp.log(jnp.ones(1))\n"
+                     "with jax.debug_nans(False):\n    pass\n"
+                     "try:\n    value = jnp.log(-jnp.ones(1))\nexcept FloatingPointError:\n    pass\nelse:\n"
+                     "    raise AssertionError(f'jax_debug_nans is on, but a NaN got through: {value}')\n")
+#: candidates the search met (the first) or could meet in its place: each fails the check as the original
+#: does, and still fails with JAX's check made at every operation
+NAN_LOOPHOLES = {
+    "no-nan-made": MISSED.replace("jnp.log(-jnp.ones(1))", "jnp.ones(0)"),
+    "nan-made-with-the-check-off": MISSED.replace("with jax.debug_nans(False):\n    pass\ntry:\n    value",
+                                                  "try:\n    with jax.debug_nans(False):\n        value"),
+    "nan-made-by-numpy": MISSED.replace("jnp.log(-jnp.ones(1))", "np.log(-np.ones(1))"),
+    "check-never-on": MISSED.replace("jax.config.update('jax_debug_nans', True)\n", ""),
+}
+
+
+def test_a_nan_jax_was_asked_to_stop_runs_through_with_its_check_made_at_every_operation(tmp_path):
+    from conftest import run_text
+
+    assert "NaN got through: [nan]" in run_text(MISSED, tmp_path).stderr  # the JAX bug
+    fixed = run_text(counterfactual.fixed(MISSED, "nan-check"), tmp_path)
+    assert fixed.returncode == 0, fixed.stderr
+    assert counterfactual.OWNERS["nan-check"] == "jax"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(NAN_LOOPHOLES))
+def test_a_nan_check_loophole_fails_as_the_original_but_not_with_the_check_made(tmp_path, name):
+    from conftest import run_text
+    from oracles.own_check import OwnCheck
+
+    oracle = OwnCheck()
+    original = oracle.classify(run_text(MISSED, tmp_path))
+    seen = oracle.classify(run_text(NAN_LOOPHOLES[name], tmp_path))
+    assert original is not None and seen is not None and oracle.same(original, seen), seen
+    assert run_text(counterfactual.fixed(NAN_LOOPHOLES[name], "nan-check"), tmp_path).returncode == 1

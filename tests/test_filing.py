@@ -7,7 +7,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlparse
 
 from oracles.base import Signature
-from reducer import bug_report, filing
+from reducer import bug_report, counterfactual, filing
 from reducer.levels.mlir import module_report
 from reducer.levels.mlir.run_module import ENZYME, XLA
 
@@ -105,6 +105,12 @@ def test_a_value_bug_of_the_program_s_own_code_has_no_tracker_and_says_what_fixe
     assert filing.read(text).repo is None and "With Optax's learning rates taken positive, the" in text
     enzyme = report(rises, fixed_by="Enzyme-JAX's derivative replaced by JAX's AD", owner="enzyme-jax")
     assert filing.read(enzyme).repo == "EnzymeAD/Enzyme-JAX"
+    nan_check = Signature("own-check", (("type", "AssertionError"), ("check", "raise"), ("reads", "nonfinite")))
+    text = report(nan_check, fixed_by=counterfactual.WHAT["nan-check"], owner=counterfactual.OWNERS["nan-check"],
+                  expected=counterfactual.EXPECTED["nan-check"])
+    assert filing.read(text).repo == "jax-ml/jax"
+    expected = text.split("## What was expected")[1].split("##")[0]
+    assert "raises `FloatingPointError`" in expected and "mathematics" not in expected
 
 
 def test_the_report_says_the_message_as_printed_not_masked():
@@ -114,6 +120,11 @@ def test_the_report_says_the_message_as_printed_not_masked():
     text = report(sig, excerpt="NotImplementedError: Unsupported dtype bfloat16.")
     top = text.split("<details>")[0]
     assert "Unsupported dtype bfloat16." in top and "<q>" not in top
+    own = Signature("own-check", (("type", "AssertionError"), ("check", "raise"), ("reads", "nonfinite"),
+                                  ("message", "a NaN got through: <array>")))
+    excerpt = ("    raise AssertionError(f'a NaN got through: {value}')\n"
+               "AssertionError: a NaN got through: [nan nan]\n")
+    assert bug_report.as_printed(own, excerpt) == "a NaN got through: [nan nan]"  # not the source line's f-string
 
 
 def test_a_module_report_goes_to_xla_or_enzyme_jax_by_what_ran_it():

@@ -51,6 +51,18 @@ def test_candidates_share_one_runner_and_see_a_clean_state(box):
     assert not os.environ.get("LEFT_BEHIND")
 
 
+def test_what_a_with_block_of_jax_options_leaves_behind_is_undone(box):
+    """JAX 0.10.2 leaves its NaN check off for the thread after a `with jax.debug_nans(False):` block
+    (the corpus's JAX bug): the next candidate must see it on where it turns it on."""
+    nan = ("import jax, jax.numpy as jnp\njax.config.update('jax_debug_nans', True)\njnp.log(jnp.ones(1))\n"
+           "{}try:\n    jnp.log(-jnp.ones(1))\nexcept FloatingPointError:\n    print('caught')\n"
+           "else:\n    print('missed')\n")
+    leaves = box.run(PID + nan.format("with jax.debug_nans(False):\n    pass\n"))
+    assert "missed" in leaves.stdout, leaves.stderr  # the bug itself, in this process
+    after = box.run(PID + nan.format(""))
+    assert pid_of(leaves) == pid_of(after) and "caught" in after.stdout, after.stdout + after.stderr
+
+
 def test_exit_codes_and_output_are_per_candidate(box):
     assert box.run("import sys\nprint('one')\nsys.exit(3)\n").returncode == 3
     run = box.run("print('two')\n")

@@ -7,7 +7,8 @@ whatever level (`reducer.workers.requests`), a script exactly as `reducer.harnes
 fresh child (own scratch folder, environment, output files, `__main__`, and only the modules its
 own imports load: `reducer.workers.imports`). Between candidates it puts back what a script can
 change: the working directory, `sys.argv`, `sys.path`, the environment, warning filters, every
-`jax.config` option, the script's own modules (those loaded from its scratch folder), and JAX's
+`jax.config` option (global, and per thread: what a `with jax.debug_nans(False):` block leaves
+behind), the script's own modules (those loaded from its scratch folder), and JAX's
 caches; processes the candidate started in the runner's process group are killed.
 
 When the interpreter can no longer be trusted (a config option that cannot be reset), when its
@@ -81,11 +82,29 @@ class Baseline:
                     jax.config.update(name, value)
         except Exception:
             return False
+        if not _unset_thread_values():
+            return False
         if not self.config:  # the first candidate imported jax: from now on, keep its defaults
             self.config = self._config()
         if clear_caches:
             jax.clear_caches()
         return True
+
+
+def _unset_thread_values() -> bool:
+    """Unset every per-thread value of JAX's options, and of the states their hooks keep (the NaN
+    check's: JAX 0.10.2 leaves it off after a `with jax.debug_nans(False):` block, though the option
+    reads True again); False when they cannot be read or unset."""
+    try:
+        from jax._src import api, config
+
+        states = [s for s in config.config._value_holders.values() if hasattr(s, "swap_local")]
+        for state in [*states, api._post_hook_state]:
+            if state.get_local() is not config.config_ext.unset:
+                state.swap_local(config.config_ext.unset)
+    except Exception:
+        return False
+    return True
 
 
 def _redirect(stdout: str, stderr: str) -> None:
