@@ -4,7 +4,8 @@
 usage: python benchmarks/bench.py [--bench DIR] [--jobs N] [--only NAME ...] [--levels L] [--args ARGS] [--out FILE]
 
 The cases are benchmarks/cases/*.py with their hand-made minima in benchmarks/minimal/ (--bench DIR
-takes another folder of the same layout, e.g. ../shared/bench).
+takes another folder of the same layout, e.g. ../shared/bench); a case that is a pytest module names
+the test reduced (its node id) on a line `# node: test_name`.
 
 Each case is reduced by `reducer reduce` with default options (plus --jobs, and --levels when
 given, e.g. `--levels source` to compare against the default choice of levels, and any other
@@ -33,10 +34,16 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_BENCH = HERE  # cases/, minimal/, measure.py and interesting.sh live next to this file
 
 
+#: a case that is a test module names the test to reduce on a line of its own: `# node: test_name`
+NODE = re.compile(r"^# node: (\w+)", re.M)
+
+
 def reduce_case(case: Path, out: Path, jobs: int, levels: str | None = None, args: str = "") -> dict:
     start = time.monotonic()
     extra = (["--levels", levels] if levels else []) + shlex.split(args)
-    done = subprocess.run([sys.executable, "-m", "reducer.cli", "reduce", str(case), "--out", str(out), "--json",
+    node = NODE.search(case.read_text())
+    target = f"{case}::{node[1]}" if node else str(case)
+    done = subprocess.run([sys.executable, "-m", "reducer.cli", "reduce", target, "--out", str(out), "--json",
                            "--jobs", str(jobs), *extra], capture_output=True, text=True, cwd=out.parent)
     wall = time.monotonic() - start
     try:

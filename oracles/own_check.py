@@ -31,7 +31,9 @@ from oracles.outcome import RunResult
 _FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)$')
 _EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
 #: where testing helpers live: a check raised there is the caller's own check
-_TESTING = re.compile(r"/numpy/testing/|/unittest/case\.py$|/jax/_src/(?:public_)?test_util\.py$|/chex/")
+_TESTING = re.compile(r"/numpy/testing/|/unittest/case\.py$|/jax/_src/(?:public_)?test_util\.py$|/chex/|/_pytest/")
+#: what pytest raises for a test's own check (`pytest.fail`, a `pytest.raises` that saw nothing raised)
+_PYTEST_FAILED = "Failed"
 _HELPER = re.compile(r"\b(assert_?[A-Za-z_]*)\s*\(")
 _ARRAY = re.compile(r"\[[^\[\]]*\]")
 _NONFINITE = re.compile(r"\b(isfinite|isnan|isinf|nan|inf|nonfinite|non-finite|finite)\b", re.I)
@@ -167,6 +169,8 @@ class OwnCheck(Oracle):
         elif kind == "AssertionError" and (_TESTING.search(innermost.file) or _HELPER.search(line)):
             helper = _HELPER.search(line)
             check = helper.group(1) if helper else innermost.func
+        elif kind == _PYTEST_FAILED and "/_pytest/" in innermost.file:
+            check = "pytest.raises" if "raises(" in line else "pytest.fail"
         else:
             return None  # raised inside a library: another family's, or none
         return self._signature(run, kind, check, line, message, ending[0])

@@ -4,6 +4,7 @@ Exit statuses are listed once, in `reducer.errors`; bad input gets one line and 
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -18,7 +19,7 @@ from rich.text import Text
 
 from reducer import env as envmod, filing
 from reducer.engine import Event
-from reducer.errors import USAGE, ReducerError
+from reducer.errors import USAGE, FailsAfterEarlierTests, ReducerError
 from reducer.settings import command_keys, project_defaults  # [tool.reducer] in pyproject.toml: the options' defaults
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -106,15 +107,24 @@ class Progress:
             print(line, file=sys.stderr, flush=True)
 
 
-def run_job(job, quiet: bool, json_out: bool, bisect: str | None = None, progress: Progress | None = None) -> int:
+def run_job(job, quiet: bool, json_out: bool, bisect: str | None = None, progress: Progress | None = None,
+            again=None) -> int:
     """Run a reduction job with progress and signals; print its summary; return its exit status.
     `progress` is what the job was made to report to (None: nothing). With `bisect` (a package
-    name), a verified result is then bisected over that package's releases."""
+    name), a verified result is then bisected over that package's releases. `again` makes the job
+    anew for a test that fails only after the tests before it in its module."""
     display = progress.display if progress is not None else Display("quiet")
     display.original, display.unit = job.progress_info()
     try:
         with job.signals(), display:
             result = job.run()
+    except FailsAfterEarlierTests as exc:
+        job.close()
+        if again is None:
+            fail(str(exc), exc.status)
+        job = again()
+        job.log(f"{exc}: it is reduced after them")
+        return run_job(job, quiet, json_out, bisect, progress)
     except ReducerError as exc:
         job.close()
         fail(str(exc), exc.status)
@@ -141,6 +151,16 @@ def run_job(job, quiet: bool, json_out: bool, bisect: str | None = None, progres
         err.print(f"[bold red]reducer:[/] bug in reducer: {result['bug']}; stopped, and wrote the best program "
                   f"so far to {result['out']} (traceback in reduce.log)", highlight=False, soft_wrap=True)
     return result["status"]
+
+
+def run_made(make, quiet: bool, json_out: bool, bisect: str | None, progress: Progress) -> int:
+    """`run_job` of the job `make()` builds (one line and its status for a bad value); a test that
+    fails only after the tests before it in its module is made again with them."""
+    try:
+        job = make()
+    except (ReducerError, ValueError) as exc:  # a bad value of an option (ValueError) is a usage error
+        fail(str(exc), getattr(exc, "status", USAGE))
+    return run_job(job, quiet, json_out, bisect, progress, again=lambda: make(after_earlier=True))
 
 
 class ProgramCommand(typer.core.TyperCommand):
@@ -237,13 +257,10 @@ def reduce(
                       max_time=max_time, stall=stall or None, memory_mb=memory_mb, hangs=hangs, warm=not cold,
                       runner=runner or "trust", reorder=pass_order == "yield", levels=levels or "auto")
     progress = Progress(quiet, json_out)
-    try:
-        job = job_for(script, resume or out, options, resume is not None, args=args, known=known_line,
-                      given={"--runner": runner, "--levels": levels, "--runs": runs}, module=module,
-                      on_event=progress.event, log=progress.log)
-    except (ReducerError, ValueError) as exc:  # a bad value of an option (ValueError) is a usage error
-        fail(str(exc), getattr(exc, "status", USAGE))
-    raise typer.Exit(run_job(job, quiet, json_out, bisect, progress))
+    given = {"--runner": runner, "--levels": levels, "--runs": runs}
+    make = functools.partial(job_for, script, resume or out, options, resume is not None, args=args, known=known_line,
+                             given=given, module=module, on_event=progress.event, log=progress.log)
+    raise typer.Exit(run_made(make, quiet, json_out, bisect, progress))
 
 
 @app.command(cls=ProgramCommand)
@@ -277,8 +294,10 @@ def check(
     except ValueError as exc:  # an oracle's setting that fails on first use (a command that cannot run)
         fail(str(exc), 2)
     except ReducerError as exc:
-        if exc.status == NO_FAILURE:
-            err.print(f"{script or f'-m {module}'}: does not fail: nothing to reduce", highlight=False, soft_wrap=True)
+        if exc.status == NO_FAILURE:  # said so, or that it fails only after the tests before it
+            said = str(exc) if isinstance(exc, FailsAfterEarlierTests) else f"{script or f'-m {module}'}: " \
+                "does not fail: nothing to reduce"
+            err.print(said, highlight=False, soft_wrap=True)
             raise typer.Exit(1)
         fail(str(exc), NO_BACKEND if exc.status == NO_BACKEND else 1)
     finally:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import threading
 
 import oracles
-from oracles import own_check
+from oracles import kinds, own_check
 from oracles.outcome import Signature
 from reducer import libraries
 from reducer.faults import nan_check
@@ -49,20 +49,31 @@ PROLOGUES = {
     "cpu": ("import jax as _reducer_jax\n"
             "_reducer_jax.config.update('jax_default_device', _reducer_jax.devices('cpu')[0])\n"
             "_reducer_jax.config.update('jax_disable_jit', True)\n"),
-    "nan-check": nan_check.LINE + "\n",
+    "nan-check": nan_check.LINE[False] + "\n",
+    "nan-check-eager": nan_check.LINE[True] + "\n",
+    # op by op with JAX's NaN and Inf checks taken away, whatever the program turns on: the values alone
+    "values": ("import jax as _reducer_jax\nfrom jax._src import dispatch as _reducer_dispatch\n"
+               "_reducer_jax.config.update('jax_disable_jit', True)\n"
+               "_reducer_dispatch._check_special = lambda *args, **kwargs: None\n"),
     # each optimizer library's rates as it documents them: the program's own misconfiguration, fixed
     **{name: fix.prologue for name, fix in libraries.fixes().items()},
 }
 WHAT = {"enzyme": "Enzyme-JAX's derivative replaced by JAX's AD", "jit": "`jit` replaced by op-by-op evaluation",
         "cpu": "`jit` on the GPU replaced by op-by-op evaluation on the CPU",
-        "nan-check": "JAX's NaN check made at every operation while `jax_debug_nans` reads True, as JAX "
-                     "documents it",
+        "nan-check": "JAX's NaN check made on every call while `jax_debug_nans` (`jax_debug_infs`) reads True, "
+                     "as JAX documents it",
+        "nan-check-eager": "JAX's NaN check made at every operation while `jax_debug_nans` (`jax_debug_infs`) "
+                           "reads True, as JAX documents it",
         **{name: fix.words for name, fix in libraries.fixes().items()}}
+#: the fixes of JAX's NaN check, the faster first (`reducer.faults.nan_check`)
+NAN_CHECKS = ("nan-check", "nan-check-eager")
 #: what the program expects that the fix makes true, where the report says it better than its family
-EXPECTED = {"nan-check": "With `jax_debug_nans` on, the operation that makes the NaN raises `FloatingPointError`, "
-                         "in compiled and op-by-op code alike, as JAX documents; the program counts on it."}
+EXPECTED = {how: "With `jax_debug_nans` (`jax_debug_infs`) on, the operation that makes the NaN (the Inf) raises "
+                   "`FloatingPointError`, in compiled and op-by-op code alike, as JAX documents; the program counts "
+                   "on it."
+            for how in NAN_CHECKS}
 #: whose bug a failure is, when the reproducer runs through with this fix (`oracles.owners.PROJECTS`)
-OWNERS = {"enzyme": "enzyme-jax", "jit": "xla", "cpu": "xla", "nan-check": "jax",
+OWNERS = {"enzyme": "enzyme-jax", "jit": "xla", "cpu": "xla", "nan-check": "jax", "nan-check-eager": "jax",
           **{name: "program" for name in libraries.fixes()}}
 
 
@@ -122,9 +133,36 @@ def why_it_stops(job, results: list, found: list) -> list:
     return again if any(again) else found
 
 
+def missed_nan_check(job, program: str, sig: Signature) -> str | None:
+    """The fix of JAX's NaN check (`nan-check`, else `nan-check-eager`) where the program fails because
+    the check, which it turns on and counts on, let a NaN through: it runs through with the check
+    made, and does not with the values alone (op by op with the checks taken away: a `jit` that
+    computes other values runs through so). None where it does not."""
+    if "nan-check" not in modes(sig, program):
+        return None
+    made = next((how for how in NAN_CHECKS if runs_clean(job, program, how)), None)
+    return made if made and not runs_clean(job, program, "values") else None
+
+
+def value_check_missed(job, program: str, sig: Signature) -> bool:
+    """Whether a check on a NaN or an Inf fails because JAX's check let it through (`missed_nan_check`):
+    then the check's miss is the failure, and no origin of the value is sought."""
+    if not kinds.on_nonfinite(sig) or not missed_nan_check(job, program, sig):
+        return False
+    job.log("the program counts on JAX's NaN check, and runs through with it made as JAX documents it: the "
+            "check's miss is the failure, not where the value was made")
+    return True
+
+
 def fix_to_survive(job, program: str, sig: Signature) -> str | None:
-    """The fix each interesting candidate must survive, when the starting `program` survives it."""
-    tried = modes(sig, program)
+    """The fix each interesting candidate must survive, when the starting `program` survives it: JAX's
+    NaN check first where the program counts on it (`missed_nan_check`), then each of `modes`."""
+    tried = [how for how in modes(sig, program) if how != "nan-check"]
+    made = missed_nan_check(job, program, sig)
+    if made:
+        job.log(f"each interesting candidate must also run through with {WHAT[made]} (the program counts on it, "
+                "and fails with the values alone, op by op with the checks taken away)")
+        return made
     for how in tried:
         if runs_clean(job, program, how):
             job.log(f"each interesting candidate must also run through with {WHAT[how]} "

@@ -41,12 +41,14 @@ def is_module(path: Path) -> bool:
 
 
 def job_for(path: Path | None, out: Path | None, options: Options, resume: bool = False, given: dict | None = None,
-            args: tuple[str, ...] = (), known=None, module: str | None = None, **reports) -> Job:
+            args: tuple[str, ...] = (), known=None, module: str | None = None, after_earlier: bool = False,
+            **reports) -> Job:
     """The job for `path`: `given` holds the command-line options the user set (those that do not
     apply to a module are refused in one line), `args` the program's own arguments; `reports`, where
     it reports as it runs (`on_event`, `log`). With `module` (and no `path`), the job for what
     `python -m MODULE` runs from the working directory, found without running the package's code (a
-    one-line error when there is none), reduced as a script."""
+    one-line error when there is none), reduced as a script. With `after_earlier`, a test's node id
+    runs after the tests before it in its module (`reducer.errors.FailsAfterEarlierTests`)."""
     if module is not None:
         from reducer.readers.user_modules import module_source
 
@@ -59,14 +61,16 @@ def job_for(path: Path | None, out: Path | None, options: Options, resume: bool 
         if args:
             raise ReducerError("arguments after `--` do not apply to a module: it has no command line", USAGE)
         return module_job(path, out, options, resume=resume, **reports)
-    return _script_job(path, out, options, resume, known, args, **reports)
+    return _script_job(path, out, options, resume, known, args, after_earlier, **reports)
 
 
-def _script_job(path: Path, out: Path | None, options: Options, resume: bool, known, args, **reports) -> Job:
+def _script_job(path: Path, out: Path | None, options: Options, resume: bool, known, args, after_earlier=False,
+                **reports) -> Job:
     """A script's job; what making the user's own code part of it did, or why not, goes to its log."""
     from reducer.reduce import Reduction
 
-    job = Reduction(path, out, options, resume=resume, known=known, args=tuple(args), **reports)
+    job = Reduction(path, out, options, resume=resume, known=known, args=tuple(args), after_earlier=after_earlier,
+                    **reports)
     for line in user_code.NOTES.pop(str(job.script), ()):
         job.log(line)
     return job

@@ -24,3 +24,10 @@ class ReducerError(Exception):
         super().__init__(message)
         self.status = status
 
+
+class FailsAfterEarlierTests(ReducerError):
+    """A test that passes alone but fails after the tests before it in its module, as pytest runs
+    them: the job to reduce it is made again with them (`reducer.readers.testcase.earlier_tests`)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, NO_FAILURE)

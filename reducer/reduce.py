@@ -25,7 +25,7 @@ from oracles.base import Oracle, Signature
 from reducer import bug_report, counterfactual, fixes, second_look, xla_culprit
 from reducer.data_literals import standalone
 from reducer.engine import Event
-from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
+from reducer.errors import NO_BACKEND, NO_RESUME, FailsAfterEarlierTests, ReducerError
 from reducer.faults.ahead import CANCEL, cancelled_by
 from reducer.readers.inputs import argument_files, data_files, read_input, with_arguments
 from reducer.established import EstablishedFailure, Options, default_memory_mb
@@ -49,8 +49,9 @@ class Reduction(ChainJob):
     """The job for a Python script (or a test's node id made standalone)."""
 
     def __init__(self, script: Path, out: Path | None, options: Options, on_event=None, log=None,
-                 resume: bool = False, known: Callable[[Signature], str] | None = None, args: tuple = ()):
-        path, source = read_input(Path(script))  # a .py file, a test's node id or a notebook
+                 resume: bool = False, known: Callable[[Signature], str] | None = None, args: tuple = (),
+                 after_earlier: bool = False):
+        path, source = read_input(Path(script), after_earlier)  # a .py file, a test's node id or a notebook
         self.notebook = Path(str(script)).suffix == ".ipynb"
         self.latest_seconds: float | None = None  # the latest interesting candidate's run (the final checks' size)
         self.fix: str | None = None  # the counterfactual every candidate survived (`reducer.counterfactual`)
@@ -59,6 +60,9 @@ class Reduction(ChainJob):
         # the arguments given after `--`, baked in as `sys.argv = [...]`; the files they name go next to candidates
         args, arg_files = argument_files(args, stage=self.scratch / "arguments")
         source = with_arguments(source, path.name, args)
+        # a test's node id whose module has tests before it: what it is with them, should it pass alone
+        self.with_earlier = None if after_earlier or "::" not in str(script) else \
+            with_arguments(read_input(Path(script), True)[1], path.name, args)
         self.known = known or (lambda sig: "")  # the corpus case with this signature (the CLI's corpus.known_line)
         self.script, self.source = path, source
         self.file_name = path.name
@@ -110,6 +114,14 @@ class Reduction(ChainJob):
         return (self.requested, sig) if sig else None
 
     # -- the first runs -------------------------------------------------------------------------
+    def _fails_after_earlier_tests(self, alone: RunResult) -> None:
+        """Raise FailsAfterEarlierTests where the test passes alone and fails after the tests before it."""
+        if alone.returncode != 0 or self.with_earlier in (None, self.source):
+            return
+        if self.classify(self.execute(self.with_earlier, self.limits)):
+            raise FailsAfterEarlierTests(f"{self.script.name}: the test passes alone and fails after the tests "
+                                         "before it in its module, as pytest runs them")
+
     def establish(self, runs: int | None = None) -> EstablishedFailure:
         runs = runs or self.options.runs
         with ThreadPoolExecutor(max_workers=max(1, min(runs, self.options.jobs))) as pool:
@@ -119,6 +131,7 @@ class Reduction(ChainJob):
             raise ReducerError(f"{self.script}: {reason}", NO_BACKEND)
         found = [self.classify(run) for run in results]
         if not any(found):
+            self._fails_after_earlier_tests(results[0])
             raise not_failing(self.script, results[0], self.requested, self.options)
         found = counterfactual.why_it_stops(self, results, found) if self.requested is None else found
         oracle, sig = first = next(h for h in found if h)
@@ -146,7 +159,10 @@ class Reduction(ChainJob):
         return fault_finders.Runs(lambda: self.sandbox, limits, oracle, script, self.log)
 
     def locate(self, established: EstablishedFailure) -> tuple[fault_finders.FaultFinder | None, EstablishedFailure]:
-        """The finder of the fault of the established failure, and the failure naming that fault."""
+        """The finder of the fault of the established failure, and the failure naming that fault; none
+        where the program counts on JAX's NaN check and fails because it let the value through."""
+        if counterfactual.value_check_missed(self, self.source, established.signature):
+            return None, established
         finder = None if established.oracle.runs_candidates else fault_finders.for_original(
             self.finder_runs(established.oracle, established.limits), established.signature, established.run)
         if finder is None:

@@ -178,7 +178,7 @@ def test_going_on_from_a_written_back_script_its_candidates_timeout_follows_that
 #: JAX 0.10.2's NaN check lost after a `with jax.debug_nans(False):` block (the corpus's case): the
 #: program counts on the check to stop a NaN, and it does not
 NAN_HEAD = "import jax\nimport jax.numpy as jnp\nimport numpy as np\n"
-MISSED = NAN_HEAD + ("jax.config.update('jax_debug_nans', True)\njnp.log(jnp.ones(1))\n"
+MISSED = NAN_HEAD + ("jax.config.update('jax_debug_nans', True)\nkey = jax.random.key(0)\njnp.log(jnp.ones(1))\n"
                      "with jax.debug_nans(False):\n    pass\n"
                      "try:\n    value = jnp.log(-jnp.ones(1))\nexcept FloatingPointError:\n    pass\nelse:\n"
                      "    raise AssertionError(f'jax_debug_nans is on, but a NaN got through: {value}')\n")
@@ -198,8 +198,25 @@ def test_a_nan_jax_was_asked_to_stop_runs_through_with_its_check_made_at_every_o
 
     assert "NaN got through: [nan]" in run_text(MISSED, tmp_path).stderr  # the JAX bug
     fixed = run_text(counterfactual.fixed(MISSED, "nan-check"), tmp_path)
-    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.returncode == 0, fixed.stderr  # a PRNG key's values are not checked
     assert counterfactual.OWNERS["nan-check"] == "jax"
+    assert run_text(counterfactual.fixed(MISSED, "nan-check-eager"), tmp_path).returncode == 0
+    assert run_text(counterfactual.fixed(MISSED, "values"), tmp_path).returncode == 1  # not a value `jit` made
+
+
+@pytest.mark.slow
+def test_a_jit_miscompile_in_a_program_that_turns_the_checks_on_is_not_the_check_s(tmp_path):
+    """JAX's check kept on every compiled call leaves the miscompile; made at every operation, op by
+    op, it runs through, as with the values alone (the checks taken away): `missed_nan_check` says no,
+    and the program is held to `jit`."""
+    from conftest import run_text
+
+    miscompile = (PROGRAMS / "jit_miscompare.py").read_text()
+    program = miscompile.replace("import jax\n", "import jax\njax.config.update('jax_debug_nans', True)\n", 1)
+    assert program != miscompile and run_text(program, tmp_path).returncode != 0
+    assert run_text(counterfactual.fixed(program, "nan-check"), tmp_path).returncode == 1
+    assert run_text(counterfactual.fixed(program, "nan-check-eager"), tmp_path).returncode == 0
+    assert run_text(counterfactual.fixed(program, "values"), tmp_path).returncode == 0
 
 
 @pytest.mark.slow
@@ -212,4 +229,5 @@ def test_a_nan_check_loophole_fails_as_the_original_but_not_with_the_check_made(
     original = oracle.classify(run_text(MISSED, tmp_path))
     seen = oracle.classify(run_text(NAN_LOOPHOLES[name], tmp_path))
     assert original is not None and seen is not None and oracle.same(original, seen), seen
-    assert run_text(counterfactual.fixed(NAN_LOOPHOLES[name], "nan-check"), tmp_path).returncode == 1
+    for how in counterfactual.NAN_CHECKS:
+        assert run_text(counterfactual.fixed(NAN_LOOPHOLES[name], how), tmp_path).returncode == 1, how

@@ -30,6 +30,8 @@ def run(name: str) -> RunResult:
     ("exit_message", {"type": "SystemExit", "check": "exit", "status": "1",
                       "message": "training diverged: final loss N"}),
     ("loss_falls_assert", {"type": "AssertionError", "check": "assert", "reads": "order", "message": ""}),
+    ("pytest_raises_missed", {"type": "Failed", "check": "pytest.raises", "reads": "value",
+                              "message": "DID NOT RAISE FloatingPointError"}),
 ])
 def test_auto_recognises_the_programs_own_check(name, fields):
     """`auto` picks the family for each kind of check, and the signature says what the check reads."""

@@ -215,3 +215,67 @@ def test_reduce_a_failing_absltest_method_end_to_end(tmp_path):
     assert done.returncode == 0, done.stderr
     repro = check_reduced(out, "Custom VJP bwd rule must produce an output")
     assert not names_in(repro) & {"setUp", "ModelTest", "case"} and "unittest" not in imported(repro)
+
+
+#: a test that fails only after the test before it in its module, as pytest runs them: the decorator
+#: `jax.debug_nans(False)` leaves JAX's NaN check off for the thread when it ends (JAX 0.10.2's bug)
+AFTER_EARLIER = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+    import pytest
+
+    jax.config.update("jax_debug_nans", True)
+    nll = jax.jit(jnp.log)
+
+
+    @pytest.fixture
+    def target():
+        return -1.0
+
+
+    @jax.debug_nans(False)
+    def test_missing_targets_propagate_nan():
+        assert jnp.isnan(nll(jnp.nan))
+
+
+    def test_needs_another_fixture(tmp_path):
+        assert tmp_path.exists()
+
+
+    def test_invalid_targets_raise(target):
+        with pytest.raises(FloatingPointError):
+            nll(target)
+    ''')
+
+
+def test_a_test_runs_after_the_tests_before_it_in_its_module_where_asked(tmp_path):
+    path = tmp_path / "test_head.py"
+    path.write_text(AFTER_EARLIER)
+    _, alone = read_input(f"{path}::test_invalid_targets_raise")
+    assert "test_missing_targets_propagate_nan" not in alone
+    assert run_script(alone, tmp_path).returncode == 0  # passes alone, as `pytest FILE::test` does
+    _, after = read_input(f"{path}::test_invalid_targets_raise", after_earlier=True)
+    assert "@jax.debug_nans(False)" in after and "test_missing_targets_propagate_nan()" in after
+    assert "test_needs_another_fixture" not in after  # asks for a fixture the test does not
+    lines = after.splitlines()
+    assert lines.index("target = target()") < lines.index("    test_missing_targets_propagate_nan()") \
+        < lines.index("test_invalid_targets_raise(target)")
+    done = run_script(after, tmp_path)
+    assert done.returncode == 1 and "DID NOT RAISE FloatingPointError" in done.stderr, done.stderr
+
+
+@pytest.mark.slow
+def test_a_test_that_fails_only_after_the_tests_before_it_is_reduced_after_them(tmp_path):
+    """End to end: the node id passes alone; the reduction goes on after the tests before it, keeps
+    the one that leaves JAX's NaN check off, holds candidates to that check, and files it with JAX."""
+    path = tmp_path / "test_head.py"
+    path.write_text(AFTER_EARLIER)
+    done = reducer_cli("reduce", f"{path}::test_invalid_targets_raise", "--out", tmp_path / "out", "--max-time",
+                       "240", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    log = (tmp_path / "out" / "reduce.log").read_text()
+    assert "the test passes alone and fails after the tests before it in its module" in log
+    assert "run through with JAX's NaN check made on every call" in log
+    repro = (tmp_path / "out" / "repro.py").read_text()
+    assert "debug_nans(False)" in repro and "pytest.raises(FloatingPointError)" in repro, repro
+    assert "file with JAX" in done.stderr, done.stderr

@@ -4,19 +4,36 @@ True, an operation whose result holds a NaN raises `FloatingPointError` (an Inf 
 
 A program may expect JAX's check to fire (`try: step(batch) except FloatingPointError: ...`, or a test
 `with pytest.raises(FloatingPointError)`) and fail where it did not: JAX 0.10.2 loses the global flag
-for compiled calls and op-by-op ones alike after a `with jax.debug_nans(False):` block, though the
-flag still reads True. Such a failure is JAX's only where a NaN was made while the flag read True, so
-a candidate that makes no NaN (its `else:` branch reached with finite values), or makes it with the
-flag off, must not pass for it: with the check done here, at every operation, as the program runs
-op by op (`jit` turned off), the original runs through and those do not
-(`reducer.counterfactual`, the fix `nan-check`).
+for compiled calls and op-by-op ones alike after any `with jax.debug_nans(...):` block (JAX's own
+`jnp.var`, `jnp.sort` and batching enter one too), though the flag still reads True. Such a failure
+is JAX's only where a NaN was made while the flag read True, so a candidate that makes no NaN (its
+`else:` branch reached with finite values), or makes it with the flag off, must not pass for it: with
+the check done here, the original runs through and those do not (`reducer.counterfactual`, the fix
+`nan-check`). Two ways, the first as fast as JAX's own:
+
+- `install()`: JAX's check of each compiled call's results, kept in place for every thread whatever
+  a block leaves behind; it reads the flags as they are at each call, as JAX's does;
+- `install(eager=True)`: every operation's result checked as the program runs op by op (`jit`
+  turned off), where the first does not make the program run through.
 """
 from __future__ import annotations
 
-#: the statement, run before a program's first, that installs the check in its process
-LINE = "from reducer.faults.nan_check import install as _reducer_nan_check; _reducer_nan_check()"
-def install() -> None:
-    """Check every operation's result in this process, op by op, as JAX's flags ask."""
+#: the statements, run before a program's first, that install the check in its process (by `eager`)
+LINE = {False: "from reducer.faults.nan_check import install as _reducer_nan_check; _reducer_nan_check()",
+        True: "from reducer.faults.nan_check import install as _reducer_nan_check; _reducer_nan_check(eager=True)"}
+
+
+def install(eager: bool = False) -> None:
+    """Check results in this process as JAX's flags ask: each compiled call's, or (`eager`) each
+    operation's, op by op."""
+    if not eager:
+        from jax._src import api, config
+
+        for state in (config.debug_nans, config.debug_infs):
+            state._update_thread_local_hook = None  # a block's end no longer turns the check off
+            state._update_global_hook = None
+        api._post_hook_state.set_global(api._nan_check_posthook)  # it asks the flags at each call
+        return
     import jax
     from jax._src import core
 
@@ -34,10 +51,10 @@ def install() -> None:
 
 def _check(name: str, value) -> None:
     import numpy as np
-    from jax._src import config
+    from jax._src import config, dtypes
 
     dtype = getattr(value, "dtype", None)
-    if dtype is None or not np.issubdtype(dtype, np.inexact):
+    if dtype is None or not dtypes.issubdtype(dtype, np.inexact):  # a PRNG key's dtype too
         return
     if config.debug_nans.value and np.isnan(np.asarray(value)).any():
         raise FloatingPointError(f"invalid value (nan) encountered in {name}")

@@ -68,7 +68,7 @@ def data_files(script: Path, source: str, limit_bytes: int = 200 * 1024 * 1024) 
     return tuple(picked)
 
 
-def read_input(path: Path) -> tuple[Path, str]:
+def read_input(path: Path, after_earlier: bool = False) -> tuple[Path, str]:
     """The script to reduce and its text: a .py file, a test's node id (FILE.py::Class::test) made
     standalone, a Jupyter notebook (.ipynb) made a script (`reducer.readers.notebook`), or the module that
     `python -m NAME` runs (the path spelt `-m NAME`, `reducer.readers.user_code.MODULE`).
@@ -76,7 +76,8 @@ def read_input(path: Path) -> tuple[Path, str]:
     For a node id or a notebook the script's path is a name next to the test file or the notebook
     (it is never written there), so that files the program reads from its folder are still found;
     for a module it is `NAME.py` in the working directory, where `python -m` runs it. The user's own
-    packages the program imports are made part of it (`reducer.readers.user_code.standalone`).
+    packages the program imports are made part of it (`reducer.readers.user_code.standalone`). With
+    `after_earlier`, a test runs after the plain tests before it in its module, as pytest runs them.
     """
     text, package = str(path), None
     if text.startswith(user_code.MODULE):
@@ -98,7 +99,7 @@ def read_input(path: Path) -> tuple[Path, str]:
         # a case's id may hold any character (`test_x[a b/c]`): the name keeps letters, digits, `_`, `.`, `-`
         name = re.sub(r"[^\w.\-]+", "_", "__".join(names).replace("]", ""))
         script = Path(file).with_name(f"{Path(file).stem}__{name}.py")
-        source = standalone_source(text, read_script(Path(file)))
+        source = standalone_source(text, read_script(Path(file)), after_earlier)
     return script, user_code.standalone(script, source, package)
 
 

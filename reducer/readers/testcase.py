@@ -177,14 +177,36 @@ def _defaults(func: ast.FunctionDef) -> dict[str, ast.expr]:
     return {a.arg: d for a, d in zip(params[len(params) - len(func.args.defaults):], func.args.defaults)}
 
 
-def standalone_source(node_id: str, source: str) -> str:
-    """The standalone script that runs the test NODE_ID of the module whose text is SOURCE."""
+def earlier_tests(target: Target, fixtures: set[str]) -> list[ast.FunctionDef]:
+    """The module's plain tests before `target`, in the order pytest runs them, of those that ask only
+    for `fixtures` (the target's own): a test may fail only after them (a global they change, JAX's
+    options a decorator sets). The fixtures' values are the target's (pytest shares a module's)."""
+    if target.cls is not None or target.func not in target.tree.body:
+        return []
+    before = target.tree.body[:target.tree.body.index(target.func)]
+    return [s for s in before if isinstance(s, ast.FunctionDef) and s.name.startswith("test")
+            and not (s.args.posonlyargs or s.args.kwonlyargs or s.args.vararg or s.args.kwarg)
+            and {a.arg for a in s.args.args} <= fixtures
+            and not any(by_test_library(d, target.test_names) for d in s.decorator_list)]
+
+
+def _called_first(tests: list[ast.FunctionDef]) -> list[ast.stmt]:
+    """Each test called as pytest calls it, whatever it raises (its failure is its own)."""
+    calls = [f"{t.name}({', '.join(a.arg for a in t.args.args)})" for t in tests]
+    return [ast.parse(f"try:\n    {call}\nexcept BaseException:\n    pass\n").body[0] for call in calls]
+
+
+def standalone_source(node_id: str, source: str, after_earlier: bool = False) -> str:
+    """The standalone script that runs the test NODE_ID of the module whose text is SOURCE; with
+    `after_earlier`, after the module's plain tests before it (`earlier_tests`)."""
     target = find_target(node_id, source)
     known = conftest_fixtures(target.path)
     known.update(local_fixtures(target))
     apply_case(target, known)
     order = resolve(target, known)
     used = {id(f.func) for f in order if isinstance(f, Fixture)}
+    given = {f if isinstance(f, str) else f.name for f in order}
+    first = earlier_tests(target, given) if after_earlier else []
     case_classes = testcase_bases(target)
     keep_classes = case_classes or ([target.cls] if target.cls else [])
     for cls in keep_classes:
@@ -194,13 +216,14 @@ def standalone_source(node_id: str, source: str) -> str:
                       {c.name for c in case_classes} for c in case_classes for b in c.bases)
     flat = _flat(target, order, case_classes, other_bases, rebased)
     body = [_strip(s, target.test_names) if isinstance(s, ast.FunctionDef) else s
-            for s in target.tree.body if keep_statement(s, target, [] if flat else keep_classes, used)
+            for s in target.tree.body if (keep_statement(s, target, [] if flat else keep_classes, used) or s in first)
             and not (flat and s in keep_classes)]
     if flat:
         lines = module_setup(target) + _fixture_lines(order) + [f"{CASE} = unittest.TestCase()"] * flat[1]
         run = [ast.parse(line).body[0] for line in lines] + flat[0]
     else:
         run = [ast.parse(line).body[0] for line in driver(target, order, case_classes, other_bases)]
+        run[-1:-1] = _called_first(first)  # with the fixtures set up, before the test's own call
     stmts = _conftest_code(order, target) + body + run
     builtins = [f for f in order if isinstance(f, str)]
     modules = sorted({m for f in builtins for m in BUILTIN_IMPORTS[f]})
@@ -212,5 +235,6 @@ def standalone_source(node_id: str, source: str) -> str:
         imports.append(ast.Import(names=[ast.alias("unittest")]))
     module = ast.Module(body=_imports_first(stmts, imports), type_ignores=[])
     ast.fix_missing_locations(module)
-    header = f"# {node_id}, made standalone by reducer: fixtures and set-up run first, then the test's body\n"
+    header = (f"# {node_id}, made standalone by reducer: " + ("the tests before it, then " if first else "")
+              + "fixtures and set-up run first, then the test's body\n")
     return header + ast.unparse(module) + "\n"
