@@ -123,7 +123,7 @@ def run_job(job, quiet: bool, json_out: bool, bisect: str | None = None, progres
         if again is None:
             fail(str(exc), exc.status)
         job = again()
-        job.log(f"{exc}: it is reduced after them")
+        job.log(f"{exc}; the job is made again with them")
         return run_job(job, quiet, json_out, bisect, progress)
     except ReducerError as exc:
         job.close()

@@ -116,9 +116,8 @@ class Reduction(ChainJob):
     # -- the first runs -------------------------------------------------------------------------
     def _fails_after_earlier_tests(self, alone: RunResult) -> None:
         """Raise FailsAfterEarlierTests where the test passes alone and fails after the tests before it."""
-        if alone.returncode != 0 or self.with_earlier in (None, self.source):
-            return
-        if self.classify(self.execute(self.with_earlier, self.limits)):
+        if alone.returncode == 0 and self.with_earlier not in (None, self.source) and \
+                self.classify(self.execute(self.with_earlier, self.limits)):
             raise FailsAfterEarlierTests(f"{self.script.name}: the test passes alone and fails after the tests "
                                          "before it in its module, as pytest runs them")
 
@@ -190,7 +189,10 @@ class Reduction(ChainJob):
         """The interrupted run's oracle, signature and level, and the script the chain goes on from,
         checked to still fail: the best script it kept (the original, when it was in the jaxpr level)."""
         state, best, wanted = self.read_state()
-        if state.get("script_sha1") != hashlib.sha1(self.source.encode()).hexdigest():
+        made = {hashlib.sha1(p.encode()).hexdigest(): p for p in (self.with_earlier or "", self.source)}
+        if made.get(state.get("script_sha1"), self.source) != self.source:  # after the tests before it: resumed so
+            raise FailsAfterEarlierTests(f"{self.script.name}: it was reduced after the tests before it in its module")
+        if state.get("script_sha1") not in made:
             raise ReducerError(f"{self.out}: was made from another version of {self.script.name}", NO_RESUME)
         self.requested = oracle = oracles.make_oracle(state["oracle"], state.get("platform", "cpu"),
                                                       self.options.hangs)

@@ -279,3 +279,40 @@ def test_a_test_that_fails_only_after_the_tests_before_it_is_reduced_after_them(
     repro = (tmp_path / "out" / "repro.py").read_text()
     assert "debug_nans(False)" in repro and "pytest.raises(FloatingPointError)" in repro, repro
     assert "file with JAX" in done.stderr, done.stderr
+
+
+def test_a_test_reduced_after_the_tests_before_it_is_resumed_so(tmp_path):
+    """--resume of such a reduction: the job made from the test alone says it was reduced after them
+    (the CLI makes it again so), and the job made with them resumes; another version is refused."""
+    import hashlib
+    import json
+
+    from reducer.errors import FailsAfterEarlierTests
+    from reducer.reduce import Options, Reduction
+
+    path = tmp_path / "test_head.py"
+    path.write_text(AFTER_EARLIER)
+    node, out = f"{path}::test_invalid_targets_raise", tmp_path / "out"
+    out.mkdir()
+    after = Reduction(node, out, Options(jobs=1), resume=True, after_earlier=True)
+    try:
+        state = {"script_sha1": hashlib.sha1(after.source.encode()).hexdigest(), "oracle": "own-check",
+                 "signature": {"family": "own-check", "fields": {"type": "Failed"}}, "best": "best.py"}
+    finally:
+        after.close()
+    (out / "state.json").write_text(json.dumps(state))
+    (out / "best.py").write_text(after.source)
+    alone = Reduction(node, out, Options(jobs=1), resume=True)
+    try:
+        with pytest.raises(FailsAfterEarlierTests, match="reduced after the tests before it"):
+            alone.resume_from()
+    finally:
+        alone.close()
+    (out / "state.json").write_text(json.dumps({**state, "script_sha1": "0" * 40}))
+    alone = Reduction(node, out, Options(jobs=1), resume=True)
+    try:
+        with pytest.raises(ReducerError, match="another version") as raised:
+            alone.resume_from()
+        assert raised.value.status == errors.NO_RESUME
+    finally:
+        alone.close()
