@@ -49,8 +49,7 @@ PROLOGUES = {
     "cpu": ("import jax as _reducer_jax\n"
             "_reducer_jax.config.update('jax_default_device', _reducer_jax.devices('cpu')[0])\n"
             "_reducer_jax.config.update('jax_disable_jit', True)\n"),
-    "nan-check": nan_check.LINE[False] + "\n",
-    "nan-check-eager": nan_check.LINE[True] + "\n",
+    "nan-check": nan_check.LINE + "\n",
     # op by op with JAX's NaN and Inf checks taken away, whatever the program turns on: the values alone
     "values": ("import jax as _reducer_jax\nfrom jax._src import dispatch as _reducer_dispatch\n"
                "_reducer_jax.config.update('jax_disable_jit', True)\n"
@@ -62,18 +61,13 @@ WHAT = {"enzyme": "Enzyme-JAX's derivative replaced by JAX's AD", "jit": "`jit` 
         "cpu": "`jit` on the GPU replaced by op-by-op evaluation on the CPU",
         "nan-check": "JAX's NaN check made on every call while `jax_debug_nans` (`jax_debug_infs`) reads True, "
                      "as JAX documents it",
-        "nan-check-eager": "JAX's NaN check made at every operation while `jax_debug_nans` (`jax_debug_infs`) "
-                           "reads True, as JAX documents it",
         **{name: fix.words for name, fix in libraries.fixes().items()}}
-#: the fixes of JAX's NaN check, the faster first (`reducer.faults.nan_check`)
-NAN_CHECKS = ("nan-check", "nan-check-eager")
 #: what the program expects that the fix makes true, where the report says it better than its family
-EXPECTED = {how: "With `jax_debug_nans` (`jax_debug_infs`) on, the operation that makes the NaN (the Inf) raises "
-                   "`FloatingPointError`, in compiled and op-by-op code alike, as JAX documents; the program counts "
-                   "on it."
-            for how in NAN_CHECKS}
+EXPECTED = {"nan-check": "With `jax_debug_nans` (`jax_debug_infs`) on, a call that makes a NaN (an Inf) raises "
+                         "`FloatingPointError`, in compiled and op-by-op code alike, as JAX documents; the program "
+                         "counts on it."}
 #: whose bug a failure is, when the reproducer runs through with this fix (`oracles.owners.PROJECTS`)
-OWNERS = {"enzyme": "enzyme-jax", "jit": "xla", "cpu": "xla", "nan-check": "jax", "nan-check-eager": "jax",
+OWNERS = {"enzyme": "enzyme-jax", "jit": "xla", "cpu": "xla", "nan-check": "jax",
           **{name: "program" for name in libraries.fixes()}}
 
 
@@ -133,15 +127,12 @@ def why_it_stops(job, results: list, found: list) -> list:
     return again if any(again) else found
 
 
-def missed_nan_check(job, program: str, sig: Signature) -> str | None:
-    """The fix of JAX's NaN check (`nan-check`, else `nan-check-eager`) where the program fails because
-    the check, which it turns on and counts on, let a NaN through: it runs through with the check
-    made, and does not with the values alone (op by op with the checks taken away: a `jit` that
-    computes other values runs through so). None where it does not."""
-    if "nan-check" not in modes(sig, program):
-        return None
-    made = next((how for how in NAN_CHECKS if runs_clean(job, program, how)), None)
-    return made if made and not runs_clean(job, program, "values") else None
+def missed_nan_check(job, program: str, sig: Signature) -> bool:
+    """Whether the program fails because JAX's NaN check, which it turns on and counts on, let a NaN
+    through: it runs through with the check kept (`nan-check`), and does not with the values alone (op
+    by op with the checks taken away: a `jit` that computes other values runs through so)."""
+    return "nan-check" in modes(sig, program) and runs_clean(job, program, "nan-check") \
+        and not runs_clean(job, program, "values")
 
 
 def value_check_missed(job, program: str, sig: Signature) -> bool:
@@ -158,11 +149,10 @@ def fix_to_survive(job, program: str, sig: Signature) -> str | None:
     """The fix each interesting candidate must survive, when the starting `program` survives it: JAX's
     NaN check first where the program counts on it (`missed_nan_check`), then each of `modes`."""
     tried = [how for how in modes(sig, program) if how != "nan-check"]
-    made = missed_nan_check(job, program, sig)
-    if made:
-        job.log(f"each interesting candidate must also run through with {WHAT[made]} (the program counts on it, "
-                "and fails with the values alone, op by op with the checks taken away)")
-        return made
+    if missed_nan_check(job, program, sig):
+        job.log(f"each interesting candidate must also run through with {WHAT['nan-check']} (the program counts on "
+                "it, and fails with the values alone, op by op with the checks taken away)")
+        return "nan-check"
     for how in tried:
         if runs_clean(job, program, how):
             job.log(f"each interesting candidate must also run through with {WHAT[how]} "

@@ -200,22 +200,25 @@ def test_a_nan_jax_was_asked_to_stop_runs_through_with_its_check_made_at_every_o
     fixed = run_text(counterfactual.fixed(MISSED, "nan-check"), tmp_path)
     assert fixed.returncode == 0, fixed.stderr  # a PRNG key's values are not checked
     assert counterfactual.OWNERS["nan-check"] == "jax"
-    assert run_text(counterfactual.fixed(MISSED, "nan-check-eager"), tmp_path).returncode == 0
     assert run_text(counterfactual.fixed(MISSED, "values"), tmp_path).returncode == 1  # not a value `jit` made
+    masked = NAN_HEAD + ("jax.config.update('jax_debug_nans', True)\n"
+                         "f = jax.jit(lambda x: jnp.where(x > 0, jnp.log(x), 0.0))\n"
+                         "try:\n    f(-1.0)\nexcept FloatingPointError:\n    pass\nelse:\n"
+                         "    raise AssertionError('the NaN a where masks was not caught')\n")
+    # a NaN a compiled `where` masks out of the results: JAX promises no check of it, nor does the fix
+    assert run_text(counterfactual.fixed(masked, "nan-check"), tmp_path).returncode == 1
 
 
 @pytest.mark.slow
 def test_a_jit_miscompile_in_a_program_that_turns_the_checks_on_is_not_the_check_s(tmp_path):
-    """JAX's check kept on every compiled call leaves the miscompile; made at every operation, op by
-    op, it runs through, as with the values alone (the checks taken away): `missed_nan_check` says no,
-    and the program is held to `jit`."""
+    """JAX's check kept on every compiled call leaves the miscompile, and the values alone (op by op,
+    the checks taken away) run through: `missed_nan_check` says no, and the program is held to `jit`."""
     from conftest import run_text
 
     miscompile = (PROGRAMS / "jit_miscompare.py").read_text()
     program = miscompile.replace("import jax\n", "import jax\njax.config.update('jax_debug_nans', True)\n", 1)
     assert program != miscompile and run_text(program, tmp_path).returncode != 0
     assert run_text(counterfactual.fixed(program, "nan-check"), tmp_path).returncode == 1
-    assert run_text(counterfactual.fixed(program, "nan-check-eager"), tmp_path).returncode == 0
     assert run_text(counterfactual.fixed(program, "values"), tmp_path).returncode == 0
 
 
@@ -229,5 +232,4 @@ def test_a_nan_check_loophole_fails_as_the_original_but_not_with_the_check_made(
     original = oracle.classify(run_text(MISSED, tmp_path))
     seen = oracle.classify(run_text(NAN_LOOPHOLES[name], tmp_path))
     assert original is not None and seen is not None and oracle.same(original, seen), seen
-    for how in counterfactual.NAN_CHECKS:
-        assert run_text(counterfactual.fixed(NAN_LOOPHOLES[name], how), tmp_path).returncode == 1, how
+    assert run_text(counterfactual.fixed(NAN_LOOPHOLES[name], "nan-check"), tmp_path).returncode == 1
