@@ -61,7 +61,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
      ("reducer.versions",)),
     ("levels", "the levels of representation: source, jaxpr, mlir", ("reducer.levels",)),
     ("job", "the script's job: establish, chain the levels, verify, write outputs and the report",
-     ("reducer.reduce", "reducer.counterfactual", "reducer.xla_culprit", "reducer.fixes", "reducer.data_literals",
+     ("reducer.reduce", "reducer.earlier_tests", "reducer.counterfactual", "reducer.xla_culprit", "reducer.fixes", "reducer.data_literals",
       "reducer.second_look", "reducer.entry")),
     ("corpus", "the regression corpus: add, check, report", ("reducer.corpus",)),
     ("hunt", "the hunt for new bugs over a table of operations", ("reducer.hunt",)),

@@ -201,11 +201,12 @@ class OwnCheck(Oracle):
                          "\n".join(lines[-6:]))
 
 
-#: the references a program's own check can be held to (`reducer.counterfactual`), each with what the
-#: program must call for it: Enzyme-JAX's derivative replaced by JAX's AD, `jit` by op-by-op evaluation,
-#: JAX's NaN check done at every operation as it documents (`reducer.faults.nan_check`)
-REFERENCES = (("enzyme", r"enzyme_jax_ir"), ("jit", r"jit"),
-              ("nan-check", r"jax_debug_(?:nans|infs)|debug_(?:nans|infs)\(\s*True|JAX_DEBUG_(?:NANS|INFS)"))
+#: the references a program's own check can be held to (`reducer.counterfactual`), in the order they
+#: are tried, each with what the program must call for it: JAX's NaN check kept as it documents
+#: (`reducer.faults.nan_check`; first: a program that counts on it fails op by op too), Enzyme-JAX's
+#: derivative replaced by JAX's AD, `jit` by op-by-op evaluation
+REFERENCES = (("nan-check", r"jax_debug_(?:nans|infs)|debug_(?:nans|infs)\(\s*True|JAX_DEBUG_(?:NANS|INFS)"),
+              ("enzyme", r"enzyme_jax_ir"), ("jit", r"jit"))
 #: of those, the one a check on a NaN or an Inf may be held to: a NaN JAX was asked to stop and did not
 ON_NONFINITE = ("nan-check",)
 

@@ -12,7 +12,7 @@ ends cleanly:
 - a wrong `jit` result: `jax_disable_jit`, so every compiled function runs op by op; one wrong against
   the CPU alone (`--platform gpu`, `reference=cpu`): op by op on the CPU (`jax_default_device`);
 - a NaN the program counts on JAX's check to stop (`jax_debug_nans` on, `except FloatingPointError`):
-  JAX's check made at every operation, op by op (`reducer.faults.nan_check`);
+  JAX's check kept in place as it documents (`reducer.faults.nan_check`);
 - a loss that rises (a check of an ordering or a value, in a program that trains with an optimizer
   library `reducer.libraries` knows): the library's own fix, every learning rate positive as it
   documents (Optax's `scale_by_learning_rate` negates the rate itself; so does each update of
@@ -50,10 +50,7 @@ PROLOGUES = {
             "_reducer_jax.config.update('jax_default_device', _reducer_jax.devices('cpu')[0])\n"
             "_reducer_jax.config.update('jax_disable_jit', True)\n"),
     "nan-check": nan_check.LINE + "\n",
-    # op by op with JAX's NaN and Inf checks taken away, whatever the program turns on: the values alone
-    "values": ("import jax as _reducer_jax\nfrom jax._src import dispatch as _reducer_dispatch\n"
-               "_reducer_jax.config.update('jax_disable_jit', True)\n"
-               "_reducer_dispatch._check_special = lambda *args, **kwargs: None\n"),
+    "values": nan_check.VALUES_ALONE + "\n",
     # each optimizer library's rates as it documents them: the program's own misconfiguration, fixed
     **{name: fix.prologue for name, fix in libraries.fixes().items()},
 }
@@ -127,36 +124,43 @@ def why_it_stops(job, results: list, found: list) -> list:
     return again if any(again) else found
 
 
+#: why a candidate must survive a fix, where it is not only that it fails on its own check
+WHY = {"nan-check": "the program counts on it, and fails with the values alone, op by op with the checks taken away"}
+
+
+def holds(job, program: str, how: str) -> bool:
+    """Whether the fix of `how` is the bug's: `program` runs through with it; and, for JAX's NaN check,
+    not with the values alone (op by op with the checks taken away: a `jit` that computes other values
+    runs through so, and is not JAX's check's miss)."""
+    return runs_clean(job, program, how) and (how != "nan-check" or not runs_clean(job, program, "values"))
+
+
 def missed_nan_check(job, program: str, sig: Signature) -> bool:
     """Whether the program fails because JAX's NaN check, which it turns on and counts on, let a NaN
-    through: it runs through with the check kept (`nan-check`), and does not with the values alone (op
-    by op with the checks taken away: a `jit` that computes other values runs through so)."""
-    return "nan-check" in modes(sig, program) and runs_clean(job, program, "nan-check") \
-        and not runs_clean(job, program, "values")
+    through (`holds` for `nan-check`)."""
+    return "nan-check" in modes(sig, program) and holds(job, program, "nan-check")
 
 
-def value_check_missed(job, program: str, sig: Signature) -> bool:
-    """Whether a check on a NaN or an Inf fails because JAX's check let it through (`missed_nan_check`):
-    then the check's miss is the failure, and no origin of the value is sought."""
+def value_check_missed(job, program: str, sig: Signature) -> str | None:
+    """The fix `nan-check` where a check on a NaN or an Inf fails because JAX's check let it through
+    (`missed_nan_check`): then the check's miss is the failure, and no origin of the value is sought."""
     if not kinds.on_nonfinite(sig) or not missed_nan_check(job, program, sig):
-        return False
+        return None
     job.log("the program counts on JAX's NaN check, and runs through with it made as JAX documents it: the "
             "check's miss is the failure, not where the value was made")
-    return True
+    return "nan-check"
 
 
-def fix_to_survive(job, program: str, sig: Signature) -> str | None:
-    """The fix each interesting candidate must survive, when the starting `program` survives it: JAX's
-    NaN check first where the program counts on it (`missed_nan_check`), then each of `modes`."""
-    tried = [how for how in modes(sig, program) if how != "nan-check"]
-    if missed_nan_check(job, program, sig):
-        job.log(f"each interesting candidate must also run through with {WHAT['nan-check']} (the program counts on "
-                "it, and fails with the values alone, op by op with the checks taken away)")
-        return "nan-check"
+def fix_to_survive(job, program: str, sig: Signature, known: str | None = None) -> str | None:
+    """The fix each interesting candidate must survive, the first of `modes` that `holds` for the
+    starting `program`; `known`, the fix the original was found to need before anything was reduced
+    (`value_check_missed`), is only asked again of a program other than the original."""
+    survives = known is not None and (program == job.source or runs_clean(job, program, known))
+    tried = [known] if survives else [how for how in modes(sig, program) if how != known]  # none asked twice
     for how in tried:
-        if runs_clean(job, program, how):
+        if survives or holds(job, program, how):
             job.log(f"each interesting candidate must also run through with {WHAT[how]} "
-                    "(so that it fails on its own check, not unconditionally)")
+                    f"({WHY.get(how, 'so that it fails on its own check, not unconditionally')})")
             return how
     if tried and mode(sig):
         job.log(f"the program does not run through with {WHAT[tried[0]]}: candidates are judged on the "

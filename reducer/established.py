@@ -47,8 +47,9 @@ class EstablishedFailure:
     """What establishing the failure learned, in one frozen object: the oracle, its signature, the run
     that showed it, how often the original showed it, its slowest first run, the candidates' limits,
     how many runs a candidate gets (`votes`: more when the failure comes and goes), the watches the
-    verdicts rest on, the data files candidates need beside them, and whether candidates run with
-    the harness's gradient checks (None: as the sandbox was made)."""
+    verdicts rest on, the data files candidates need beside them, whether candidates run with
+    the harness's gradient checks (None: as the sandbox was made), and the fix they must survive where
+    it was found before shrinking."""
 
     oracle: Oracle
     signature: Signature
@@ -60,3 +61,4 @@ class EstablishedFailure:
     watches: tuple[str, ...] = ()
     data_files: tuple[Path, ...] = ()
     gradient_checks: bool | None = None
+    fix: str | None = None  # the fix candidates must survive, found before shrinking (`reducer.counterfactual`)

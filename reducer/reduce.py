@@ -13,6 +13,7 @@ pipeline, the IR level follows on the module Enzyme-JAX ran for the result (`fol
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import threading
 import time
@@ -22,12 +23,12 @@ from typing import Callable
 
 import oracles
 from oracles.base import Oracle, Signature
-from reducer import bug_report, counterfactual, fixes, second_look, xla_culprit
+from reducer import bug_report, counterfactual, earlier_tests, fixes, second_look, xla_culprit
 from reducer.data_literals import standalone
 from reducer.engine import Event
-from reducer.errors import NO_BACKEND, NO_RESUME, FailsAfterEarlierTests, ReducerError
+from reducer.errors import NO_BACKEND, NO_RESUME, ReducerError
 from reducer.faults.ahead import CANCEL, cancelled_by
-from reducer.readers.inputs import argument_files, data_files, read_input, with_arguments
+from reducer.readers.inputs import after_earlier_tests, argument_files, data_files, read_input, with_arguments
 from reducer.established import EstablishedFailure, Options, default_memory_mb
 from reducer.verdict import Verdict, last_words, no_backend, not_failing
 from reducer.levels import fault_finders
@@ -60,9 +61,7 @@ class Reduction(ChainJob):
         # the arguments given after `--`, baked in as `sys.argv = [...]`; the files they name go next to candidates
         args, arg_files = argument_files(args, stage=self.scratch / "arguments")
         source = with_arguments(source, path.name, args)
-        # a test's node id whose module has tests before it: what it is with them, should it pass alone
-        self.with_earlier = None if after_earlier or "::" not in str(script) else \
-            with_arguments(read_input(Path(script), True)[1], path.name, args)
+        self.given, self.args, self.after_earlier = Path(script), args, after_earlier
         self.known = known or (lambda sig: "")  # the corpus case with this signature (the CLI's corpus.known_line)
         self.script, self.source = path, source
         self.file_name = path.name
@@ -114,12 +113,10 @@ class Reduction(ChainJob):
         return (self.requested, sig) if sig else None
 
     # -- the first runs -------------------------------------------------------------------------
-    def _fails_after_earlier_tests(self, alone: RunResult) -> None:
-        """Raise FailsAfterEarlierTests where the test passes alone and fails after the tests before it."""
-        if alone.returncode == 0 and self.with_earlier not in (None, self.source) and \
-                self.classify(self.execute(self.with_earlier, self.limits)):
-            raise FailsAfterEarlierTests(f"{self.script.name}: the test passes alone and fails after the tests "
-                                         "before it in its module, as pytest runs them")
+    @functools.cached_property
+    def with_earlier(self) -> str | None:
+        """The test after the tests before it in its module, asked only where it passes alone or resumes."""
+        return None if self.after_earlier else after_earlier_tests(self.given, self.args)
 
     def establish(self, runs: int | None = None) -> EstablishedFailure:
         runs = runs or self.options.runs
@@ -130,7 +127,7 @@ class Reduction(ChainJob):
             raise ReducerError(f"{self.script}: {reason}", NO_BACKEND)
         found = [self.classify(run) for run in results]
         if not any(found):
-            self._fails_after_earlier_tests(results[0])
+            earlier_tests.check_alone(self, results[0])
             raise not_failing(self.script, results[0], self.requested, self.options)
         found = counterfactual.why_it_stops(self, results, found) if self.requested is None else found
         oracle, sig = first = next(h for h in found if h)
@@ -160,8 +157,8 @@ class Reduction(ChainJob):
     def locate(self, established: EstablishedFailure) -> tuple[fault_finders.FaultFinder | None, EstablishedFailure]:
         """The finder of the fault of the established failure, and the failure naming that fault; none
         where the program counts on JAX's NaN check and fails because it let the value through."""
-        if counterfactual.value_check_missed(self, self.source, established.signature):
-            return None, established
+        if fix := counterfactual.value_check_missed(self, self.source, established.signature):
+            return None, dataclasses.replace(established, fix=fix)
         finder = None if established.oracle.runs_candidates else fault_finders.for_original(
             self.finder_runs(established.oracle, established.limits), established.signature, established.run)
         if finder is None:
@@ -189,11 +186,7 @@ class Reduction(ChainJob):
         """The interrupted run's oracle, signature and level, and the script the chain goes on from,
         checked to still fail: the best script it kept (the original, when it was in the jaxpr level)."""
         state, best, wanted = self.read_state()
-        made = {hashlib.sha1(p.encode()).hexdigest(): p for p in (self.with_earlier or "", self.source)}
-        if made.get(state.get("script_sha1"), self.source) != self.source:  # after the tests before it: resumed so
-            raise FailsAfterEarlierTests(f"{self.script.name}: it was reduced after the tests before it in its module")
-        if state.get("script_sha1") not in made:
-            raise ReducerError(f"{self.out}: was made from another version of {self.script.name}", NO_RESUME)
+        earlier_tests.check_resumed(self, state.get("script_sha1"))
         self.requested = oracle = oracles.make_oracle(state["oracle"], state.get("platform", "cpu"),
                                                       self.options.hangs)
         self.resume_level(state, best)
@@ -250,7 +243,7 @@ class Reduction(ChainJob):
         if self.options.timeout is None and not self.options.hangs and not oracle.runs_candidates:
             self.timeout = AdaptiveTimeout(self.limits.timeout)
         going_on = self.verified is not None and program == self.verified[0]  # the fix it survived holds
-        fix = self.fix if going_on else counterfactual.fix_to_survive(self, program, wanted) \
+        fix = self.fix if going_on else counterfactual.fix_to_survive(self, program, wanted, established.fix) \
             if program and not oracle.runs_candidates else None
         self.fix = fix or self.fix
         ran, run = self.resumed_script or self.source, established.run  # what `established` ran

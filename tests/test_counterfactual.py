@@ -220,6 +220,36 @@ def test_a_jit_miscompile_in_a_program_that_turns_the_checks_on_is_not_the_check
     assert program != miscompile and run_text(program, tmp_path).returncode != 0
     assert run_text(counterfactual.fixed(program, "nan-check"), tmp_path).returncode == 1
     assert run_text(counterfactual.fixed(program, "values"), tmp_path).returncode == 0
+    script = tmp_path / "checks_on.py"
+    script.write_text(program)
+    job = Reduction(script, tmp_path / "out", Options(oracle="regex:jit and eager results differ", jobs=1))
+    try:
+        est = job.establish()
+        assert counterfactual.modes(est.signature, program) == ["nan-check", "jit"]  # JAX's check is tried first
+        assert est.fix is None and counterfactual.fix_to_survive(job, program, est.signature) == "jit"
+    finally:
+        job.close()
+
+
+@pytest.mark.slow
+def test_the_check_s_miss_found_at_the_start_is_not_asked_again_of_the_original(tmp_path):
+    """Established once (before any origin is sought), the fix travels with the failure: the test for the
+    original runs nothing more; a program other than the original is asked whether it survives it."""
+    script = tmp_path / "missed.py"
+    script.write_text(MISSED)
+    job = Reduction(script, tmp_path / "out", Options(oracle="auto", jobs=1, runs=1))
+    try:
+        est = job.establish()
+        assert est.fix == "nan-check" and job.fault_finder is None
+        ran = []
+        execute = job.execute
+        job.execute = lambda source, *args, **kwargs: ran.append(source) or execute(source, *args, **kwargs)
+        job.make_test(est, job.source)
+        assert ran == [] and job.fix == "nan-check"
+        assert counterfactual.fix_to_survive(job, NAN_LOOPHOLES["no-nan-made"], est.signature, est.fix) is None
+        assert len(ran) == 1  # the loophole with the check kept, asked once
+    finally:
+        job.close()
 
 
 @pytest.mark.slow

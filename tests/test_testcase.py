@@ -287,6 +287,7 @@ def test_a_test_reduced_after_the_tests_before_it_is_resumed_so(tmp_path):
     import hashlib
     import json
 
+    from reducer import earlier_tests
     from reducer.errors import FailsAfterEarlierTests
     from reducer.reduce import Options, Reduction
 
@@ -304,8 +305,17 @@ def test_a_test_reduced_after_the_tests_before_it_is_resumed_so(tmp_path):
     (out / "best.py").write_text(after.source)
     alone = Reduction(node, out, Options(jobs=1), resume=True)
     try:
+        assert "with_earlier" not in vars(alone)  # made only when asked: it may ask pytest to collect
         with pytest.raises(FailsAfterEarlierTests, match="reduced after the tests before it"):
             alone.resume_from()
+    finally:
+        alone.close()
+    alone_sha1 = hashlib.sha1(alone.source.encode()).hexdigest()
+    (out / "state.json").write_text(json.dumps({**state, "script_sha1": alone_sha1}))
+    alone = Reduction(node, out, Options(jobs=1), resume=True)
+    try:
+        earlier_tests.check_resumed(alone, alone_sha1)
+        assert "with_earlier" not in vars(alone)  # made from the test alone: nothing else to make
     finally:
         alone.close()
     (out / "state.json").write_text(json.dumps({**state, "script_sha1": "0" * 40}))

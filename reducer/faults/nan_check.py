@@ -18,6 +18,9 @@ from __future__ import annotations
 
 #: the statement, run before a program's first, that installs the check in its process
 LINE = "from reducer.faults.nan_check import install as _reducer_nan_check; _reducer_nan_check()"
+#: the statement that runs a program op by op with JAX's NaN and Inf checks taken away, whatever it
+#: turns on: the values alone, which a program that counts on the check must fail with too
+VALUES_ALONE = "from reducer.faults.nan_check import values_alone as _reducer_values; _reducer_values()"
 
 
 def install() -> None:
@@ -28,3 +31,12 @@ def install() -> None:
         state._update_thread_local_hook = None  # a block's end no longer turns the check off
         state._update_global_hook = None
     api._post_hook_state.set_global(api._nan_check_posthook)  # it asks the flags at each call
+
+
+def values_alone() -> None:
+    """Run this process op by op, with JAX's check of each operation's results taken away."""
+    import jax
+    from jax._src import dispatch
+
+    jax.config.update("jax_disable_jit", True)
+    dispatch._check_special = lambda *args, **kwargs: None

@@ -103,6 +103,15 @@ def read_input(path: Path, after_earlier: bool = False) -> tuple[Path, str]:
     return script, user_code.standalone(script, source, package)
 
 
+def after_earlier_tests(node_id: Path, args: list[str] | tuple[str, ...] = ()) -> str | None:
+    """A test's node id made standalone after the plain tests before it in its module, as pytest runs
+    them, with its arguments baked in (None for a script or a notebook: nothing runs before it)."""
+    if "::" not in str(node_id):
+        return None
+    script, source = read_input(node_id, after_earlier=True)
+    return with_arguments(source, script.name, args)
+
+
 def _top(tree: ast.Module) -> int:
     """The index of the first statement after the module's docstring and `from __future__` imports."""
     index = 0
