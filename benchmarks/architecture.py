@@ -82,17 +82,13 @@ JOB_NAMES = ("job", "runs")
 STILL_ASSIGNED: frozenset[tuple[str, str]] = frozenset(tuple(entry.split(":")) for entry in (
     "reducer.data_literals.standalone:data reducer.job:_probe "
     "reducer.job:bug reducer.job:established reducer.job:fresh_seconds "
-    "reducer.levels.chain:checks_seconds reducer.levels.chain:ended reducer.levels.chain:established "
-    "reducer.levels.chain:levels_run reducer.levels.chain:previous reducer.levels.chain:resume_at "
-    "reducer.levels.chain:resumed reducer.levels.chain:stall reducer.levels.chain:stalled "
+    "reducer.levels.chain:checks_seconds reducer.levels.chain:established "
+    "reducer.levels.chain:previous reducer.levels.chain:resume_at "
+    "reducer.levels.chain:resumed "
     "reducer.levels.chain:verified reducer.levels.mlir.module_job:counts0 reducer.levels.mlir.module_job:established "
-    "reducer.levels.mlir.module_job:short_output reducer.levels.mlir.module_runs:isolation "
-    "reducer.levels.mlir.module_runs:kind reducer.levels.mlir.module_runs:limits "
-    "reducer.levels.mlir.module_runs:original reducer.levels.mlir.module_runs:source_name "
-    "reducer.levels.mlir.module_runs:text reducer.levels.mlir.module_runs:xla "
-    "reducer.levels.mlir.module_runs:xla_pass reducer.reduce:established reducer.reduce:fault_finder "
-    "reducer.reduce:fix reducer.reduce:latest_seconds reducer.reduce:requested reducer.reduce:resumed_script "
-    "reducer.reduce:timeout reducer.second_look:runner reducer.second_look:unconfirmed"
+    "reducer.reduce:established "
+    "reducer.reduce:fix reducer.reduce:latest_seconds reducer.reduce:requested "
+    "reducer.reduce:timeout reducer.second_look:unconfirmed"
 ).split())
 
 MAX_MODULE_LINES = 400

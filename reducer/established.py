@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from oracles.base import Oracle, Signature
 from oracles.outcome import RunResult
@@ -48,8 +49,9 @@ class EstablishedFailure:
     that showed it, how often the original showed it, its slowest first run, the candidates' limits,
     how many runs a candidate gets (`votes`: more when the failure comes and goes), the watches the
     verdicts rest on, the data files candidates need beside them, whether candidates run with
-    the harness's gradient checks (None: as the sandbox was made), and the fix they must survive where
-    it was found before shrinking."""
+    the harness's gradient checks (None: as the sandbox was made), the fix they must survive where it
+    was found before shrinking, the finder that places its fault in each run, and for a module, how
+    its candidates run."""
 
     oracle: Oracle
     signature: Signature
@@ -62,3 +64,9 @@ class EstablishedFailure:
     data_files: tuple[Path, ...] = ()
     gradient_checks: bool | None = None
     fix: str | None = None  # the fix candidates must survive, found before shrinking (`reducer.counterfactual`)
+    #: how a module's candidates run, as its first runs found it (`reducer.levels.mlir.module_runs.ModuleFailure`)
+    module: Any = None
+    #: the program `run` ran, where it is not the original (a resumed run's best script)
+    program: str | None = None
+    #: what places the fault the signature names in each candidate's run (`reducer.levels.fault_finders`)
+    fault_finder: Any = None

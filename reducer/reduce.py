@@ -56,7 +56,6 @@ class Reduction(ChainJob):
         self.notebook = Path(str(script)).suffix == ".ipynb"
         self.latest_seconds: float | None = None  # the latest interesting candidate's run (the final checks' size)
         self.fix: str | None = None  # the counterfactual every candidate survived (`reducer.counterfactual`)
-        self.resumed_script: str | None = None  # on --resume, the script run to see it still fails
         super().__init__(Path(out) if out else Path.cwd() / f"reduced-{path.stem}", options, on_event, log, resume)
         # the arguments given after `--`, baked in as `sys.argv = [...]`; the files they name go next to candidates
         args, arg_files = argument_files(args, stage=self.scratch / "arguments")
@@ -78,10 +77,8 @@ class Reduction(ChainJob):
         self.memory_mb = options.memory_mb or (None if options.platform == "gpu" else default_memory_mb(options.jobs))
         self.first_limits = Limits(timeout=options.timeout or 300.0, memory_mb=self.memory_mb)
         self.runaway = {"timed out": 0, "killed by a signal": 0, "out of memory": 0, "output cut": 0}
-        self.runner = options.runner  # "confirm" once the runner misled the reduction
         self.timeout: AdaptiveTimeout | None = None  # set once the first runs are timed
         self.unconfirmed = 0  # runner verdicts that a child of its own did not confirm
-        self.fault_finder = None  # names the fault the signature names (reducer.levels.fault_finders)
 
     # -- running programs -----------------------------------------------------------------------
     def execute(self, source: str, limits: Limits, cancel: threading.Event | None = None,
@@ -141,8 +138,7 @@ class Reduction(ChainJob):
             votes=max(3, runs) if rate < 1.0 else 1, watches=() if no_checks else tuple(oracle.watches),
             data_files=tuple(self.sandbox.data_files), gradient_checks=False if no_checks else None)
         self.established = established  # the sandbox is set up as it says (`Job.sandbox`) for the finder too
-        self.fault_finder, established = self.locate(established)
-        self.established = established
+        self.established = established = self.locate(established)
         return established
 
     def finder_runs(self, oracle: Oracle, limits: Limits) -> fault_finders.Runs:
@@ -154,17 +150,22 @@ class Reduction(ChainJob):
 
         return fault_finders.Runs(lambda: self.sandbox, limits, oracle, script, self.log)
 
-    def locate(self, established: EstablishedFailure) -> tuple[fault_finders.FaultFinder | None, EstablishedFailure]:
-        """The finder of the fault of the established failure, and the failure naming that fault; none
-        where the program counts on JAX's NaN check and fails because it let the value through."""
+    def locate(self, established: EstablishedFailure) -> EstablishedFailure:
+        """The established failure naming its fault, with the finder that places it; none where the
+        program counts on JAX's NaN check and fails because it let the value through."""
         if fix := counterfactual.value_check_missed(self, self.source, established.signature):
-            return None, dataclasses.replace(established, fix=fix)
+            return dataclasses.replace(established, fix=fix)
         finder = None if established.oracle.runs_candidates else fault_finders.for_original(
             self.finder_runs(established.oracle, established.limits), established.signature, established.run)
         if finder is None:
-            return None, established
+            return established
         sig, run = finder.establish(self.source, established.run, established.signature)
-        return finder, dataclasses.replace(established, signature=sig, run=run)
+        return dataclasses.replace(established, signature=sig, run=run, fault_finder=finder)
+
+    @property
+    def fault_finder(self) -> fault_finders.FaultFinder | None:
+        """What places the established failure's fault in each run (`reducer.levels.fault_finders`)."""
+        return self.established.fault_finder if self.established is not None else None
 
     def check(self) -> EstablishedFailure:
         """`reducer check`: one run and its signature."""
@@ -194,9 +195,9 @@ class Reduction(ChainJob):
         established = EstablishedFailure(
             oracle, wanted, None, state.get("rate", 1.0), 0.0, limits=limits, votes=state.get("votes", 1),
             data_files=tuple(self.sandbox.data_files) + self.kept_data(),
-            gradient_checks=False if not oracle.needs_gradient_checks else None)
+            gradient_checks=False if not oracle.needs_gradient_checks else None,
+            fault_finder=fault_finders.for_wanted(self.finder_runs(oracle, limits), wanted))  # named again
         self.established = established
-        self.fault_finder = fault_finders.for_wanted(self.finder_runs(oracle, limits), wanted)  # named again
         level, place = self.resumed_level()
         what, script = f"{self.out}/best.py", best  # a level of scripts goes on from its own best script
         if level.suffix != SourceLevel.suffix and place == 0:  # traced from the original script
@@ -206,14 +207,13 @@ class Reduction(ChainJob):
                 raise ReducerError(f"{self.out}: nothing to resume (no best.py: the script the {level.name} level "
                                    f"followed)", NO_RESUME)
             script = (self.out / "best.py").read_text()
-        self.resumed_script = script
         run = self.execute(script, limits)
         ok, seen = self.judge(oracle, wanted, run)
         if not ok:
             raise ReducerError(f"{what} no longer shows {wanted} (saw {seen or last_words(run)})", NO_RESUME)
         self.log(f"resuming {self.out}: {self.rep.size(script)} tokens, {state.get('tested', 0)} candidates "
                  f"tested before; at the {level.name} level")
-        self.established = established = dataclasses.replace(established, run=run)
+        self.established = established = dataclasses.replace(established, run=run, program=script)
         return established, script
 
     def state(self, established: EstablishedFailure) -> dict:
@@ -236,9 +236,11 @@ class Reduction(ChainJob):
             return self.limits
         return dataclasses.replace(self.limits, timeout=self.timeout.value)
 
-    def make_test(self, established: EstablishedFailure, program: str | None = None):
+    def make_test(self, established: EstablishedFailure, program: str | None = None, confirm: bool = False):
         """The test: fails as `established` did (and, given the starting `program`, on its own check:
-        counterfactual)."""
+        counterfactual); with `confirm` (or --runner confirm), the long-lived runner's interesting
+        verdicts confirmed in a child of their own."""
+        confirm = confirm or self.options.runner == "confirm"
         oracle, wanted = established.oracle, established.signature
         if self.options.timeout is None and not self.options.hangs and not oracle.runs_candidates:
             self.timeout = AdaptiveTimeout(self.limits.timeout)
@@ -246,7 +248,7 @@ class Reduction(ChainJob):
         fix = self.fix if going_on else counterfactual.fix_to_survive(self, program, wanted, established.fix) \
             if program and not oracle.runs_candidates else None
         self.fix = fix or self.fix
-        ran, run = self.resumed_script or self.source, established.run  # what `established` ran
+        ran, run = established.program or self.source, established.run  # what `established` ran
         if going_on:  # from the verified result, whose final checks ran it fresh
             ran, run = self.verified
         elif program and program != self.source and self.latest_seconds is None:
@@ -266,7 +268,7 @@ class Reduction(ChainJob):
                 run = self.execute(source, self.candidate_limits(), cancel)
                 self._count_runaway(run)
                 ok, seen = self.judge(oracle, wanted, run)
-                if ok and run.reused and self.runner == "confirm":
+                if ok and run.reused and confirm:
                     run, (ok, seen) = second_look.confirm(self, source, oracle, wanted, cancel)
                 if ok and fix and not counterfactual.runs_clean(self, source, fix, cancel):
                     return False  # it stops whether or not the value is wrong
@@ -338,7 +340,7 @@ class Reduction(ChainJob):
             self.log(f"stopped early: no smaller candidate in {self.stall:g} s (--stall)")
         if any(self.runaway.values()):
             self.log("runaway candidates stopped: " + ", ".join(f"{n} {k}" for k, n in self.runaway.items() if n))
-        if self.sandbox.reuse and self.options.warm and self.runner == "confirm":
+        if self.sandbox.reuse and self.options.warm and (self.unconfirmed or self.options.runner == "confirm"):
             self.log(f"long-lived runner: {self.unconfirmed} interesting verdicts not confirmed in a child of their "
                      f"own")
         if self.timeout is not None:

@@ -35,7 +35,7 @@ def confirm(job, source: str, oracle, wanted, cancel: threading.Event):
 
 def trusts_runner(job, established: EstablishedFailure) -> bool:
     """Whether the long-lived runner's verdicts go unconfirmed (the result then runs in a child of its own)."""
-    trusted = job.options.warm and job.sandbox.reuse and job.runner == "trust"
+    trusted = job.options.warm and job.sandbox.reuse and job.options.runner == "trust"
     return trusted and not established.oracle.runs_candidates
 
 
@@ -71,5 +71,4 @@ def restart(job, best: str, established: EstablishedFailure) -> str | None:
     job.log(f"the result ({job.rep.size(best)} tokens) does not fail in a child of its own: an earlier "
             f"candidate left something behind in the long-lived runner; going on from the last accepted "
             f"program that does ({job.rep.size(start)} tokens), with interesting verdicts confirmed")
-    job.runner = "confirm"
     return start

@@ -165,23 +165,26 @@ def test_operations_wrong_alone(kind):
 class XlaJob:
     """A stand-in job whose candidates fail unless XLA's `algsimp` pass is off."""
 
-    def __init__(self):
-        self.xla = {"reference": {}}
-
-    def run_candidate(self, program, xla=None):
-        off = (self.xla if xla is None else xla).get("options", {}).get("xla_disable_hlo_passes", "")
+    def run_candidate(self, program, how, xla=None):
+        off = (how.xla if xla is None else xla).get("options", {}).get("xla_disable_hlo_passes", "")
         return RunResult(0 if "algsimp" in off.split(",") else 1, "", "", 1.0)
 
 
 def test_xla_culprit_pass(monkeypatch):
-    monkeypatch.setattr(xla_passes, "changing_passes", lambda job, text: ["fusion", "algsimp", "layout-assignment"])
+    from reducer.levels.mlir.module_runs import ModuleFailure
+    from reducer.levels.mlir.run_module import XLA_RESULTS
+    from reducer.workers.sandbox import Limits
+
+    passes = lambda job, text, limits: ["fusion", "algsimp", "layout-assignment"]  # noqa: E731
+    monkeypatch.setattr(xla_passes, "changing_passes", passes)
+    how = ModuleFailure("m", MODULE, mm.join(None, MODULE), XLA_RESULTS, Limits(), xla={"reference": {}})
     job, logged = XlaJob(), []
-    said = xla_passes.CulpritPass(job, logged.append)
+    said = xla_passes.CulpritPass(job, how, logged.append)
     fault = satisfies(said, said.locate(mm.join(None, MODULE), None, WRONG))
     assert fault.fields == (("xla-pass", "algsimp"),) and "--xla_disable_hlo_passes=algsimp" in fault.evidence
-    assert job.xla == {"reference": {}}  # the job's options as they were: each run was given its own
-    assert xla_passes.culprit(job, mm.join(None, MODULE), logged.append) == {"pass": "algsimp"}
-    monkeypatch.setattr(xla_passes, "changing_passes", lambda job, text: ["fusion"])
+    assert how.xla == {"reference": {}}  # the options as they were: each run was given its own
+    assert xla_passes.culprit(job, how, mm.join(None, MODULE), logged.append) == {"pass": "algsimp"}
+    monkeypatch.setattr(xla_passes, "changing_passes", lambda job, text, limits: ["fusion"])
     assert satisfies(said, said.locate(mm.join(None, MODULE), None, WRONG)) is None  # nothing makes it go away
 
 

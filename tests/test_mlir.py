@@ -6,6 +6,7 @@ tests/data/mlir/ (made by tests/data/mlir/make_fixtures.py, which runs real fail
 """
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -355,12 +356,18 @@ def test_a_crash_is_established_in_a_subprocess(tmp_path):
 
     job = MlirReduction.from_file(DATA / "sort_crash.mlir", tmp_path / "crash", MlirOptions(full_outputs=False))
     try:
+        given = dict(vars(job.runs))
         est = job.establish()
         sig, run = est.signature, est.run
+        assert vars(job.runs).keys() == given.keys() and job.runs.text == given["text"]  # nothing written on the runs
     finally:
         job.close()
     assert job.isolation == "subprocess" and run.signal == 11
     assert sig.family == "crash" and sig.get("native").startswith("enzyme_call")
+    how = est.module  # what the first runs found travels with the failure, frozen
+    assert (how.kind, how.isolation, how.limits) == ("enzyme", "subprocess", est.limits) and how.original.strip()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        how.isolation = "worker"
 
 
 def test_malformed_mlir_gives_one_line_and_status_9(tmp_path):

@@ -173,24 +173,28 @@ def test_a_result_that_holds_only_in_the_runner_is_caught_and_bisected(tmp_path)
         assert not second_look.runner_misled(job, job.source, est)
         history = [job.source, job.source + "\n", job.source + "\n\n", lost, lost + "\n"]
         assert second_look.last_that_holds(job, history, est) == job.source + "\n\n"
-        job.runner = "confirm"
-        assert not test(lost, threading.Event())
+        assert test(lost, threading.Event())  # the test made before it goes on trusting the runner
+        confirming = job.make_test(est, confirm=True)  # as the source level goes on after `restart`
+        assert not confirming(lost, threading.Event())
         assert job.unconfirmed == 1
     finally:
         job.close()
 
 
 def test_shrinking_stops_early_enough_for_the_result_s_second_look_in_a_child_of_its_own(tmp_path):
-    job = Reduction(PROGRAMS / "hostile" / "runner_poison.py", tmp_path / "out",
-                    Options(oracle="regex:BUG-7", jobs=1, runner="trust", max_time=600))
-    try:
-        est = job.establish()
-        job.latest_seconds = 10.0
-        trusted = job.shrink_until(est)
-        job.runner = "confirm"  # every verdict confirmed already: the result gets no second look
-        assert job.shrink_until(est) - trusted == 1.5 * 10.0 + 2.0
-    finally:
-        job.close()
+    from reducer import xla_culprit
+    from reducer.data_literals import standalone
+
+    for runner, look in (("trust", 1.5 * 10.0 + 2.0), ("confirm", 0.0)):  # confirmed already: no second look
+        job = Reduction(PROGRAMS / "hostile" / "runner_poison.py", tmp_path / runner,
+                        Options(oracle="regex:BUG-7", jobs=1, runner=runner, max_time=600))
+        try:
+            est = job.establish()
+            job.latest_seconds = 10.0
+            ends = standalone.deadline(job, est, 10.0) - xla_culprit.reserve(job, est, 10.0)
+            assert job.shrink_until(est) == ends - look
+        finally:
+            job.close()
 
 
 def test_a_runner_near_the_memory_limit_retires():

@@ -61,7 +61,7 @@ def context(kept: list, events: list, levels: tuple[str, ...] = ()) -> LevelCont
 
 
 #: what the job of a script lends its source level: its test (here: fails as the script does)
-JOB = ScriptJob(test_for=lambda established, program: fails)
+JOB = ScriptJob(test_for=lambda established, program, confirm: fails)
 
 
 def test_source_level_has_the_level_shape():
@@ -112,15 +112,20 @@ def test_with_only_the_jaxpr_level_asked_for_the_source_level_keeps_a_written_ba
 
 
 def test_a_restart_goes_on_from_the_program_the_job_gives_with_the_cache_forgotten():
-    est, rep, kept, asked = established(), PythonSource(), [], []
+    est, rep, kept, asked, made = established(), PythonSource(), [], [], []
     program = rep.normalize(SCRIPT)
 
     def restart(best):
         asked.append(best)
         return program if len(asked) == 1 else None
 
-    job = ScriptJob(test_for=JOB.test_for, restart=lambda established, best: restart(best))
+    def test_for(established, start, confirm):
+        made.append((start, confirm))
+        return fails
+
+    job = ScriptJob(test_for=test_for, restart=lambda established, best: restart(best))
     result = SourceLevel(rep, job, None, SCRIPT).reduce(program, est, context(kept, []))
     assert len(asked) == 1  # asked once, after the first reduction
     assert program in [k for k, _ in kept[1:]]  # the restart's program kept before going on
     assert fails(result.program) and result.tested > 0
+    assert made == [(program, False), (program, True)]  # a test of its own from there on: verdicts confirmed

@@ -105,16 +105,17 @@ def run_module_once(module: Path, wanted: Signature, timeout: float | None = Non
         same, seen = established.oracle.judge(wanted, established.run)
         seen = seen or established.signature
         status, detail = (REPRODUCES, str(wanted)) if same else (CHANGED, f"fails differently: {established.signature}")
-        excerpt = established.signature.excerpt
+        excerpt, ran = established.signature.excerpt, established.module  # the module that failed, as it ran
     except ReducerError as exc:
         if exc.status not in (NO_FAILURE, OTHER_FAILURE, NO_BACKEND):
             raise
         status = {NO_FAILURE: FIXED, NO_BACKEND: SKIPPED}.get(exc.status, CHANGED)
         detail, seen = str(exc).split(": ", 1)[-1], None
         excerpt = f"(the module no longer shows this failure: {LABELS[status]}: {detail})"
+        ran = job  # the module as given, and the kind of run it starts with
     finally:
         job.close()
-    return ModuleRun(status, detail, seen, excerpt, job.original, job.kind, [str(job.scratch)])
+    return ModuleRun(status, detail, seen, excerpt, ran.original, ran.kind, [str(job.scratch)])
 
 
 def check_case(case: Case, timeout: float | None = None) -> Outcome:

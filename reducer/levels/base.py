@@ -48,6 +48,8 @@ class LevelResult:
     cut: bool = False
     cache_hits: int = 0
     seconds: float = 0.0
+    #: what the level found at fault besides the program (the IR level: the search for XLA's culprit pass)
+    culprit: Mapping[str, object] | None = None
 
 
 @dataclass(frozen=True)

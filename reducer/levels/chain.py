@@ -38,16 +38,39 @@ class ChainJob(Job):
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
-        self.chain: list[LevelResult] = []  # what the levels made, in order
-        self.levels_run: list[str] = []  # the levels the result went through, for the report
-        self.stall = self.options.stall  # the next level's: shorter after a written-back script
-        self.stalled = False  # the last level stopped for want of a smaller candidate (--stall)
+        self.made: list[tuple[object, LevelResult]] = []  # (level, what it made), in order
         self.counts: dict = {}  # each level's engine counts (`reducer.engine.Stats`), as it last kept its best
         self.previous: dict = {}  # the state of the interrupted run being resumed
         self.resume_at: str | None = None  # the level that run was in
         self.resumed: str | None = None  # and the best program it kept there
         self.verified: tuple | None = None  # (result, a run of it that showed the failure), going on from it
-        self.ended: tuple | None = None  # (level, its LevelResult): the last level that made a result
+
+    # -- what the levels made -------------------------------------------------------------------
+    @property
+    def chain(self) -> list[LevelResult]:
+        """What the levels made, in order."""
+        return [result for _, result in self.made]
+
+    @property
+    def ended(self) -> tuple | None:
+        """(level, its LevelResult): the last level that made a result."""
+        return self.made[-1] if self.made else None
+
+    @property
+    def levels_run(self) -> list[str]:
+        """The levels the result went through, for the report."""
+        return list(dict.fromkeys(name for result in self.chain for name in result.levels))
+
+    @property
+    def stalled(self) -> bool:
+        """Whether the last level stopped for want of a smaller candidate (--stall)."""
+        return bool(self.made) and self.made[-1][1].stalled
+
+    @property
+    def stall(self) -> float | None:
+        """The next level's --stall: shorter after a written-back script (`LevelResult.stall`)."""
+        stalls = [s for s in (self.options.stall, *(result.stall for result in self.chain)) if s is not None]
+        return min(stalls, default=None)
 
     # -- what an input's job supplies -----------------------------------------------------------
     def levels(self) -> tuple:
@@ -79,8 +102,7 @@ class ChainJob(Job):
                 self.log(note)
             result = None if note is not None else level.reduce(program, established, self.context(established, level))
             if result is not None:
-                program, established = result.program, self.record_result(result, established)
-                self.ended = (level, result)
+                program, established = result.program, self.record_result(level, result, established)
         return self.after_chain(program, established)
 
     def skipped(self, level) -> bool:
@@ -103,19 +125,17 @@ class ChainJob(Job):
                                    on_accept=lambda best, stats: self.keep(level, best, established, stats),
                                    resumed=self.resumed if level.name == self.resume_at else None)
 
-    def record_result(self, result: LevelResult, established: EstablishedFailure) -> EstablishedFailure:
-        """A level's result: its files written, its candidates' data files and shorter stall handed on."""
-        self.chain.append(result)
+    def record_result(self, level, result: LevelResult, established: EstablishedFailure) -> EstablishedFailure:
+        """`level`'s result: its files written, its candidates' data files and shorter stall handed on."""
+        before = self.stall
+        self.made.append((level, result))
         self.write_files(result.files)
         if result.data_files:
             data_files = established.data_files + result.data_files
             self.established = established = dataclasses.replace(established, data_files=data_files)
-        if result.stall is not None and (self.stall is None or self.stall > result.stall):
-            self.stall = result.stall
+        if self.stall != before:
             self.log(f"{self.levels()[-1].name} level: from the written-back program, stopping after "
                      f"{result.stall:g} s without a smaller candidate")
-        self.levels_run = list(dict.fromkeys(name for r in self.chain for name in r.levels))
-        self.stalled = result.stalled
         return established
 
     # -- the final checks, and the time they leave ---------------------------------------------------
@@ -157,8 +177,7 @@ class ChainJob(Job):
         result = level.reduce(best, established, dataclasses.replace(self.context(established, level), resumed=best))
         if result is None or self.stop.is_set():
             return None
-        self.record_result(result, established)
-        self.ended = (level, result)
+        self.record_result(level, result, established)
         self.log(f"{level.name} level, going on: {size} -> {self.rep.size(result.program)} {self.unit}; "
                  f"{result.tested} tested, {result.accepted} accepted")
         return result.program if self.rep.size(result.program) < size else None

@@ -44,10 +44,10 @@ class FirstRun(NamedTuple):
     reference: dict | None = None
 
 
-def first_failure(job) -> FirstRun:
-    """How the job's module fails, from first runs in subprocesses; for an XLA dump, the newest of
-    its modules that fails."""
-    first = (job.source_name, job.original)
+def first_failure(job, text: str) -> FirstRun:
+    """How the job's module (`text`) fails, from first runs in subprocesses; for an XLA dump, the
+    newest of its modules that fails."""
+    first = (job.source_name, text)
     for k, (name, module_text) in enumerate([first, *job.dumped]):
         try:
             return of_module(job, name, module_text)

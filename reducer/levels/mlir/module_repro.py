@@ -184,10 +184,10 @@ def excerpt(output: str, tool_excerpt: str = "", lines: int = 16) -> str:
     return "\n".join(kept + [line for line in tool_excerpt.splitlines() if line.startswith("native frame: ")])
 
 
-def for_runs(runs, module_text: str, sig: Signature, header: str) -> tuple[str | None, str, str]:
-    """The short reproducer of `runs`' reduced module (`ModuleRuns` of an XLA kind), confirmed, what
-    confirming it said and what it printed; None, and why, when it is not confirmed (the tool's
-    runner is filed)."""
+def for_runs(runs, how, module_text: str, sig: Signature, header: str) -> tuple[str | None, str, str]:
+    """The short reproducer of `runs`' reduced module (`ModuleRuns`, run as `how`, a `ModuleFailure`
+    of an XLA kind, says), confirmed, what confirming it said and what it printed; None, and why, when
+    it is not confirmed (the tool's runner is filed)."""
     import numpy as np
 
     from reducer.levels.mlir.xla_check import ESSENTIAL, made_inputs, with_saved
@@ -196,9 +196,9 @@ def for_runs(runs, module_text: str, sig: Signature, header: str) -> tuple[str |
     arguments = runs.rep.worker.call({"do": "arguments", "module": module_text}).get("arguments")
     if arguments is None:
         return None, "the module's arguments could not be read for a short reproducer", ""
-    xla = dict(runs.xla or {})
-    if runs.kind == XLA_RESULTS and not xla.get("reference"):
-        passes = [p for p in changing_passes(runs, module_text) if p not in ESSENTIAL]
+    xla = dict(how.xla or {})
+    if how.kind == XLA_RESULTS and not xla.get("reference"):
+        passes = [p for p in changing_passes(runs, module_text, how.limits) if p not in ESSENTIAL]
         xla["reference"] = {"xla_backend_optimization_level": 0, "xla_disable_hlo_passes": ",".join(passes)}
     saved = xla.pop("inputs", None)
     box = runs.sandbox
@@ -206,7 +206,7 @@ def for_runs(runs, module_text: str, sig: Signature, header: str) -> tuple[str |
         arrays = with_saved(made_inputs([(tuple(shape), _numpy(name)) for shape, name in arguments]), saved)
         np.savez(runs.scratch / INPUTS, *arrays)
         box = box.replace(data_files=(runs.scratch / INPUTS,))
-    text = source(runs.kind, module_text, arguments, header, xla, INPUTS if saved else None)
-    ok, said, output = confirm(lambda s: box.run(s, runs.limits, fresh=True), runs.kind, text, sig,
-                               (runs.xla_pass or {}).get("pass"), runs.runner_name)
+    text = source(how.kind, module_text, arguments, header, xla, INPUTS if saved else None)
+    ok, said, output = confirm(lambda s: box.run(s, how.limits, fresh=True), how.kind, text, sig,
+                               (how.xla_pass or {}).get("pass"), runs.runner_name)
     return (text if ok else None), said, output

@@ -22,7 +22,7 @@ from reducer.established import EstablishedFailure, Options
 from reducer.levels.base import LevelContext, LevelResult
 from reducer.levels.mlir import (script_module, inputs, failure_names, module as mm, module_report,
                                  pipeline as pl)
-from reducer.levels.mlir.module_runs import ModuleRuns
+from reducer.levels.mlir.module_runs import ModuleFailure, ModuleRuns
 from reducer.levels.mlir.passes import mlir_passes
 from reducer.levels.mlir.pipeline_passes import pipeline_passes
 from reducer.levels.mlir.run_module import XLA_KINDS
@@ -45,11 +45,11 @@ def shrink_module(runs: ModuleRuns, program: str, established: EstablishedFailur
     """Pipeline passes, then module passes, again and again until neither shrinks (or `until`)."""
     start, keep = time.monotonic(), ctx.on_accept or (lambda best, counts: None)
     counts0 = sizes(runs, program)
-    problem = Problem(runs.rep, runs.make_test(established.oracle, established.signature, ctx.judge, ctx.keep_aside,
-                                               ctx.stop),
+    problem = Problem(runs.rep, runs.make_test(established, ctx.judge, ctx.keep_aside, ctx.stop),
                       on_event=ctx.on_event, on_accept=lambda best: keep(best, problem.stats), level="IR")
     keep(program, problem.stats)
-    best, stalled = alternate(runs, program, problem, failure_names.culprit_of(established.signature), ctx, until)
+    best, stalled = alternate(runs, established.module, program, problem, failure_names.culprit_of(
+        established.signature), ctx, until)
     seconds, stats = time.monotonic() - start, problem.stats
     if ctx.stop.is_set():
         keep(best, stats)
@@ -62,19 +62,21 @@ def shrink_module(runs: ModuleRuns, program: str, established: EstablishedFailur
         ctx.log(f"  pass {name}: {counts['tested']} tested, {counts['accepted']} accepted")
     if stalled:
         ctx.log(f"stopped early: no smaller candidate in {ctx.stall:g} s (--stall)")
+    how = established.module
     if not ctx.stop.is_set():
-        runs.search_culprit_pass(best, established)
-    summary = summarise(runs, best, counts0, seconds, stats.tested, stats.accepted, stats.cache_hits)
-    return result_of(runs, best, established.signature, summary, stalled)
+        how = dataclasses.replace(how, xla_pass=runs.culprit_pass(best, established))
+    summary = summarise(runs, how, best, counts0, seconds, stats.tested, stats.accepted, stats.cache_hits)
+    return result_of(runs, how, best, established.signature, summary, stalled)
 
 
-def alternate(runs: ModuleRuns, program: str, problem: Problem, culprit, ctx: LevelContext, until):
+def alternate(runs: ModuleRuns, how: ModuleFailure, program: str, problem: Problem, culprit, ctx: LevelContext,
+              until):
     """(the smallest program, whether the last engine stalled): the pipeline goes first in each
     round: it has few candidates, and each pass it loses makes every later run faster."""
     pipe_rep, stalled = pl.PipelineText(), False
 
     def engine(problem_: Problem, passes) -> Engine:
-        return Engine(problem_, passes, jobs=ctx.jobs if runs.isolation != "here" else 1, stop=ctx.stop,
+        return Engine(problem_, passes, jobs=ctx.jobs if how.isolation != "here" else 1, stop=ctx.stop,
                       deadline=until, stall=ctx.stall, reorder=ctx.reorder)
 
     while not ctx.stop.is_set() and not (until and time.monotonic() > until):
@@ -98,16 +100,18 @@ def alternate(runs: ModuleRuns, program: str, problem: Problem, culprit, ctx: Le
     return program, stalled
 
 
-def summarise(runs: ModuleRuns, best: str, counts0: tuple[int, int], seconds: float, tested: int, accepted: int,
-              cache_hits: int, verified: str = "", interrupted: bool = False) -> module_report.ModuleSummary:
-    """What the runner's header and the report say of the reduction of `runs`' module to `best`."""
+def summarise(runs: ModuleRuns, how: ModuleFailure, best: str, counts0: tuple[int, int], seconds: float,
+              tested: int, accepted: int, cache_hits: int, verified: str = "",
+              interrupted: bool = False) -> module_report.ModuleSummary:
+    """What the runner's header and the report say of the reduction of `runs`' module, run as `how`
+    says, to `best`."""
     ops1, passes1 = sizes(runs, best)
     return module_report.ModuleSummary(
-        source_name=runs.source_name, kind=runs.kind, original_ops=counts0[0], final_ops=ops1,
+        source_name=how.source_name, kind=how.kind, original_ops=counts0[0], final_ops=ops1,
         original_passes=counts0[1], final_passes=passes1, seconds=seconds, tested=tested, accepted=accepted,
         cache_hits=cache_hits, verified=verified, interrupted=interrupted,
-        isolation=ISOLATION.get(runs.isolation, ""), xla=runs.xla if runs.kind in XLA_KINDS else None,
-        xla_pass=runs.xla_pass, from_jax="jax.result_info" in runs.text)
+        isolation=ISOLATION.get(how.isolation, ""), xla=dict(how.xla) if how.kind in XLA_KINDS else None,
+        xla_pass=how.xla_pass, from_jax="jax.result_info" in how.text)
 
 
 def with_xla_pass(sig: Signature, found: dict | None) -> Signature:
@@ -118,25 +122,25 @@ def with_xla_pass(sig: Signature, found: dict | None) -> Signature:
     return sig
 
 
-def module_files(runs: ModuleRuns, best: str, sig: Signature, summary, info: dict,
+def module_files(runs: ModuleRuns, how: ModuleFailure, best: str, sig: Signature, summary, info: dict,
                  hlo_text: str | None = None) -> dict:
     """`repro.mlir`, `pipeline.txt` (or `repro.hlo`, made once: `hlo_text`) and the runner."""
     pipeline, module_text = mm.split(best)
-    if hlo_text is None and runs.kind in XLA_KINDS:
+    if hlo_text is None and how.kind in XLA_KINDS:
         hlo_text = inputs.as_hlo(runs.rep.worker, module_text, runs.log)
     runner_text = module_report.runner(module_text, pipeline, sig, info, summary, runs.runner_name)
     return {"repro.mlir": best, **({"pipeline.txt": pipeline + "\n"} if pipeline else {}),
             **({"repro.hlo": hlo_text} if hlo_text else {}), runs.runner_name: runner_text}
 
 
-def result_of(runs: ModuleRuns, best: str, sig: Signature, summary, stalled: bool) -> LevelResult:
-    sig = with_xla_pass(sig, runs.xla_pass)
+def result_of(runs: ModuleRuns, how: ModuleFailure, best: str, sig: Signature, summary, stalled: bool) -> LevelResult:
+    sig = with_xla_pass(sig, how.xla_pass)
     pipeline, module_text = mm.split(best)
     report = {"mlir": module_text, "pipeline": pipeline, "mlir_runner": runs.runner_name,
               "opt_line": pl.opt_command(pipeline) if pipeline else "", "mlir_failure": sig.title or ""}
-    return LevelResult(best, summary.tested, summary.accepted, files=module_files(runs, best, sig, summary, {}),
+    return LevelResult(best, summary.tested, summary.accepted, files=module_files(runs, how, best, sig, summary, {}),
                        levels=("IR",), report=report, stalled=stalled, cache_hits=summary.cache_hits,
-                       seconds=summary.seconds)
+                       seconds=summary.seconds, culprit=how.xla_pass)
 
 
 # -- after a script ----------------------------------------------------------------------------------
@@ -176,13 +180,15 @@ def reduce_entered(runs: ModuleRuns, ctx: LevelContext, end: float,
     """Establish the failure of the module the IR level entered (unless it is `established`), shrink
     it, check the result."""
     established = established or runs.establish(ctx.judge)
-    ops, passes = sizes(runs, runs.original)
-    ctx.log(f"reducing {runs.source_name} ({ops} operations" + (f", pipeline of {passes} passes" if passes else "")
+    how = established.module
+    ops, passes = sizes(runs, how.original)
+    ctx.log(f"reducing {how.source_name} ({ops} operations" + (f", pipeline of {passes} passes" if passes else "")
             + ")" + (" from the module the interrupted run kept" if ctx.resumed else ""))
     ctx.log(runs.described(established))
     checks = 2 * (1.5 * max(established.seconds, 1.0) + 5.0) + 2.0  # two fresh runs of the result, as the job's would
-    result = shrink_module(runs, runs.original, established, ctx, end - min(0.3 * (end - time.monotonic()), checks))
+    result = shrink_module(runs, how.original, established, ctx, end - min(0.3 * (end - time.monotonic()), checks))
     if ctx.verify is not None and not ctx.stop.is_set():
-        verdict = ctx.verify(result.program, established, runs.original, lambda p: runs.run_candidate(p, fresh=True))
+        fresh = lambda p: runs.run_candidate(p, how, fresh=True)  # noqa: E731
+        verdict = ctx.verify(result.program, established, how.original, fresh)
         ctx.log(f"verified: {verdict.text}")
     return result

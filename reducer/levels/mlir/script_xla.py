@@ -135,7 +135,8 @@ def reduce_one(ctx: LevelContext, name: str, text: str, called: str | None, end:
             log(str(exc)[:300])
             return None
         result = reduce_entered(runs, dataclasses.replace(ctx, log=log, deadline=end), end, established)
-        return with_short_reproducer(runs, result, with_xla_pass(established.signature, runs.xla_pass), log)
+        how = dataclasses.replace(established.module, xla_pass=result.culprit or established.module.xla_pass)
+        return with_short_reproducer(runs, how, result, with_xla_pass(established.signature, how.xla_pass), log)
     except Exception as exc:  # the script's result must never be lost to the module's
         log(f"not reduced ({type(exc).__name__}: {str(exc)[:200]})")
         return None
@@ -143,12 +144,12 @@ def reduce_one(ctx: LevelContext, name: str, text: str, called: str | None, end:
         runs.close()
 
 
-def with_short_reproducer(runs: ModuleRuns, result: LevelResult, sig, log) -> LevelResult:
+def with_short_reproducer(runs: ModuleRuns, how, result: LevelResult, sig, log) -> LevelResult:
     """`result` with the module's short reproducer in place of the tool's runner, once confirmed,
     and its report naming XLA as the tool that fails."""
     module_text = mm.split(result.program)[1]
     header = "\n".join(line for line in result.files.get(RUNNER, "").splitlines()[:6] if line.startswith("# "))
-    short, said, _ = module_repro.for_runs(runs, module_text, sig, header)
+    short, said, _ = module_repro.for_runs(runs, how, module_text, sig, header)
     log(f"reproducer: {said}")
     files = {**result.files, **({RUNNER: short} if short else {})}
     if short and (runs.scratch / module_repro.INPUTS).is_file():

@@ -29,11 +29,12 @@ from reducer.levels.source.starts import starting_point
 
 @dataclass(frozen=True)
 class ScriptJob:
-    """What the job of a script lends its source level: `test_for(established, program)`, the test of
-    candidates (`(candidate, cancel) -> bool`), and `restart(established, best)`, the program to go on
-    from when the result cannot stand, or None."""
+    """What the job of a script lends its source level: `test_for(established, program, confirm)`, the
+    test of candidates (`(candidate, cancel) -> bool`; `confirm`: every interesting verdict of the
+    long-lived runner confirmed in a child of its own), and `restart(established, best)`, the program
+    to go on from, with verdicts confirmed, when the result cannot stand, or None."""
 
-    test_for: Callable[[EstablishedFailure, str], Callable]
+    test_for: Callable[[EstablishedFailure, str, bool], Callable]
     restart: Callable[[EstablishedFailure, str], str | None] = lambda established, best: None
 
 
@@ -69,20 +70,22 @@ class SourceLevel:
         if "jaxpr" in ctx.levels:  # the program is a write-back: offer the user's own calls
             self.rep.original_calls = original_calls(self.original)
         keep = ctx.on_accept or (lambda best, counts: None)
-        problem = Problem(self.rep, self.job.test_for(established, program), on_event=ctx.on_event,
+        problem = Problem(self.rep, self.job.test_for(established, program, False), on_event=ctx.on_event,
                           on_accept=lambda best: keep(best, problem.stats), level="source")
-        engine = Engine(problem, self.passes() if shrinks else [], jobs=ctx.jobs, stop=ctx.stop,
-                        deadline=ctx.until if ctx.until is not None else ctx.deadline, stall=ctx.stall,
-                        reorder=ctx.reorder)
         keep(program, problem.stats)
         self.rep.note_failure(program, established.run.output, self.file_name, ran=None if resumed else self.original)
+        hold = None
         if shrinks and not resumed:
-            program = self._start(program, established, ctx, problem, keep)
+            program, hold = self._start(program, established, ctx, problem, keep)
+        problem = dataclasses.replace(problem, test=held_to(hold, problem.test))
+        engine = self._engine(problem, shrinks, ctx)
         best = engine.reduce(program)
         restart = None if ctx.stop.is_set() else self.job.restart(established, best)
-        if restart is not None:
+        if restart is not None:  # from there on, with the runner's verdicts confirmed (the same cache and counts)
             problem.forget()
             keep(restart, problem.stats)
+            problem = dataclasses.replace(problem, test=held_to(hold, self.job.test_for(established, restart, True)))
+            engine = self._engine(problem, shrinks, ctx)
             best = engine.reduce(restart)
         if ctx.stop.is_set():
             keep(best, problem.stats)
@@ -90,11 +93,16 @@ class SourceLevel:
         return LevelResult(best, stats.tested, stats.accepted, levels=("source",) if shrinks else (),
                            stalled=engine.stalled, cut=engine.cut, cache_hits=stats.cache_hits, seconds=stats.seconds)
 
+    def _engine(self, problem: Problem, shrinks: bool, ctx: LevelContext) -> Engine:
+        return Engine(problem, self.passes() if shrinks else [], jobs=ctx.jobs, stop=ctx.stop,
+                      deadline=ctx.until if ctx.until is not None else ctx.deadline, stall=ctx.stall,
+                      reorder=ctx.reorder)
+
     def _start(self, program: str, established: EstablishedFailure, ctx: LevelContext, problem: Problem,
-               keep: Callable) -> str:
+               keep: Callable) -> tuple[str, Callable[[str], bool] | None]:
         """Where the passes start: the first start's proposal that shows the failure (`starts`), counted
-        as a candidate the level tested, or `program` itself; from then on, candidates must keep what
-        the start says they must (`keeps`)."""
+        as a candidate the level tested, or `program` itself; and what candidates must keep from then
+        on, as the start says (`must_keep`), or None."""
         # an instrumented run is slower than the program's: the limit of a candidate, four times over
         limits = dataclasses.replace(ctx.limits, timeout=ctx.bounded(4 * ctx.limits.timeout))
         run = lambda text: ctx.sandbox.run(text, limits, cancel=ctx.stop, fresh=True)  # noqa: E731
@@ -105,13 +113,16 @@ class SourceLevel:
 
         found = starting_point(program, established.signature, run, test, ctx.log, ctx.stop, self.rep.size)
         if found is None:
-            return program
+            return program, None
         start, made_by = found
         problem.stats.accepted += 1
         ctx.log(f"{made_by.name}: starting from {self.rep.size(start)} tokens (of {self.rep.size(program)})")
         keep(start, problem.stats)
-        hold = getattr(made_by, "must_keep", lambda program: None)(start)
-        if hold is not None:
-            judged = problem.test
-            problem.test = lambda candidate, cancel: hold(candidate) and judged(candidate, cancel)
-        return start
+        return start, getattr(made_by, "must_keep", lambda program: None)(start)
+
+
+def held_to(hold: Callable[[str], bool] | None, test: Callable) -> Callable:
+    """`test`, passing only candidates that keep what a start says they must (`hold`, where one does)."""
+    if hold is None:
+        return test
+    return lambda candidate, cancel: hold(candidate) and test(candidate, cancel)
