@@ -128,7 +128,7 @@ def why_it_stops(job, results: list, found: list) -> list:
 WHY = {"nan-check": "the program counts on it, and fails with the values alone, op by op with the checks taken away"}
 
 
-def holds(job, program: str, how: str) -> bool:
+def fixes_the_failure(job, program: str, how: str) -> bool:
     """Whether the fix of `how` is the bug's: `program` runs through with it; and, for JAX's NaN check,
     not with the values alone (op by op with the checks taken away: a `jit` that computes other values
     runs through so, and is not JAX's check's miss)."""
@@ -137,8 +137,8 @@ def holds(job, program: str, how: str) -> bool:
 
 def missed_nan_check(job, program: str, sig: Signature) -> bool:
     """Whether the program fails because JAX's NaN check, which it turns on and counts on, let a NaN
-    through (`holds` for `nan-check`)."""
-    return "nan-check" in modes(sig, program) and holds(job, program, "nan-check")
+    through (`fixes_the_failure` for `nan-check`)."""
+    return "nan-check" in modes(sig, program) and fixes_the_failure(job, program, "nan-check")
 
 
 def value_check_missed(job, program: str, sig: Signature) -> str | None:
@@ -152,13 +152,13 @@ def value_check_missed(job, program: str, sig: Signature) -> str | None:
 
 
 def fix_to_survive(job, program: str, sig: Signature, known: str | None = None) -> str | None:
-    """The fix each interesting candidate must survive, the first of `modes` that `holds` for the
-    starting `program`; `known`, the fix the original was found to need before anything was reduced
-    (`value_check_missed`), is only asked again of a program other than the original."""
+    """The fix each interesting candidate must survive: the first of `modes` that `fixes_the_failure` of
+    the starting `program`; `known`, the fix the original was found to need before anything was
+    reduced (`value_check_missed`), is only asked again of a program other than the original."""
     survives = known is not None and (program == job.source or runs_clean(job, program, known))
     tried = [known] if survives else [how for how in modes(sig, program) if how != known]  # none asked twice
     for how in tried:
-        if survives or holds(job, program, how):
+        if survives or fixes_the_failure(job, program, how):
             job.log(f"each interesting candidate must also run through with {WHAT[how]} "
                     f"({WHY.get(how, 'so that it fails on its own check, not unconditionally')})")
             return how
