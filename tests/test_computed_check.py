@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import reducer_cli
-from oracles.outcome import Signature
+from oracles.outcome import RunResult, Signature
 from reducer.levels.source import check_values
 from reducer.levels.source.computed_check import holds, reads_computed_value
 
@@ -362,3 +362,55 @@ def test_a_written_back_program_is_guarded_by_its_own_check_not_the_originals_co
     assert guard(program.replace("from jax import lax\n", ""), output)
     constant = program.replace("g = jax.vmap(jnp.exp)(jnp.asarray([a]))", "g = jnp.asarray([jnp.inf])")
     assert not guard(constant, output)  # its check reads a constant now
+
+
+#: programs no one tuned to (a helper hunting JAX 0.10.2's bugs wrote them), each checking a JAX value
+#: against a reference the NaN fails, without asking `isfinite`; and what the search made of each
+#: before its comparison was held: the check moved onto constants, the NaN still made beside it
+NAN_AGAINST_A_REFERENCE = {
+    "spence": ("import jax, jax.numpy as jnp, numpy as np\njax.config.update('jax_enable_x64', True)\n"
+               "from jax.scipy.special import spence\nx = 1.25\ng = float(jax.grad(spence)(jnp.float64(x)))\n"
+               "expected = np.log(x) / (1 - x)\n"
+               "assert np.isclose(g, expected, rtol=1e-6), f'grad of spence at x={x} is {g}, expected {expected}'\n",
+               "import jax, jax.numpy as jnp, numpy as np\nfrom jax.scipy.special import spence\n"
+               "assert np.isclose(jnp.float64(1.25), 1, rtol=1e-06), "
+               "f'grad of spence at x={1.25} is {jax.grad(spence)(jnp.float64(1.25))}, expected {1}'\n",
+               (("value", "nan"), ("in", "forward"), ("op", "cond"), ("fix", "none"), ("from", "float"))),
+    "modf": ("import jax.numpy as jnp, numpy as np\nx = np.array([np.inf, -np.inf, 2.5], np.float32)\n"
+             "frac, whole = jnp.modf(jnp.asarray(x))\nefrac, ewhole = np.modf(x)\n"
+             "assert np.array_equal(np.asarray(frac), efrac), f'jnp.modf fractional part for +-inf is {frac}'\n",
+             "import numpy\nimport jax.numpy as jnp\njnp.modf(jnp.asarray(numpy.inf))\n"
+             "assert 0, f'jnp.modf fractional part for +-inf is {1.0}{0}'\n",
+             (("value", "nan"), ("in", "forward"), ("op", "stage"), ("fix", "none"), ("from", "modf"))),
+}
+
+
+#: what the search made of them next, once the comparison had to read two computed values: a scalar of a
+#: constant against NumPy on another constant
+LATER_LOOPHOLES = {
+    "spence": ("import numpy\nimport jax\nassert numpy.isclose(jax.numpy.float64(0.0), numpy.log(2.0)), "
+               "f'{0.0} is {jax.grad(jax.scipy.special.spence)(2.0)}, expected {0}'\n",),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAN_AGAINST_A_REFERENCE))
+def test_a_nan_that_fails_a_comparison_keeps_the_comparison_reading_what_the_program_computes(tmp_path, name):
+    """A check that compares with a reference and does not ask `isfinite` read, before, as one that
+    reads nothing: the search moved the comparison onto constants (`np.isclose(1.25, 1)`, `assert 0`)
+    and kept the NaN made beside it, a reproducer that fails with the bug taken away. Real runs."""
+    from conftest import run_text
+
+    original, loophole, fields = NAN_AGAINST_A_REFERENCE[name]
+    wanted = Signature("nonfinite", (("type", "AssertionError"), ("check", "assert")) + fields)
+    said = []
+    ran = run_text(original, tmp_path)
+    assert ran.returncode == 1 and "AssertionError" in ran.stderr, ran.stderr
+    assert not holds(wanted, original, ran.stderr, "candidate.py")  # it asks no `isfinite`: the earlier reading
+    guard = check_values.guard_for(wanted, original, RunResult(1, "", ran.stderr, 1.0), "candidate.py", said.append)
+    assert guard and guard.computed and guard.close_computed == 2, said
+    assert any("must still read what the program computes" in line for line in said)
+    assert guard(original, ran.stderr)
+    for each in (loophole, *LATER_LOOPHOLES.get(name, ())):
+        seen = run_text(each, tmp_path)
+        assert seen.returncode == 1 and "AssertionError" in seen.stderr
+        assert not guard(each, seen.stderr), each

@@ -287,6 +287,7 @@ class Guard:
     wanted: Signature
     script_name: str
     computed: bool = False  # its failing check must read a computed value
+    finite: bool | None = None  # … and ask whether it is finite (None: where the signature is of a non-finite value)
     original_mismatch: dict | None = None  # reads=close: what the original's helper printed
     close_computed: int = 0  # reads=close: how many of the values it compares are computed
     ordering: Ordering | None = None  # reads=order: what the original's ordering showed
@@ -297,7 +298,7 @@ class Guard:
                 or bool(self.tolerance))
 
     def __call__(self, source: str, output: str) -> bool:
-        if self.computed and not holds(self.wanted, source, output, self.script_name):
+        if self.computed and not holds(self.wanted, source, output, self.script_name, self.finite):
             return False  # its own check reads constants now, not what the program computes
         if self.original_mismatch and not close_holds(self.original_mismatch, output):
             return False  # it fails the comparison by another order of difference, or without one
@@ -313,16 +314,18 @@ def guard_for(wanted: Signature, program: str | None, run, script_name: str, log
     `program`, failing as `run` did, shows of it (the log says which parts apply, and why not)."""
     if not kinds.program_checks(wanted) or not program or run is None:
         return None
-    computed = holds(wanted, program, run.output, script_name)
+    computed, finite = holds(wanted, program, run.output, script_name), None
+    if not computed and kinds.on_nonfinite(wanted) and holds(wanted, program, run.output, script_name, False):
+        computed, finite = True, False  # a comparison a non-finite value fails (`np.isclose(g, expected)`)
     if computed:
         log("each candidate's failing check must still read what the program computes (not constants)")
     else:
         log("the program's failing check reads no value this reading follows to a computation: candidates are "
             "judged on the check's failure alone")
-    guard = Guard(wanted, script_name, computed)
+    guard = Guard(wanted, script_name, computed, finite)
     reads = kinds.reads(wanted)
-    if kinds.nonfinite(wanted) and failed_check(run, wanted) not in ("assert", "raise", "exit"):
-        reads = "close"  # a comparison (`assert_allclose`) failing on a NaN or an Inf of one side
+    if kinds.nonfinite(wanted) and (failed_check(run, wanted) not in ("assert", "raise", "exit") or finite is False):
+        reads = "close"  # a comparison (`assert_allclose`, `assert np.isclose(…)`) failing on a NaN or an Inf
     if reads == "close":
         guard = _close_part(guard, program, run.output, script_name, log)
     elif reads == "order":
@@ -345,7 +348,7 @@ def _close_part(guard: Guard, program: str, output: str, script_name: str, log) 
     held = tolerance(output)
     if held:
         log(f"each candidate's comparison must keep the program's tolerance ({held})")
-    return Guard(guard.wanted, guard.script_name, guard.computed, original_mismatch=original or None,
+    return Guard(guard.wanted, guard.script_name, guard.computed, guard.finite, original_mismatch=original or None,
                  close_computed=computed, tolerance=held)
 
 
@@ -359,4 +362,4 @@ def _order_part(guard: Guard, program: str, output: str, script_name: str, log) 
     log("each candidate's ordering must compare two values, not one with itself"
         + (" nor with a constant" if ordering.computed == 2 else "")
         + (f" (its message shows {sides[0]} and {sides[1]}: a candidate's must show two)" if shown_by else ""))
-    return Guard(guard.wanted, guard.script_name, guard.computed, ordering=ordering)
+    return Guard(guard.wanted, guard.script_name, guard.computed, guard.finite, ordering=ordering)

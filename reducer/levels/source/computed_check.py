@@ -33,6 +33,10 @@ MAX_STEPS = 20_000
 PREDICATES = {"isfinite", "isnan", "isinf", "all", "any", "allclose", "isclose", "array_equal", "abs", "max", "min",
               "item", "float", "int", "bool", "len", "sum", "tolist", "format", "str", "repr", "print", "exit",
               "array", "asarray"}
+#: what makes a number of a dtype from what it is given: a constant of a constant (`jnp.float64(0.0)`)
+SCALAR_TYPES = {f"{kind}{bits}" for kind, sizes in (("float", (16, 32, 64)), ("int", (8, 16, 32, 64)),
+                                                     ("uint", (8, 16, 32, 64)), ("complex", (64, 128)))
+                for bits in sizes} | {"bfloat16", "bool_"}
 
 
 def _callee(call: ast.Call) -> tuple[str, str]:
@@ -133,7 +137,7 @@ class _Reader:
         for sub in ast.walk(node):
             if isinstance(sub, ast.Call):
                 root, last = _callee(sub)
-                predicate = last in PREDICATES or last.startswith("assert")
+                predicate = last in PREDICATES or last in SCALAR_TYPES or last.startswith("assert")
                 if not predicate and (root in self.modules or root in self.bindings and self.name(root)):
                     return True  # a library's call, or one of the script's functions that computes
             elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
@@ -228,15 +232,16 @@ def _asks_finite(node: ast.AST) -> bool:
     return bool(names & {"isfinite", "isnan", "isinf", "nan_to_num", "nan", "inf"})
 
 
-def holds(wanted: Signature, source: str, output: str, script_name: str) -> bool:
+def holds(wanted: Signature, source: str, output: str, script_name: str, finite: bool | None = None) -> bool:
     """For a check of the program's own (`own-check`, `nonfinite`), whether the candidate `source`'s
     failing check still reads a computed value (at the line its run's traceback names in the
-    script); any other failure holds."""
+    script), and for a check on a non-finite value (`finite`: as the signature says) still asks
+    whether it is finite; any other failure holds."""
     if not kinds.program_checks(wanted):
         return True
     where = frames(output, script_name)
     if not where:
         return True
-    finite = kinds.on_nonfinite(wanted)
+    finite = kinds.on_nonfinite(wanted) if finite is None else finite
     return reads_computed_value(source, where[-1][0], finite)
 
