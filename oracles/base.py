@@ -99,6 +99,38 @@ def innermost_library_frame(text: str, pattern: re.Pattern = TRACEBACK_FRAME) ->
     return None
 
 
+def entered_library_call(text: str) -> str | None:
+    """The library function the program called on its way to the failure: in the last traceback of
+    `text`, the first library frame after the program's innermost own frame that is not JAX's
+    transformation machinery (`jit`'s and `grad`'s wrappers, tracing; their outermost frame where
+    nothing else follows), as `jax/_src/numpy/lax_numpy.py:searchsorted`. Frames of the standard
+    library and other installed packages pass through. None where the program's own frames do not
+    lead into a library. It tells JAX's own code failing where the program called it apart from the
+    program building the same failing value itself."""
+    start = text.rfind("Traceback (most recent call last)")
+    if start < 0:
+        return None
+    entered = machinery = None
+    program = False
+    for f in TRACEBACK_FRAME.finditer(text, start):
+        path, rel = f.group("file"), library_path(f.group("file"))
+        if rel:
+            if _MACHINERY.match(rel):
+                machinery = machinery or f"{rel}:{f.group('func')}"
+            else:
+                entered = entered or f"{rel}:{f.group('func')}"
+        elif not _PASSING_THROUGH.search(path) and not TOOL_FRAME.search(path):
+            program, entered, machinery = True, None, None  # what the program's own frame calls next counts
+    return (entered or machinery) if program else None
+
+
+#: frames that are neither the program's nor a JAX library's: the standard library, other packages
+_PASSING_THROUGH = re.compile(r"/python3\.\d+/|(?:site|dist)-packages/|^<frozen ")
+#: JAX's transformation machinery, between a call and the function it transforms or traces
+_MACHINERY = re.compile(r"jax/_src/(?:traceback_util|pjit|api|api_util|linear_util|core|profiler|util|"
+                        r"interpreters/\w+)\.py$")
+
+
 #: frames of reducer's own code around a candidate: never the place a program failed
 TOOL_FRAME = re.compile(r"/reducer/(?:harness\.py$|cross_checks/|workers/|levels/)|^<frozen runpy>$|/threading\.py$")
 _FAULT_BLOCK = re.compile(r"^(?P<head>Current thread|Thread|Stack)(?: 0x[0-9a-fA-F]+)? \(most recent call first\):\n"

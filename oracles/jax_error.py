@@ -4,8 +4,11 @@
 `TypeError` on its arguments …: errors JAX raises for the user, which the other families do not
 claim. `auto` tries this family last. Signature: the library (`jax`, `jaxlib`, `enzyme_ad`, `flax`,
 `optax`, `equinox`), the exception type, the module and function that raised it (the innermost frame
-of the traceback, which must lie inside the library) and the first line of its message with values
-normalised (numbers, shapes, quoted names, what follows "got").
+of the traceback, which must lie inside the library), the first line of its message with values
+normalised (numbers, shapes, quoted names, what follows "got"), and the library function the program
+called on its way there (`entered`): `jnp.searchsorted` failing inside JAX on a sharded query raises
+the same `ValueError` at the same place as the program building the same bad `NamedSharding` itself,
+which is the program's mistake, not JAX's.
 
 JAX's own NaN check, which the program switched on (`jax.debug_nans`), is a value failure: its
 `FloatingPointError: invalid value (nan) encountered in mul` says where a NaN spread, not why, and
@@ -18,9 +21,9 @@ from __future__ import annotations
 
 import re
 
-from oracles.base import (Oracle, Signature, excerpt, final_exception, first_clause, innermost_library_frame,
-                          normalize_message)
-from oracles.kinds import jax_value_check, located_value
+from oracles.base import (Oracle, Signature, entered_library_call, excerpt, final_exception, first_clause,
+                          innermost_library_frame, normalize_message)
+from oracles.kinds import ADDED_LATER, jax_value_check, located_value
 from oracles.library_check import library_check
 from oracles.nonfinite import made_where
 from oracles.outcome import RunResult
@@ -57,10 +60,12 @@ class JaxError(Oracle):
         return super().why_own(sig)
 
     def same(self, wanted: Signature, seen: Signature) -> bool:
-        return wanted.family == seen.family and self._identity(wanted) == self._identity(seen)
+        named = {k for k, _ in wanted.fields}
+        return wanted.family == seen.family and self._identity(wanted, named) == self._identity(seen, named)
 
-    def _identity(self, sig: Signature) -> tuple:
-        return tuple((k, v) for k, v in sig.fields if k not in self.loose)
+    def _identity(self, sig: Signature, named: set[str]) -> tuple:
+        later = ADDED_LATER[self.name]
+        return tuple((k, v) for k, v in sig.fields if k not in self.loose and (k in named or k not in later))
 
     def classify(self, run: RunResult) -> Signature | None:
         if run.returncode in (0, None) or run.timed_out:
@@ -79,8 +84,12 @@ class JaxError(Oracle):
         title = f"{shown}: `{kind}` in `{frame.rsplit(':', 1)[-1]}`" + \
             (f": {words}" if words else f" raised in `{frame}`")
         sig = Signature(self.name, fields, title, excerpt(run.output, f"{kind}:", 3, 3))
-        fault = run.harness.get("fault")
-        if fault and jax_value_check(sig):  # where the value was made (`reducer.faults.origin`)
-            at = tuple(tuple(f) for f in fault["fields"])
-            sig = Signature(self.name, fields + at, f"{made_where(at)} fails JAX's NaN check: {words}", sig.excerpt)
-        return sig
+        if jax_value_check(sig):  # the value's origin tells failures apart, not where the check raised
+            fault = run.harness.get("fault")
+            if fault:  # where the value was made (`reducer.faults.origin`)
+                at = tuple(tuple(f) for f in fault["fields"])
+                sig = Signature(self.name, fields + at, f"{made_where(at)} fails JAX's NaN check: {words}",
+                                sig.excerpt)
+            return sig
+        entered = entered_library_call(run.output)
+        return Signature(self.name, fields + (("entered", entered),), title, sig.excerpt) if entered else sig

@@ -204,21 +204,29 @@ class OwnCheck(Oracle):
 #: the references a program's own check can be held to (`reducer.counterfactual`), in the order they
 #: are tried, each with what the program must call for it: JAX's NaN check kept as it documents
 #: (`reducer.faults.nan_check`; first: a program that counts on it fails op by op too), Enzyme-JAX's
-#: derivative replaced by JAX's AD, `jit` by op-by-op evaluation
+#: derivative replaced by JAX's AD, `jit` by op-by-op evaluation, JAX's NumPy and SciPy functions by
+#: NumPy's and SciPy's, where the program imports them (`reducer.faults.numpy_twins`)
 REFERENCES = (("nan-check", r"jax_debug_(?:nans|infs)|debug_(?:nans|infs)\(\s*True|JAX_DEBUG_(?:NANS|INFS)"),
-              ("enzyme", r"enzyme_jax_ir"), ("jit", r"jit"))
+              ("enzyme", r"enzyme_jax_ir"), ("jit", r"jit"),
+              ("numpy", r"(?m)^\s*(?:import\s+(?:.*,\s*)?|from\s+)(?:numpy|scipy)\b"))
 #: of those, the one a check on a NaN or an Inf may be held to: a NaN JAX was asked to stop and did not
 ON_NONFINITE = ("nan-check",)
+#: of those, the one held only for a located NaN or Inf whose origin has no fix of the program's: a
+#: finite value NumPy computes otherwise may be rounding alone, which a check too tight for float32 sees
+ON_LOCATED = ("numpy",)
 
 
 def references(sig: Signature, program: str) -> list[str]:
     """The references worth trying for a failure the program's own check decides (an `assert`
     comparing Enzyme-JAX's gradient with JAX's, or `jit` with op by op): each one the program can be
-    given, in turn; for an `assert` or a `raise` on a NaN or an Inf only JAX's NaN check, where the
-    program turns it on (another fix is its origin's, `oracles.nonfinite`); none for another family."""
-    if not decided_by_program(sig) or nonfinite(sig) and sig.get("check") in ("assert", "raise"):
+    given, in turn; for an `assert` or a `raise` on a NaN or an Inf whose origin has a fix of the
+    program's, none (that fix is the one: `oracles.nonfinite`), on a NaN or an Inf read alone only JAX's
+    NaN check, where the program turns it on; none for another family."""
+    if not decided_by_program(sig) or nonfinite(sig) and sig.get("check") in ("assert", "raise") \
+            and sig.get("fix") != "none":
         return []
-    tried = [how for how, needs in REFERENCES if re.search(needs, program)]
+    tried = [how for how, needs in REFERENCES
+             if re.search(needs, program) and (how not in ON_LOCATED or nonfinite(sig))]
     return [how for how in tried if how in ON_NONFINITE] if sig.get("reads") == "nonfinite" else tried
 
 

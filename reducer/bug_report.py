@@ -226,7 +226,7 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
            mlir: str | None = None, private_paths: tuple[str, ...] = (), pipeline: str | None = None,
            mlir_runner: str | None = None, versions: str = "", known: str = "", mlir_failure: str = "",
            traced: str = "", opt_line: str = "", fixed_by: str = "", owner: str | None = None,
-           mlir_tool: str = "Enzyme-JAX", fixed_code: str = "", expected: str = "") -> str:
+           mlir_tool: str = "Enzyme-JAX", fixed_code: str = "", expected: str = "", happens: str = "") -> str:
     """The bug report; `versions` is the "Versions" section `reducer bisect` wrote (reducer.versions.record);
     `known` the corpus case with the same signature (reducer.corpus.known_line), so no duplicate is filed;
     `traced` what the traced level's reduced program still needed (`TracedResult.story`); `opt_line` the
@@ -235,7 +235,8 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
     (`reducer.counterfactual.WHAT`, `OWNERS`); `mlir_tool` what failed on the module `mlir` (Enzyme-JAX's
     pipeline, or XLA compiling and running it); `fixed_code` the reproducer with the fix written in,
     shown as a diff (`reducer.fixes`); `expected` what the program expects, where the fix says it better
-    than the family (`reducer.counterfactual.EXPECTED`).
+    than the family (`reducer.counterfactual.EXPECTED`), and `happens` what happens, where the fix says it
+    better (`reducer.fixes`).
     What a maintainer reads first comes first; the module, the versions, the environment and how the
     reproducer was made follow in collapsed sections."""
     out = [f"# {sig.title or sig}", ""]
@@ -243,7 +244,7 @@ def report(code: str, sig: Signature, run_excerpt: str, info: dict, summary: Red
         out += [f"> Already known to reducer's regression corpus ({known}): look for the existing report before "
                 "filing a new one.", ""]
     shown, later = _reproducer(code, sig)
-    out += [_what_happens(sig, scrub(run_excerpt, *private_paths)), "", *shown]
+    out += [happens or _what_happens(sig, scrub(run_excerpt, *private_paths)), "", *shown]
     out += ["## What happens", "", "```", trim(scrub(run_excerpt.strip(), *private_paths)) or "(no output)", "```", ""]
     out += ["## What was expected", "", expected or _expected(sig), ""]
     if fixed_by:

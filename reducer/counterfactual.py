@@ -11,6 +11,8 @@ ends cleanly:
 - a wrong Enzyme-JAX gradient: `enzyme_jax_ir(...)` becomes the identity, so JAX's own AD runs;
 - a wrong `jit` result: `jax_disable_jit`, so every compiled function runs op by op; one wrong against
   the CPU alone (`--platform gpu`, `reference=cpu`): op by op on the CPU (`jax_default_device`);
+- a value of JAX's NumPy or SciPy function that the program compares with NumPy's or SciPy's: each
+  function computed by its namesake (`reducer.faults.numpy_twins`);
 - a NaN the program counts on JAX's check to stop (`jax_debug_nans` on, `except FloatingPointError`):
   JAX's check kept in place as it documents (`reducer.faults.nan_check`);
 - a loss that rises (a check of an ordering or a value, in a program that trains with an optimizer
@@ -39,7 +41,7 @@ import oracles
 from oracles import kinds, own_check
 from oracles.outcome import Signature
 from reducer import libraries
-from reducer.faults import nan_check
+from reducer.faults import nan_check, numpy_twins
 from reducer.prologue import with_prologue
 
 PROLOGUES = {
@@ -50,6 +52,7 @@ PROLOGUES = {
             "_reducer_jax.config.update('jax_default_device', _reducer_jax.devices('cpu')[0])\n"
             "_reducer_jax.config.update('jax_disable_jit', True)\n"),
     "nan-check": nan_check.LINE + "\n",
+    "numpy": numpy_twins.LINE + "\n",
     "values": nan_check.VALUES_ALONE + "\n",
     # each optimizer library's rates as it documents them: the program's own misconfiguration, fixed
     **{name: fix.prologue for name, fix in libraries.fixes().items()},
@@ -58,13 +61,15 @@ WHAT = {"enzyme": "Enzyme-JAX's derivative replaced by JAX's AD", "jit": "`jit` 
         "cpu": "`jit` on the GPU replaced by op-by-op evaluation on the CPU",
         "nan-check": "JAX's NaN check made on every call while `jax_debug_nans` (`jax_debug_infs`) reads True, "
                      "as JAX documents it",
+        "numpy": "each `jax.numpy` and `jax.scipy.special` function computed by the NumPy or SciPy function it "
+                 "documents it implements",
         **{name: fix.words for name, fix in libraries.fixes().items()}}
 #: what the program expects that the fix makes true, where the report says it better than its family
 EXPECTED = {"nan-check": "With `jax_debug_nans` (`jax_debug_infs`) on, a call that makes a NaN (an Inf) raises "
                          "`FloatingPointError`, in compiled and op-by-op code alike, as JAX documents; the program "
                          "counts on it."}
 #: whose bug a failure is, when the reproducer runs through with this fix (`oracles.owners.PROJECTS`)
-OWNERS = {"enzyme": "enzyme-jax", "jit": "xla", "cpu": "xla", "nan-check": "jax",
+OWNERS = {"enzyme": "enzyme-jax", "jit": "xla", "cpu": "xla", "nan-check": "jax", "numpy": "jax",
           **{name: "program" for name in libraries.fixes()}}
 
 
@@ -155,13 +160,12 @@ def fix_to_survive(job, program: str, sig: Signature, known: str | None = None) 
     """The fix each interesting candidate must survive: the first of `modes` that `fixes_the_failure` of
     the starting `program`; `known`, the fix the original was found to need before anything was
     reduced (`value_check_missed`), is only asked again of a program other than the original."""
-    survives = known is not None and (program == job.source or runs_clean(job, program, known))
-    tried = [known] if survives else [how for how in modes(sig, program) if how != known]  # none asked twice
+    if known is not None and (program == job.source or runs_clean(job, program, known)):
+        return _held_to(job, known)
+    tried = [how for how in modes(sig, program) if how != known]  # none asked twice
     for how in tried:
-        if survives or fixes_the_failure(job, program, how):
-            job.log(f"each interesting candidate must also run through with {WHAT[how]} "
-                    f"({WHY.get(how, 'so that it fails on its own check, not unconditionally')})")
-            return how
+        if fixes_the_failure(job, program, how):
+            return _held_to(job, how)
     if tried and mode(sig):
         job.log(f"the program does not run through with {WHAT[tried[0]]}: candidates are judged on the "
                 "harness's comparison and the program's exit message alone")
@@ -169,3 +173,9 @@ def fix_to_survive(job, program: str, sig: Signature, known: str | None = None) 
         job.log(f"the program's own check still fails with {' or '.join(WHAT[h] for h in tried)}: no reference "
                 "the check could be held to")
     return None
+
+
+def _held_to(job, how: str) -> str:
+    job.log(f"each interesting candidate must also run through with {WHAT[how]} "
+            f"({WHY.get(how, 'so that it fails on its own check, not unconditionally')})")
+    return how

@@ -1,16 +1,20 @@
 """What a report says of the fix of the reduced program: the fix in words and whose bug that makes
 it (the counterfactual the reduction held candidates to, `reducer.counterfactual`), XLA's culprit
-pass for a failure of XLA's (`reducer.xla_culprit`), and, for a non-finite value made in the
+pass for a failure of XLA's (`reducer.xla_culprit`), JAX's function that differs from its NumPy or
+SciPy namesake for a failure its twin fixes (`reducer.faults.numpy_twins`), and, for a non-finite value made in the
 program's own code, the fix written into the reproducer (`reducer.faults.source_fix`), kept only
 when a fresh run of it runs through, for the report to show as a diff."""
 from __future__ import annotations
 
+import dataclasses
+
 from oracles.outcome import Signature
 from reducer import xla_culprit
 from reducer.counterfactual import EXPECTED
-from reducer.faults import stable_fix
+from reducer.faults import numpy_twins, stable_fix
 from reducer.faults.named_origin import ROUNDED, WIDE, Origin
 from reducer.faults.source_fix import in_float64, rewrites
+from reducer.prologue import with_prologue
 
 #: the most rewrites of the reproducer run
 TRIES = 3
@@ -18,11 +22,37 @@ TRIES = 3
 
 def for_report(job, program: str, established, fix: str | None, searched: bool) -> tuple[Signature, dict, str | None]:
     """(the report's signature, its keyword arguments on the fix: `fixed_by`, `owner`, `fixed_code`,
-    `expected`; XLA's culprit pass or None)."""
+    `expected`, and `happens` where the fix says what happens better than the family; XLA's culprit
+    pass or None)."""
     sig, fixed_by, owner, culprit = xla_culprit.for_report(job, program, established, fix, searched)
-    fixed_code = written_fix(job, program, sig) if searched else ""
-    return sig, {"fixed_by": fixed_by, "owner": owner, "fixed_code": fixed_code,
-                 "expected": EXPECTED.get(fix or "", "")}, culprit
+    said = {"fixed_by": fixed_by, "owner": owner, "expected": EXPECTED.get(fix or "", "")}
+    pair = twin_at_fault(job, program) if fix == "numpy" and searched else None
+    if pair:
+        ours, theirs = pair
+        sig = dataclasses.replace(sig, title=f"`{ours}` differs from `{theirs}`, which it implements")
+        return sig, {**said, "fixed_by": f"`{ours}` computed by `{theirs}`", "fixed_code": "",
+                     "happens": f"`{ours}` gives a value that `{theirs}` does not give on the same input, and the "
+                                f"program's own check (`{sig.get('check')}`), which compares them, fails.",
+                     "expected": f"`{ours}` gives what `{theirs}` gives: JAX documents it as its implementation."
+                     }, culprit
+    return sig, {**said, "fixed_code": written_fix(job, program, sig) if searched else ""}, culprit
+
+
+def twin_at_fault(job, program: str) -> tuple[str, str] | None:
+    """The JAX function whose NumPy or SciPy twin alone makes `program` run through, and the twin,
+    qualified (`numpy_twins.namesakes`); halves of the names the program reads twinned together
+    while a half does (`xla_culprit.halve`); None where no one function's twin does, or out of time."""
+    def through(names: list[str]) -> bool:
+        done = xla_culprit.run(job, with_prologue(program, numpy_twins.line(tuple(names)) + "\n"))
+        return done.returncode == 0 and not done.timed_out
+    left = job.remaining()
+    if left is not None and left < 5.0:
+        return None
+    name = xla_culprit.halve(numpy_twins.named_in(program), through)
+    pair = numpy_twins.namesakes(name) if name else None
+    job.log(f"JAX's function at fault: `{pair[0]}`, which runs through computed by `{pair[1]}`" if pair else
+            "no one JAX function computed by its NumPy or SciPy twin makes the reproducer run through")
+    return pair
 
 
 def written_fix(job, program: str, sig: Signature) -> str:

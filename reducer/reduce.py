@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -377,6 +378,8 @@ class Reduction(ChainJob):
                  "report.md": bug_report.report(best, sig, excerpt, info, summary,
                                           private_paths=private, known=self.known(sig), traced=story,
                                           **said, **(follow.report if follow else {}))}
+        if self.fix:  # the bug taken away, for `corpus check` to take it away again
+            files["signature.json"] = json.dumps({**established.signature.to_dict(), "fix": self.fix}, indent=2) + "\n"
         if self.notebook:  # a notebook's reproducer is a script, and a one-cell notebook beside it
             from reducer.readers.notebook import notebook_of
 

@@ -182,6 +182,32 @@ def test_a_reproducer_that_fails_without_the_bug_is_flagged(tmp_path):
     assert failure.get("message").startswith("expected still reproduces, got fails without the bug")
 
 
+@pytest.mark.slow
+def test_a_case_s_own_fix_is_taken_away_again(tmp_path):
+    """A case whose family names no fix records the one its reduction held candidates to (`fix`):
+    `jnp.modf`'s NaN checked against NumPy on another input fails as the case does, and with
+    `jnp.modf` computed by `numpy.modf` too, so `corpus check` says it fails without the bug."""
+    modf = next(case for case in CASES if case.fix == "numpy")
+    folder = tmp_path / modf.id
+    shutil.copytree(modf.folder, folder)
+    repro = (folder / "repro.py").read_text()
+    assert "numpy.modf(1.0)" in repro
+    (folder / "repro.py").write_text(repro.replace("numpy.modf(1.0)", "numpy.modf(2.5)"))
+    case = corpus.load_case(folder)
+    assert corpus.check_case(case).status == corpus.UNCONDITIONAL
+    case.fix = ""
+    assert corpus.check_case(case).status == corpus.REPRODUCES  # the same failure, but not because of the bug
+
+
+def test_a_case_names_only_a_fix_the_counterfactual_has(tmp_path):
+    folder = tmp_path / "case"
+    shutil.copytree(CASES[0].folder, folder)
+    toml = (folder / "case.toml").read_text()
+    (folder / "case.toml").write_text(toml.replace("\n[signature]", '\nfix = "magic"\n\n[signature]', 1))
+    with pytest.raises(errors.ReducerError, match="no fix 'magic'"):
+        corpus.load_case(folder)
+
+
 def test_junit_names_each_case_with_its_signature_and_report():
     """`corpus check --junit`: a testcase per case, named by it; a failing one's message carries the
     signature and its report.md's path, which every case also has as properties and in system-out."""

@@ -7,7 +7,8 @@ import oracles
 from conftest import GPU_OUTPUTS, OUTPUTS, PROGRAMS, needs_enzyme, recorded
 from oracles.activity_mismatch import ActivityMismatch
 from oracles.adjoint_missing import AdjointMissing, enzyme_ops
-from oracles.base import Signature, crashing_frame, final_exception, normalize_message
+from oracles import kinds
+from oracles.base import Signature, crashing_frame, entered_library_call, final_exception, normalize_message
 from oracles.crash import Crash
 from oracles.generic import Regex, Script
 from oracles.jax_error import JaxError
@@ -44,6 +45,8 @@ from reducer.workers.sandbox import Limits, RunResult, Sandbox
     ("odeint_bad_args", "jax-error", {"type": "TypeError", "raised-in": "jax/experimental/ode.py:odeint",
                                       "message": "The contents of odeint *args must be arrays or scalars, "
                                                  "but got <value>"}),
+    ("sharded_searchsorted", "jax-error", {"type": "ValueError", "entered": "jax/_src/numpy/lax_numpy.py:searchsorted"}),
+    ("own_bad_sharding", "jax-error", {"type": "ValueError", "entered": "jax/_src/named_sharding.py:check_pspec"}),
     # the program's own raise and exits: its own check, never the family its message names
     ("plain_error", "own-check", {"type": "KeyError", "check": "raise", "message": "'no such thing'"}),
     ("liar", "own-check", {"type": "SystemExit", "check": "exit",
@@ -256,6 +259,39 @@ def test_crashing_frame_reads_the_crashing_thread_and_skips_the_tool():
 def test_message_normalisation_of_the_new_families():
     assert jax_error_normalise("must be arrays or scalars, but got decay.") == "must be arrays or scalars, but got <value>"
     assert pipeline_normalise("'stablehlo.add' op operand %12 has type 'tensor<3xf32>'") == "<type> op operand %v has type <type>"
+
+
+def test_a_jax_error_is_held_to_the_call_the_program_made():
+    """JAX's `jnp.searchsorted` failing on a sharded query raises what the program's own bad
+    `NamedSharding` raises (type, frame, message): the library call the program entered tells them
+    apart; a signature recorded before it (a corpus case's) is held only to what it names."""
+    jax_fault, own_mistake = recorded("sharded_searchsorted"), recorded("own_bad_sharding")
+    oracle, sig = oracles.detect(jax_fault)
+    mistake = oracle.classify(own_mistake)
+    assert sig.get("entered") == "jax/_src/numpy/lax_numpy.py:searchsorted"
+    assert mistake.get("entered") == "jax/_src/named_sharding.py:check_pspec"
+    assert [f for f in sig.fields if f[0] != "entered"] == [f for f in mistake.fields if f[0] != "entered"]
+    assert oracle.judge(sig, jax_fault)[0] and not oracle.judge(sig, own_mistake)[0]
+    older = dataclasses.replace(sig, fields=tuple(f for f in sig.fields if f[0] != "entered"))
+    assert oracle.judge(older, jax_fault)[0] and oracle.judge(older, own_mistake)[0]
+    assert kinds.identical(older, sig) and kinds.identical(sig, older) and not kinds.identical(sig, mistake)
+
+
+def test_the_call_entered_passes_over_jax_s_machinery_and_other_packages():
+    def traceback(*frames):
+        return "Traceback (most recent call last):\n" + "".join(
+            f'  File "{path}", line 1, in {func}\n' for path, func in frames) + "ValueError: x\n"
+    site = "/v/lib/python3.11/site-packages/"
+    program = ("/home/me/train.py", "step")
+    jit = [(site + "jax/_src/traceback_util.py", "reraise_with_filtered_traceback"), (site + "jax/_src/pjit.py", "cache_miss")]
+    assert entered_library_call(traceback(program, *jit, (site + "jax/_src/numpy/ufuncs.py", "log"),
+                                          (site + "jax/_src/core.py", "bind"))) == "jax/_src/numpy/ufuncs.py:log"
+    # the program's function traced by `jit` is where the program last ran: what it called is what counts
+    assert entered_library_call(traceback(program, *jit, ("/home/me/train.py", "loss"), (site + "scipy/x.py", "f"),
+                                          (site + "jax/_src/lax/lax.py", "clamp"))) == "jax/_src/lax/lax.py:clamp"
+    assert entered_library_call(traceback(program, *jit)) == "jax/_src/traceback_util.py:reraise_with_filtered_traceback"
+    assert entered_library_call(traceback(program)) is None
+    assert entered_library_call(traceback((site + "jax/_src/api.py", "grad_f"))) is None
 
 
 def test_new_oracle_names():

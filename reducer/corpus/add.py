@@ -52,7 +52,7 @@ def installed_versions() -> dict:
     return found
 
 
-def _read_signature(out: Path) -> tuple[Signature, str]:
+def _read_signature(out: Path) -> tuple[Signature, str, str]:
     out = Path(out)
     if not out.is_dir():
         raise ReducerError(f"{out}: no such folder", NOT_FOUND)
@@ -60,8 +60,9 @@ def _read_signature(out: Path) -> tuple[Signature, str]:
         if not (out / name).is_file():
             raise ReducerError(f"{out}: not a `reducer reduce` output folder (no {name})", NOT_FOUND)
     try:
-        sig = Signature.from_dict(json.loads((out / "signature.json").read_text()))
-        return sig, oracle_spec(sig)
+        data = json.loads((out / "signature.json").read_text())
+        sig = Signature.from_dict(data)
+        return sig, oracle_spec(sig), str(data.get("fix") or "")
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ReducerError(f"{out / 'signature.json'}: unreadable signature: {exc}", BAD_CASE) from None
 
@@ -146,7 +147,7 @@ def add(out: Path, root: Path, force: bool = False, original: Path | None = None
         expected: str = REPRODUCES) -> Case:
     """Take a `reducer reduce` output folder (or a `reducer hunt` finding) into the corpus at `root`."""
     out, root = Path(out), Path(root)
-    sig, spec = _read_signature(out)
+    sig, spec, fix = _read_signature(out)
     root.mkdir(parents=True, exist_ok=True)
     ident = _new_id(sig, root, force)
     repro_text = (out / "repro.py").read_text()
@@ -154,7 +155,7 @@ def add(out: Path, root: Path, force: bool = False, original: Path | None = None
     origin, source, keep = _origin(out, repro_text, original, info)
     case = Case(folder=root / ident, id=ident, title=title or sig.title or str(sig), oracle=spec, signature=sig,
                 expected=expected, platform=sig.get("platform") or "cpu", date=datetime.date.today().isoformat(),
-                versions=versions, origin=origin)
+                versions=versions, origin=origin, fix=fix)
     from reducer.versions.record import for_toml, stored
 
     case.bisect = for_toml(stored(out))  # which releases fail, when `reducer bisect` found out

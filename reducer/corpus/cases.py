@@ -12,6 +12,7 @@ from pathlib import Path
 import oracles
 from oracles import kinds, oracle_spec
 from oracles.base import Signature
+from reducer.counterfactual import PROLOGUES
 from reducer.errors import BAD_CASE, NOT_FOUND, ReducerError
 from reducer.files import write_atomic
 from reducer.readers.inputs import read_script
@@ -57,6 +58,9 @@ class Case:
     origin: dict = dataclasses.field(default_factory=dict)
     upstream: str = ""  # the bug's report upstream, when one was filed
     bisect: dict = dataclasses.field(default_factory=dict)  # per package: which releases fail (reducer bisect)
+    #: the bug taken away, where the family does not say it (`reducer.counterfactual`): the reproducer's
+    #: own check passes with it ("numpy", "nan-check" …)
+    fix: str = ""
 
     @property
     def family(self) -> str:
@@ -75,6 +79,7 @@ class Case:
             "versions": self.versions, "origin": self.origin,
             **({"upstream": self.upstream} if self.upstream else {}),
             **({"bisect": self.bisect} if self.bisect else {}),
+            **({"fix": self.fix} if self.fix else {}),
         })
 
     def save(self) -> None:
@@ -107,11 +112,13 @@ def load_case(folder: Path) -> Case:
                     expected=str(data.get("expected", REPRODUCES)), platform=str(data.get("platform", "cpu")),
                     date=str(data.get("date", "")), versions=dict(data.get("versions", {})),
                     origin=dict(data.get("origin", {})), upstream=str(data.get("upstream", "")),
-                    bisect=dict(data.get("bisect", {})))
+                    bisect=dict(data.get("bisect", {})), fix=str(data.get("fix", "")))
     except KeyError as exc:
         raise bad_case(path, f"broken {CASE_FILE}: missing key {exc.args[0]!r}") from None
     except (TypeError, ValueError, AttributeError) as exc:
         raise bad_case(path, f"broken {CASE_FILE}: {exc}") from None
+    if case.fix and case.fix not in PROLOGUES:
+        raise bad_case(path, f"broken {CASE_FILE}: no fix {case.fix!r} (known: {', '.join(PROLOGUES)})")
     if case.expected not in (REPRODUCES, FIXED, CHANGED):
         raise bad_case(path, f"broken {CASE_FILE}: expected must be one of reproduces, fixed, changed, "
                              f"not {case.expected!r}")

@@ -34,8 +34,9 @@ class Outcome:
 
 
 def run_once(repro: Path, spec: str, wanted: Signature, platform: str = "cpu",
-             timeout: float | None = None) -> tuple[str, str, Signature | None, str, list[str]]:
-    """Run a reproducer once as `reducer check` does: (status, detail, signature seen, excerpt, private paths)."""
+             timeout: float | None = None, fix: str = "") -> tuple[str, str, Signature | None, str, list[str]]:
+    """Run a reproducer once as `reducer check` does: (status, detail, signature seen, excerpt, private paths);
+    `fix` the bug taken away where the family does not say it (a case's `fix`)."""
     from reducer.reduce import Options, Reduction
 
     job = Reduction(Path(repro), None, Options(oracle=spec, platform=platform, timeout=timeout, jobs=1, runs=1,
@@ -43,7 +44,7 @@ def run_once(repro: Path, spec: str, wanted: Signature, platform: str = "cpu",
     private = [str(job.scratch), str(Path(repro).resolve().parent)]
     try:
         established = job.establish(runs=1)
-        fix = mode(wanted)
+        fix = mode(wanted) or fix or None
         # the bug taken away (`reducer.counterfactual`): the reproducer's own check must then pass
         still = fix is not None and job.fresh_run(fixed(job.source, fix)).returncode != 0
     except ReducerError as exc:
@@ -123,7 +124,8 @@ def check_case(case: Case, timeout: float | None = None) -> Outcome:
     if module_only(case.folder):
         done = run_module_once(case.folder / "repro.mlir", case.signature, timeout)
         return Outcome(case, done.status, done.detail, time.monotonic() - start, done.seen, done.excerpt)
-    status, detail, seen, excerpt, _ = run_once(case.repro, case.oracle, case.signature, case.platform, timeout)
+    status, detail, seen, excerpt, _ = run_once(case.repro, case.oracle, case.signature, case.platform, timeout,
+                                                case.fix)
     return Outcome(case, status, detail, time.monotonic() - start, seen, excerpt)
 
 

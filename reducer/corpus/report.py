@@ -27,18 +27,20 @@ def refresh_report(folder: Path, timeout: float | None = None) -> tuple[Path, st
     if (folder / CASE_FILE).is_file() or not (folder / "signature.json").is_file():
         case = load_case(folder)
         sig, spec, platform, origin, title = case.signature, case.oracle, case.platform, case.origin, case.title
+        fix = case.fix
     else:
         if not (folder / "repro.py").is_file():
             raise bad_case(folder, "no repro.py")
         try:
-            sig = Signature.from_dict(json.loads((folder / "signature.json").read_text()))
+            data = json.loads((folder / "signature.json").read_text())
+            sig, fix = Signature.from_dict(data), str(data.get("fix") or "")
             spec = oracle_spec(sig)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise bad_case(folder / "signature.json", f"unreadable signature: {exc}") from None
         platform, title = sig.get("platform") or "cpu", sig.title or str(sig)
         origin = reduction_facts(folder, strip_header((folder / "repro.py").read_text()))
     code = strip_header((folder / "repro.py").read_text())
-    status, detail, seen, excerpt, private = run_once(folder / "repro.py", spec, sig, platform, timeout)
+    status, detail, seen, excerpt, private = run_once(folder / "repro.py", spec, sig, platform, timeout, fix)
     info = envmod.collect(platform=platform)
     today = datetime.date.today().isoformat()
     if status == REPRODUCES:

@@ -1,0 +1,121 @@
+"""JAX's NumPy and SciPy functions computed by the functions they document they implement, for a
+program whose own check compares the two.
+
+`jnp.modf` is "JAX implementation of `numpy.modf`"; a program that computes `jnp.modf(x)` and asserts
+it equals `np.modf(x)` fails where JAX's function is wrong (`jnp.modf(inf)` has a NaN fractional part,
+NumPy's is 0.0). With every `jax.numpy`, `jax.numpy.linalg`, `jax.numpy.fft` and `jax.scipy.special`
+function called on concrete values computed by its namesake in NumPy or SciPy, on the same values
+in the dtype JAX would compute in, such a program runs through: the bug is JAX's. Every candidate
+must then run through with it too (`reducer.counterfactual`, the fix `numpy`), so that the search
+cannot keep the message and move the check: a comparison of NumPy with itself, with another input,
+or with a constant fails with the twins as much as without them.
+
+Calls on traced values (under `grad`, `vmap`) keep JAX's function; `jit` is switched off so that
+a compiled function's calls see concrete values too. Functions that make or convert arrays rather
+than compute (`array`, `zeros`, `arange`, dtypes) are left alone, and so is a call the namesake
+refuses (an argument only JAX takes).
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+
+#: the statement, run before a program's first, that puts the twins in place in its process
+LINE = "from reducer.faults.numpy_twins import install as _reducer_numpy_twins; _reducer_numpy_twins()"
+#: JAX's namespaces and the ones they document they implement
+NAMESPACES = (("jax.numpy", "numpy"), ("jax.numpy.linalg", "numpy.linalg"), ("jax.numpy.fft", "numpy.fft"),
+              ("jax.scipy.special", "scipy.special"))
+#: functions that make, convert or describe arrays: nothing of JAX's to check against NumPy
+NOT_COMPUTED = frozenset((
+    "array", "asarray", "asanyarray", "ascontiguousarray", "astype", "copy", "frombuffer", "fromfunction",
+    "fromiter", "fromstring", "zeros", "zeros_like", "ones", "ones_like", "empty", "empty_like", "full",
+    "full_like", "arange", "linspace", "logspace", "geomspace", "eye", "identity", "tri", "meshgrid",
+    "indices", "dtype", "finfo", "iinfo", "result_type", "promote_types", "can_cast", "issubdtype", "isdtype",
+    "isscalar", "ndim", "shape", "size", "save", "load", "printoptions", "set_printoptions",
+    "get_printoptions"))
+
+
+def line(names: tuple[str, ...] = ()) -> str:
+    """The statement that puts the twins of the functions `names` only (all, without names) in place."""
+    return LINE if not names else LINE.replace("_reducer_numpy_twins()", f"_reducer_numpy_twins({tuple(names)!r})")
+
+
+def named_in(program: str) -> list[str]:
+    """The names in `program` that may be JAX functions with a twin: every attribute, name and import
+    it reads, once each, in the order they appear (a name of another kind has no twin, and fixes
+    nothing)."""
+    found = []
+    for node in ast.walk(ast.parse(program)):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else \
+            node.name.rsplit(".", 1)[-1] if isinstance(node, ast.alias) else None
+        if name and not name.startswith("_") and name not in NOT_COMPUTED:
+            found.append((getattr(node, "end_lineno", 0), getattr(node, "end_col_offset", 0), name))
+    return list(dict.fromkeys(name for *_, name in sorted(found)))
+
+
+def namesakes(name: str) -> tuple[str, str] | None:
+    """JAX's function of this name and the one it documents it implements, qualified
+    (`("jax.numpy.modf", "numpy.modf")`); None where no namespace has both."""
+    for ours_name, theirs_name in NAMESPACES:
+        try:
+            ours, theirs = importlib.import_module(ours_name), importlib.import_module(theirs_name)
+        except ImportError:
+            continue
+        if _twins(getattr(ours, name, None), getattr(theirs, name, None)):
+            return f"{ours_name}.{name}", f"{theirs_name}.{name}"
+    return None
+
+
+def _twins(mine, twin) -> bool:
+    return mine is not None and twin is not None and not isinstance(mine, type) and not isinstance(twin, type) \
+        and callable(mine) and callable(twin)
+
+
+def install(names: tuple[str, ...] = ()) -> None:
+    """Put each twin in place of JAX's function (only those of `names`, where given), and run
+    compiled functions op by op."""
+    import jax
+
+    jax.config.update("jax_disable_jit", True)
+    for ours_name, theirs_name in NAMESPACES:
+        try:
+            ours, theirs = importlib.import_module(ours_name), importlib.import_module(theirs_name)
+        except ImportError:
+            continue
+        for name in names or dir(ours):
+            mine, twin = getattr(ours, name, None), getattr(theirs, name, None)
+            if not name.startswith("_") and name not in NOT_COMPUTED and _twins(mine, twin):
+                setattr(ours, name, Twin(mine, twin))
+
+
+class Twin:
+    """JAX's function, computed by its NumPy or SciPy namesake where every value it is given is
+    concrete; its other attributes (a ufunc's `reduce`) are JAX's."""
+
+    def __init__(self, mine, twin):
+        self._mine, self._twin = mine, twin
+        functools.update_wrapper(self, mine)
+
+    def __getattr__(self, name):
+        return getattr(self._mine, name)
+
+    def __call__(self, *args, **kwargs):
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        leaves = jax.tree_util.tree_leaves((args, kwargs))
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
+            return self._mine(*args, **kwargs)
+
+        def concrete(value):  # the values JAX would compute on, in its dtype
+            if isinstance(value, (jax.Array, np.ndarray, np.generic, float, complex)) and not isinstance(value, bool):
+                return np.asarray(jnp.asarray(value))
+            return value
+        try:
+            out = self._twin(*jax.tree_util.tree_map(concrete, args), **jax.tree_util.tree_map(concrete, kwargs))
+        except Exception:
+            return self._mine(*args, **kwargs)
+        return jax.tree_util.tree_map(lambda o: jnp.asarray(o) if isinstance(o, (np.ndarray, np.generic)) else o,
+                                      out)

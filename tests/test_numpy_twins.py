@@ -1,0 +1,68 @@
+"""JAX's NumPy and SciPy functions computed by the functions they document they implement
+(reducer/faults/numpy_twins.py): the fix a program that compares JAX with NumPy is held to, and the
+loopholes it closes. Real runs of `jnp.modf(inf)`, whose fractional part is NaN in JAX 0.10.2 and 0.0
+in NumPy."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_text
+from oracles.outcome import Signature
+from reducer import counterfactual
+from reducer.faults import numpy_twins
+
+ORIGINAL = ("import jax.numpy as jnp, numpy as np\n"
+            "x = np.array([np.inf, -np.inf, 2.5], np.float32)\n"
+            "frac, whole = jnp.modf(jnp.asarray(x))\n"
+            "assert np.array_equal(np.asarray(frac), np.modf(x)[0]), frac\n")
+#: candidates that fail as the original does, on the same check, but not because of `jnp.modf`
+LOOPHOLES = {
+    "another input": ("import jax.numpy as jnp, numpy as np\n"
+                      "assert np.array_equal(jnp.modf(jnp.inf)[0], np.modf(2.5)[0])\n"),
+    "numpy alone": "import numpy as np\nassert np.modf(np.inf)[0] == 1.0\n",
+    "a constant": "import jax.numpy as jnp, numpy as np\nfrac = jnp.modf(jnp.inf)[0]\nassert np.isclose(jnp.sin(0.0), np.log(2.0))\n",
+}
+
+
+def test_a_program_comparing_jax_with_numpy_is_held_to_the_twins():
+    located = Signature("nonfinite", (("check", "assert"), ("value", "nan"), ("op", "sub"), ("fix", "none")))
+    assert counterfactual.modes(located, ORIGINAL) == ["numpy"]  # no fix of the program's: the reference's
+    assert counterfactual.modes(located, "import jax.numpy as jnp\n") == []
+    close = Signature("own-check", (("type", "AssertionError"), ("check", "assert"), ("reads", "close")))
+    assert counterfactual.modes(close, ORIGINAL) == []  # a finite difference from NumPy may be rounding alone
+    fixed = Signature("nonfinite", (("check", "assert"), ("value", "nan"), ("op", "log"), ("fix", "where")))
+    assert counterfactual.modes(fixed, ORIGINAL) == []  # its origin's fix is the program's
+    assert counterfactual.OWNERS["numpy"] == "jax"
+
+
+def test_names_and_namesakes():
+    assert numpy_twins.named_in(ORIGINAL).index("modf") < numpy_twins.named_in(ORIGINAL).index("array_equal")
+    assert "array" not in numpy_twins.named_in(ORIGINAL)  # it makes arrays, computes nothing
+    assert numpy_twins.namesakes("modf") == ("jax.numpy.modf", "numpy.modf")
+    assert numpy_twins.namesakes("spence") == ("jax.scipy.special.spence", "scipy.special.spence")
+    assert numpy_twins.namesakes("jnp") is None and numpy_twins.namesakes("ndarray") is None
+    assert numpy_twins.line(("modf",)).endswith("_reducer_numpy_twins(('modf',))")
+
+
+def test_the_original_runs_through_with_jax_s_function_computed_by_numpy_s(tmp_path):
+    assert run_text(ORIGINAL, tmp_path).returncode == 1
+    assert run_text(counterfactual.fixed(ORIGINAL, "numpy"), tmp_path).returncode == 0
+    only = ORIGINAL.replace("import jax.numpy", numpy_twins.line(("modf",)) + "\nimport jax.numpy", 1)
+    assert run_text(only, tmp_path).returncode == 0
+    other = ORIGINAL.replace("import jax.numpy", numpy_twins.line(("sin",)) + "\nimport jax.numpy", 1)
+    assert run_text(other, tmp_path).returncode == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(LOOPHOLES))
+def test_a_loophole_fails_as_the_original_but_not_because_of_jax_s_function(tmp_path, name):
+    assert run_text(LOOPHOLES[name], tmp_path).returncode == 1
+    assert run_text(counterfactual.fixed(LOOPHOLES[name], "numpy"), tmp_path).returncode == 1
+
+
+def test_under_a_transformation_jax_s_function_is_kept(tmp_path):
+    """Traced values (under `grad`) keep JAX's function; a ufunc's other methods are JAX's."""
+    program = (numpy_twins.LINE + "\nimport jax, jax.numpy as jnp\n"
+               "print(jax.grad(lambda x: jnp.sin(x))(0.0), type(jnp.sin).__name__, jnp.add.reduce(jnp.ones(3)))\n")
+    run = run_text(program, tmp_path)
+    assert run.returncode == 0 and run.stdout.split() == ["1.0", "Twin", "3.0"], run.output
