@@ -105,6 +105,12 @@ case $case in
   test_eqx_lognormal_head_debug_nans_missed) has 'DID NOT RAISE FloatingPointError' && ok=0 ;;
   nnx_sensor_counts_debug_infs_missed) has 'was not rejected by jax_debug_infs' && ok=0 ;;
   eqx_credit_mlp_gradcheck_bce_log1m_sigmoid) has 'nan location mismatch' && [[ $rc == 1 ]] && ok=0 ;;
+  nnx_event_time_modf) has 'AssertionError' && [[ $rc == 1 ]] && ok=0 ;;
+  test_robust_scaler_fp16) has 'inf location mismatch' && [[ $rc == 1 ]] && ok=0 ;;
+  eqx_sensor_auc_trapezoid) has 'non-finite features' && [[ $rc == 1 ]] && ok=0 ;;
+  linen_temperature_nll) has 'AssertionError' && [[ $rc == 1 ]] && ok=0 ;;
+  eqx_cosine_retrieval_padding) has 'AssertionError' && [[ $rc == 1 ]] && ok=0 ;;
+  test_nnx_ctr_bce) has 'AssertionError' && [[ $rc == 1 ]] && ok=0 ;;
   *) echo "unknown case $case" >&2; rm -f "$out"; exit 2 ;;
 esac
 rm -f "$out"

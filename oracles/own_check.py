@@ -190,11 +190,15 @@ class OwnCheck(Oracle):
         return Signature(self.name, fields, title, shown)
 
     def _exit(self, run: RunResult) -> Signature | None:
-        """An exit with a message and no traceback: `raise SystemExit("…")`, `print(…); sys.exit(1)`."""
+        """An exit with a message and no traceback: `raise SystemExit("…")`, `print(…); sys.exit(1)`;
+        once the origin of a non-finite value it reports is located, where that value was made."""
         lines = [line.strip() for line in run.output.splitlines() if line.strip()]
         if not lines or run.returncode == 2 and "usage:" in run.output:  # argparse wants arguments
             return None
-        message = lines[-1]
+        message, fault = lines[-1], run.harness.get("fault")
+        if reads("", message) == "nonfinite" and fault:
+            return nonfinite_signature("SystemExit", "exit", tuple(tuple(f) for f in fault["fields"]),
+                                       "\n".join(lines[-6:]))
         fields = (("type", "SystemExit"), ("check", "exit"), ("status", str(run.returncode)),
                   ("reads", reads("", message)), ("message", masked(message)))
         return Signature(self.name, fields, f"The program exits with status {run.returncode}: {message[:80]}",
@@ -211,22 +215,23 @@ REFERENCES = (("nan-check", r"jax_debug_(?:nans|infs)|debug_(?:nans|infs)\(\s*Tr
               ("numpy", r"(?m)^\s*(?:import\s+(?:.*,\s*)?|from\s+)(?:numpy|scipy)\b"))
 #: of those, the one a check on a NaN or an Inf may be held to: a NaN JAX was asked to stop and did not
 ON_NONFINITE = ("nan-check",)
-#: of those, the one held only for a located NaN or Inf whose origin has no fix of the program's: a
-#: finite value NumPy computes otherwise may be rounding alone, which a check too tight for float32 sees
-ON_LOCATED = ("numpy",)
+#: of those, the one only a comparison of two values, or a check on a located NaN or Inf, is held to:
+#: JAX's function against NumPy's (a loss that must fall compares no two functions)
+ON_COMPARISONS = ("numpy",)
 
 
 def references(sig: Signature, program: str) -> list[str]:
     """The references worth trying for a failure the program's own check decides (an `assert`
     comparing Enzyme-JAX's gradient with JAX's, or `jit` with op by op): each one the program can be
-    given, in turn; for an `assert` or a `raise` on a NaN or an Inf whose origin has a fix of the
-    program's, none (that fix is the one: `oracles.nonfinite`), on a NaN or an Inf read alone only JAX's
-    NaN check, where the program turns it on; none for another family."""
-    if not decided_by_program(sig) or nonfinite(sig) and sig.get("check") in ("assert", "raise") \
+    given, in turn (JAX's functions computed by NumPy's only for a comparison, or a located NaN or Inf);
+    for an `assert`, a `raise` or an exit on a NaN or an Inf whose origin has a fix of the program's, none
+    (that fix is the one: `oracles.nonfinite`), on a NaN or an Inf read alone only JAX's NaN check, where
+    the program turns it on; none for another family."""
+    if not decided_by_program(sig) or nonfinite(sig) and sig.get("check") in ("assert", "raise", "exit") \
             and sig.get("fix") != "none":
         return []
-    tried = [how for how, needs in REFERENCES
-             if re.search(needs, program) and (how not in ON_LOCATED or nonfinite(sig))]
+    compares = nonfinite(sig) or sig.get("reads") == "close"
+    tried = [how for how, needs in REFERENCES if re.search(needs, program) and (compares or how not in ON_COMPARISONS)]
     return [how for how in tried if how in ON_NONFINITE] if sig.get("reads") == "nonfinite" else tried
 
 

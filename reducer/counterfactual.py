@@ -54,6 +54,7 @@ PROLOGUES = {
     "nan-check": nan_check.LINE + "\n",
     "numpy": numpy_twins.LINE + "\n",
     "values": nan_check.VALUES_ALONE + "\n",
+    "float64": "import jax as _reducer_jax\n_reducer_jax.config.update('jax_enable_x64', True)\n",
     # each optimizer library's rates as it documents them: the program's own misconfiguration, fixed
     **{name: fix.prologue for name, fix in libraries.fixes().items()},
 }
@@ -61,8 +62,8 @@ WHAT = {"enzyme": "Enzyme-JAX's derivative replaced by JAX's AD", "jit": "`jit` 
         "cpu": "`jit` on the GPU replaced by op-by-op evaluation on the CPU",
         "nan-check": "JAX's NaN check made on every call while `jax_debug_nans` (`jax_debug_infs`) reads True, "
                      "as JAX documents it",
-        "numpy": "each `jax.numpy` and `jax.scipy.special` function computed by the NumPy or SciPy function it "
-                 "documents it implements",
+        "numpy": "each `jax.numpy` and `jax.scipy` function computed by the NumPy or SciPy function it documents "
+                 "it implements",
         **{name: fix.words for name, fix in libraries.fixes().items()}}
 #: what the program expects that the fix makes true, where the report says it better than its family
 EXPECTED = {"nan-check": "With `jax_debug_nans` (`jax_debug_infs`) on, a call that makes a NaN (an Inf) raises "
@@ -131,13 +132,18 @@ def why_it_stops(job, results: list, found: list) -> list:
 
 #: why a candidate must survive a fix, where it is not only that it fails on its own check
 WHY = {"nan-check": "the program counts on it, and fails with the values alone, op by op with the checks taken away"}
+#: what a program must not run through with for a fix to be the bug's: the values alone for JAX's NaN
+#: check (a `jit` that computes other values runs through so, and is not the check's miss); float64 for
+#: NumPy's twins of a finite value (a check too tight for float32's rounding passes so: the program's)
+CONTROLS = {"nan-check": "values", "numpy": "float64"}
 
 
-def fixes_the_failure(job, program: str, how: str) -> bool:
-    """Whether the fix of `how` is the bug's: `program` runs through with it; and, for JAX's NaN check,
-    not with the values alone (op by op with the checks taken away: a `jit` that computes other values
-    runs through so, and is not JAX's check's miss)."""
-    return runs_clean(job, program, how) and (how != "nan-check" or not runs_clean(job, program, "values"))
+def fixes_the_failure(job, program: str, how: str, sig: Signature | None = None) -> bool:
+    """Whether the fix of `how` is the bug's: `program` runs through with it, and not with its control
+    (`CONTROLS`; NumPy's twins of a NaN or an Inf located in `sig` have none: float64 may fix an
+    overflow inside JAX's function, which is still JAX's)."""
+    control = None if how == "numpy" and sig is not None and kinds.nonfinite(sig) else CONTROLS.get(how)
+    return runs_clean(job, program, how) and (control is None or not runs_clean(job, program, control))
 
 
 def missed_nan_check(job, program: str, sig: Signature) -> bool:
@@ -164,7 +170,7 @@ def fix_to_survive(job, program: str, sig: Signature, known: str | None = None) 
         return _held_to(job, known)
     tried = [how for how in modes(sig, program) if how != known]  # none asked twice
     for how in tried:
-        if fixes_the_failure(job, program, how):
+        if fixes_the_failure(job, program, how, sig):
             return _held_to(job, how)
     if tried and mode(sig):
         job.log(f"the program does not run through with {WHAT[tried[0]]}: candidates are judged on the "

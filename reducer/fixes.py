@@ -26,7 +26,7 @@ def for_report(job, program: str, established, fix: str | None, searched: bool) 
     pass or None)."""
     sig, fixed_by, owner, culprit = xla_culprit.for_report(job, program, established, fix, searched)
     said = {"fixed_by": fixed_by, "owner": owner, "expected": EXPECTED.get(fix or "", "")}
-    pair = twin_at_fault(job, program) if fix == "numpy" and searched else None
+    pair = twin_at_fault(job, program, established.seconds) if fix == "numpy" and searched else None
     if pair:
         ours, theirs = pair
         sig = dataclasses.replace(sig, title=f"`{ours}` differs from `{theirs}`, which it implements")
@@ -38,18 +38,20 @@ def for_report(job, program: str, established, fix: str | None, searched: bool) 
     return sig, {**said, "fixed_code": written_fix(job, program, sig) if searched else ""}, culprit
 
 
-def twin_at_fault(job, program: str) -> tuple[str, str] | None:
+def twin_at_fault(job, program: str, seconds: float) -> tuple[str, str] | None:
     """The JAX function whose NumPy or SciPy twin alone makes `program` run through, and the twin,
-    qualified (`numpy_twins.namesakes`); halves of the names the program reads twinned together
-    while a half does (`xla_culprit.halve`); None where no one function's twin does, or out of time."""
-    def through(names: list[str]) -> bool:
-        done = xla_culprit.run(job, with_prologue(program, numpy_twins.line(tuple(names)) + "\n"))
-        return done.returncode == 0 and not done.timed_out
-    left = job.remaining()
-    if left is not None and left < 5.0:
+    qualified (`numpy_twins.namesakes`); halves of the names the program reads that have a twin, twinned
+    together while a half does (`xla_culprit.halve`), each try a fresh run of about `seconds`; None where no one
+    function's twin does, or out of time."""
+    names = [name for name in numpy_twins.named_in(program) if numpy_twins.namesakes(name)]
+    tries = xla_culprit.Tries(job, lambda chosen: with_prologue(program, numpy_twins.line(tuple(chosen)) + "\n"),
+                              max(1.0, seconds))
+    try:
+        name = xla_culprit.halve(names, tries.through)
+    except TimeoutError:
+        job.log(f"JAX's function at fault: out of time after {tries.count} tries among {len(names)} names")
         return None
-    name = xla_culprit.halve(numpy_twins.named_in(program), through)
-    pair = numpy_twins.namesakes(name) if name else None
+    pair = numpy_twins.namesakes(name, program) if name else None
     job.log(f"JAX's function at fault: `{pair[0]}`, which runs through computed by `{pair[1]}`" if pair else
             "no one JAX function computed by its NumPy or SciPy twin makes the reproducer run through")
     return pair

@@ -328,7 +328,7 @@ class Reduction(ChainJob):
         if (when := standalone.deadline(self, established, seconds)) is None:
             return None
         look = 1.5 * seconds + 2.0 if second_look.trusts_runner(self, established) else 0.0
-        return when - xla_culprit.reserve(self, established, seconds) - look
+        return when - xla_culprit.reserve(self, established, seconds, self.fix) - look
 
     def log_counts(self, best: str) -> None:
         stats = self.counts.get(SourceLevel.name)
@@ -379,7 +379,8 @@ class Reduction(ChainJob):
                                           private_paths=private, known=self.known(sig), traced=story,
                                           **said, **(follow.report if follow else {}))}
         if self.fix:  # the bug taken away, for `corpus check` to take it away again
-            files["signature.json"] = json.dumps({**established.signature.to_dict(), "fix": self.fix}, indent=2) + "\n"
+            files["signature.json"] = json.dumps({**established.signature.to_dict(), "fixed_by": self.fix},
+                                                 indent=2) + "\n"
         if self.notebook:  # a notebook's reproducer is a script, and a one-cell notebook beside it
             from reducer.readers.notebook import notebook_of
 

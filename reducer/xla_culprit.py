@@ -29,10 +29,12 @@ MAX_PASSES = 40
 SHARE, TRIES = 0.2, 20
 
 
-def reserve(job, established, seconds: float | None) -> float:
-    """Seconds of --max-time kept for the search when the failure may be a pass's (each try a fresh
-    run of about `seconds`, else the original's); 0 without --max-time, or for another failure."""
-    if not job.options.max_time or not oracles.xla_owns(established.signature, established.oracle):
+def reserve(job, established, seconds: float | None, fix: str | None = None) -> float:
+    """Seconds of --max-time kept for the search when the failure may be a pass's, or, held to NumPy's
+    twins (`fix`), a JAX function's (`reducer.fixes.twin_at_fault`): each try a fresh run of about
+    `seconds`, else the original's; 0 without --max-time, or for another failure."""
+    searched = oracles.xla_owns(established.signature, established.oracle) or fix == "numpy"
+    if not job.options.max_time or not searched:
         return 0.0
     seconds = established.seconds if seconds is None else seconds
     return min(SHARE * job.options.max_time, TRIES * (1.5 * seconds + 3.0))
@@ -65,7 +67,8 @@ def search(job, program: str, log, sig: Signature | None = None, oracle=None) ->
     folder = Path(tempfile.mkdtemp(prefix="xla-passes-", dir=job.scratch))
     first = run(job, flags(program, f"--xla_dump_to={folder} --xla_dump_hlo_pass_re=.*"))
     passes = [p for p in passes_in_dump(str(folder)) if p not in ESSENTIAL][:MAX_PASSES]
-    tries = Tries(job, program, max(1.0, first.seconds or 1.0))
+    tries = Tries(job, lambda off: flags(program, f"--xla_disable_hlo_passes={','.join(off)}"),
+                  max(1.0, first.seconds or 1.0))
     try:
         name = halve(passes, tries.through)
     except TimeoutError:
@@ -81,17 +84,19 @@ def search(job, program: str, log, sig: Signature | None = None, oracle=None) ->
 
 
 class Tries:
-    """Runs of the program with some passes disabled, counted, within --max-time."""
+    """Runs of the program with some of its parts taken away (`program_for(parts)`: passes disabled,
+    functions computed by their twins), counted, within --max-time: one that --max-time would cut
+    short raises `TimeoutError` instead of telling a cut run from a failing one."""
 
-    def __init__(self, job, program: str, seconds: float):
-        self.job, self.program, self.seconds, self.count = job, program, seconds, 0
+    def __init__(self, job, program_for, seconds: float):
+        self.job, self.program_for, self.seconds, self.count = job, program_for, seconds, 0
 
-    def through(self, disabled: list[str]) -> bool:
+    def through(self, parts: list[str]) -> bool:
         left = self.job.remaining()
         if left is not None and left < 2 * self.seconds:
             raise TimeoutError
         self.count += 1
-        done = run(self.job, flags(self.program, f"--xla_disable_hlo_passes={','.join(disabled)}"))
+        done = run(self.job, self.program_for(parts))
         return done.returncode == 0 and not done.timed_out
 
 

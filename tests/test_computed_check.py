@@ -66,6 +66,27 @@ def test_only_checks_of_the_programs_own_are_held_to_it():
     assert holds(own, source, "training diverged\n", "repro.py")  # an exit with no traceback: nothing to read
 
 
+def test_an_exit_no_traceback_places_must_not_stop_unconditionally():
+    """`raise SystemExit(msg)` prints the message alone: with no line to read, every exit of the
+    program is read; the search had dropped the `if` and the NaN, keeping an exit that prints the
+    input's `inf` (a program that stops whatever it computes)."""
+    exit_check = Signature("own-check", (("type", "SystemExit"), ("check", "exit"), ("reads", "nonfinite")))
+    output = "non-finite features in traces [0]: [[inf 1.]]\n"
+    original = ("import numpy as np, jax.numpy as jnp\n"
+                "def features(traces):\n"
+                "    x = np.asarray(jnp.trapezoid(jnp.asarray(traces)))\n"
+                "    if not np.isfinite(x).all():\n"
+                "        raise SystemExit(f'non-finite features in traces [0]: {traces}')\n"
+                "features(np.array([[np.inf, 1.0]]))\n")
+    unconditional = ("import numpy\ntraces = numpy.random.default_rng(0).normal(size=(2, 2))\n"
+                     "traces[0] = numpy.inf\nraise SystemExit(f'{0}{traces}')\n")
+    threshold = original.replace("not np.isfinite(x).all()", "x.size < 100")
+    assert holds(exit_check, original, output, "repro.py")
+    assert not holds(exit_check, unconditional, output, "repro.py")
+    assert not holds(exit_check, threshold, output, "repro.py")  # no longer asks whether it is finite
+    assert not holds(exit_check, original + "import sys\nsys.exit('stop')\n", output, "repro.py")
+
+
 def test_a_check_on_a_nan_must_still_ask_whether_the_value_is_finite():
     asks = IMPORTS + "g = jax.grad(jnp.sqrt)(0.0)\nif not jnp.isfinite(g):\n    raise FloatingPointError(g)\n"
     drifted = IMPORTS + "g = jax.grad(jnp.sqrt)(0.0)\nif not jnp.all(g == 0):\n    raise FloatingPointError(g)\n"

@@ -4,6 +4,8 @@ loopholes it closes. Real runs of `jnp.modf(inf)`, whose fractional part is NaN 
 in NumPy."""
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from conftest import run_text
@@ -29,7 +31,8 @@ def test_a_program_comparing_jax_with_numpy_is_held_to_the_twins():
     assert counterfactual.modes(located, ORIGINAL) == ["numpy"]  # no fix of the program's: the reference's
     assert counterfactual.modes(located, "import jax.numpy as jnp\n") == []
     close = Signature("own-check", (("type", "AssertionError"), ("check", "assert"), ("reads", "close")))
-    assert counterfactual.modes(close, ORIGINAL) == []  # a finite difference from NumPy may be rounding alone
+    assert counterfactual.modes(close, ORIGINAL) == ["numpy"]  # held, where float64 does not fix it too
+    assert counterfactual.CONTROLS["numpy"] == "float64"
     fixed = Signature("nonfinite", (("check", "assert"), ("value", "nan"), ("op", "log"), ("fix", "where")))
     assert counterfactual.modes(fixed, ORIGINAL) == []  # its origin's fix is the program's
     assert counterfactual.OWNERS["numpy"] == "jax"
@@ -66,3 +69,41 @@ def test_under_a_transformation_jax_s_function_is_kept(tmp_path):
                "print(jax.grad(lambda x: jnp.sin(x))(0.0), type(jnp.sin).__name__, jnp.add.reduce(jnp.ones(3)))\n")
     run = run_text(program, tmp_path)
     assert run.returncode == 0 and run.stdout.split() == ["1.0", "Twin", "3.0"], run.output
+
+
+#: a program that runs through with the twins in place, or in float64: as a check too tight for float32's
+#: rounding that NumPy's algorithm happens to meet would
+EITHER = ("import jax, jax.numpy as jnp\n"
+          "assert jax.config.jax_enable_x64 or type(jnp.sin).__name__ == 'Twin'\n")
+
+
+@contextlib.contextmanager
+def job_for(tmp_path, program: str):
+    """A reduction's job for `program`, whose sandbox runs the fixes."""
+    from reducer.reduce import Options, Reduction
+
+    script = tmp_path / "program.py"
+    script.write_text(program)
+    job = Reduction(script, None, Options(oracle="auto", jobs=1, runs=1))
+    try:
+        yield job
+    finally:
+        job.close()
+
+
+@pytest.mark.slow
+def test_a_finite_difference_float64_takes_away_too_is_not_jax_s(tmp_path):
+    with job_for(tmp_path, EITHER) as job:
+        assert counterfactual.runs_clean(job, EITHER, "numpy") and counterfactual.runs_clean(job, EITHER, "float64")
+        assert not counterfactual.fixes_the_failure(job, EITHER, "numpy")  # a finite value: float64 is its control
+        located = Signature("nonfinite", (("check", "assert"), ("value", "nan"), ("fix", "none")))
+        assert counterfactual.fixes_the_failure(job, EITHER, "numpy", located)  # an overflow inside JAX's function
+
+
+@pytest.mark.slow
+def test_the_function_at_fault_is_named_by_halving(tmp_path):
+    from reducer import fixes
+
+    with job_for(tmp_path, ORIGINAL) as job:
+        assert fixes.twin_at_fault(job, ORIGINAL, 2.0) == ("jax.numpy.modf", "numpy.modf")
+        assert fixes.twin_at_fault(job, LOOPHOLES["numpy alone"], 2.0) is None

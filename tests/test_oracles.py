@@ -277,6 +277,19 @@ def test_a_jax_error_is_held_to_the_call_the_program_made():
     assert kinds.identical(older, sig) and kinds.identical(sig, older) and not kinds.identical(sig, mistake)
 
 
+
+def test_two_own_checks_failing_alike_are_not_one_bug():
+    """`assert_allclose` failing on `gammainc` and on `hyp2f1` reads the same: the corpus keeps both."""
+    check = Signature("own-check", (("type", "AssertionError"), ("check", "assert_allclose"), ("reads", "close"),
+                                    ("message", "Not equal to tolerance rtol=N, atol=N")))
+    assert not kinds.identical(check, check)
+    assert kinds.identical(recorded_signature("leaked_tracer"), recorded_signature("leaked_tracer"))
+
+
+def recorded_signature(name):
+    return oracles.detect(recorded(name))[1]
+
+
 def test_the_call_entered_passes_over_jax_s_machinery_and_other_packages():
     def traceback(*frames):
         return "Traceback (most recent call last):\n" + "".join(

@@ -62,7 +62,7 @@ def _read_signature(out: Path) -> tuple[Signature, str, str]:
     try:
         data = json.loads((out / "signature.json").read_text())
         sig = Signature.from_dict(data)
-        return sig, oracle_spec(sig), str(data.get("fix") or "")
+        return sig, oracle_spec(sig), str(data.get("fixed_by") or "")
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ReducerError(f"{out / 'signature.json'}: unreadable signature: {exc}", BAD_CASE) from None
 
@@ -155,7 +155,7 @@ def add(out: Path, root: Path, force: bool = False, original: Path | None = None
     origin, source, keep = _origin(out, repro_text, original, info)
     case = Case(folder=root / ident, id=ident, title=title or sig.title or str(sig), oracle=spec, signature=sig,
                 expected=expected, platform=sig.get("platform") or "cpu", date=datetime.date.today().isoformat(),
-                versions=versions, origin=origin, fix=fix)
+                versions=versions, origin=origin, fixed_by=fix)
     from reducer.versions.record import for_toml, stored
 
     case.bisect = for_toml(stored(out))  # which releases fail, when `reducer bisect` found out

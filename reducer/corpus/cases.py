@@ -28,8 +28,11 @@ LABELS = {REPRODUCES: "still reproduces", FIXED: "fixed", CHANGED: "changed", SK
 #: an original program is kept next to the reproducer when it is at most this large
 MAX_ORIGINAL_LINES = 300
 MAX_ORIGINAL_CHARS = 20_000
-#: files of a `reducer reduce` output folder that belong in a case, beyond repro.py and report.md
-EXTRA_FILES = ("repro.mlir", "pipeline.txt", "repro_mlir.py", "repro.hlo")
+#: the files of an output folder a case keeps beside repro.py: the module the IR level reduced, and what
+#: runs it (`repro_mlir.py` for Enzyme-JAX's pipeline, `repro_xla.py` and its inputs for XLA)
+EXTRA_FILES = ("repro.mlir", "pipeline.txt", "repro_mlir.py", "repro.hlo", "repro_xla.py", "repro_xla_inputs.npz")
+#: the runners of a module the IR level reduced after a script: a case with one is a script's
+MODULE_RUNNERS = ("repro_mlir.py", "repro_xla.py")
 
 
 def case_id(sig: Signature) -> str:
@@ -60,7 +63,7 @@ class Case:
     bisect: dict = dataclasses.field(default_factory=dict)  # per package: which releases fail (reducer bisect)
     #: the bug taken away, where the family does not say it (`reducer.counterfactual`): the reproducer's
     #: own check passes with it ("numpy", "nan-check" …)
-    fix: str = ""
+    fixed_by: str = ""
 
     @property
     def family(self) -> str:
@@ -79,7 +82,7 @@ class Case:
             "versions": self.versions, "origin": self.origin,
             **({"upstream": self.upstream} if self.upstream else {}),
             **({"bisect": self.bisect} if self.bisect else {}),
-            **({"fix": self.fix} if self.fix else {}),
+            **({"fixed_by": self.fixed_by} if self.fixed_by else {}),
         })
 
     def save(self) -> None:
@@ -112,13 +115,13 @@ def load_case(folder: Path) -> Case:
                     expected=str(data.get("expected", REPRODUCES)), platform=str(data.get("platform", "cpu")),
                     date=str(data.get("date", "")), versions=dict(data.get("versions", {})),
                     origin=dict(data.get("origin", {})), upstream=str(data.get("upstream", "")),
-                    bisect=dict(data.get("bisect", {})), fix=str(data.get("fix", "")))
+                    bisect=dict(data.get("bisect", {})), fixed_by=str(data.get("fixed_by", "")))
     except KeyError as exc:
         raise bad_case(path, f"broken {CASE_FILE}: missing key {exc.args[0]!r}") from None
     except (TypeError, ValueError, AttributeError) as exc:
         raise bad_case(path, f"broken {CASE_FILE}: {exc}") from None
-    if case.fix and case.fix not in PROLOGUES:
-        raise bad_case(path, f"broken {CASE_FILE}: no fix {case.fix!r} (known: {', '.join(PROLOGUES)})")
+    if case.fixed_by and case.fixed_by not in PROLOGUES:
+        raise bad_case(path, f"broken {CASE_FILE}: no fix {case.fixed_by!r} (known: {', '.join(PROLOGUES)})")
     if case.expected not in (REPRODUCES, FIXED, CHANGED):
         raise bad_case(path, f"broken {CASE_FILE}: expected must be one of reproduces, fixed, changed, "
                              f"not {case.expected!r}")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracles.base import Signature
-from reducer.corpus.cases import CHANGED, FIXED, LABELS, REPRODUCES, SKIPPED, UNCONDITIONAL, Case
+from reducer.corpus.cases import CHANGED, FIXED, LABELS, REPRODUCES, SKIPPED, UNCONDITIONAL, MODULE_RUNNERS, Case
 from reducer.counterfactual import WHAT, fixed, mode
 from reducer.errors import NEEDS_INPUT, NO_BACKEND, NO_FAILURE, ReducerError
 
@@ -76,7 +76,7 @@ def run_once(repro: Path, spec: str, wanted: Signature, platform: str = "cpu",
 def module_only(folder: Path) -> bool:
     """Whether a case (or output folder) was reduced from a module (`reducer reduce FILE.mlir`): its
     repro.py runs repro.mlir, and the module is what is re-run."""
-    return (folder / "repro.mlir").is_file() and not (folder / "repro_mlir.py").is_file()
+    return (folder / "repro.mlir").is_file() and not any((folder / name).is_file() for name in MODULE_RUNNERS)
 
 
 @dataclass
@@ -125,7 +125,7 @@ def check_case(case: Case, timeout: float | None = None) -> Outcome:
         done = run_module_once(case.folder / "repro.mlir", case.signature, timeout)
         return Outcome(case, done.status, done.detail, time.monotonic() - start, done.seen, done.excerpt)
     status, detail, seen, excerpt, _ = run_once(case.repro, case.oracle, case.signature, case.platform, timeout,
-                                                case.fix)
+                                                case.fixed_by)
     return Outcome(case, status, detail, time.monotonic() - start, seen, excerpt)
 
 

@@ -27,13 +27,13 @@ def refresh_report(folder: Path, timeout: float | None = None) -> tuple[Path, st
     if (folder / CASE_FILE).is_file() or not (folder / "signature.json").is_file():
         case = load_case(folder)
         sig, spec, platform, origin, title = case.signature, case.oracle, case.platform, case.origin, case.title
-        fix = case.fix
+        fix = case.fixed_by
     else:
         if not (folder / "repro.py").is_file():
             raise bad_case(folder, "no repro.py")
         try:
             data = json.loads((folder / "signature.json").read_text())
-            sig, fix = Signature.from_dict(data), str(data.get("fix") or "")
+            sig, fix = Signature.from_dict(data), str(data.get("fixed_by") or "")
             spec = oracle_spec(sig)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise bad_case(folder / "signature.json", f"unreadable signature: {exc}") from None

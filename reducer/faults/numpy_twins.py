@@ -3,12 +3,12 @@ program whose own check compares the two.
 
 `jnp.modf` is "JAX implementation of `numpy.modf`"; a program that computes `jnp.modf(x)` and asserts
 it equals `np.modf(x)` fails where JAX's function is wrong (`jnp.modf(inf)` has a NaN fractional part,
-NumPy's is 0.0). With every `jax.numpy`, `jax.numpy.linalg`, `jax.numpy.fft` and `jax.scipy.special`
-function called on concrete values computed by its namesake in NumPy or SciPy, on the same values
-in the dtype JAX would compute in, such a program runs through: the bug is JAX's. Every candidate
-must then run through with it too (`reducer.counterfactual`, the fix `numpy`), so that the search
-cannot keep the message and move the check: a comparison of NumPy with itself, with another input,
-or with a constant fails with the twins as much as without them.
+NumPy's is 0.0). With every `jax.numpy` (`linalg`, `fft`) and `jax.scipy` (`special`, `linalg`,
+`stats` and its distributions) function called on concrete values computed by its namesake in NumPy
+or SciPy, on the same values in the dtype JAX would compute in, such a program runs through: the bug
+is JAX's. Every candidate must then run through with it too (`reducer.counterfactual`, the fix
+`numpy`), so that the search cannot keep the message and move the check: a comparison of NumPy with
+itself, with another input, or with a constant fails with the twins as much as without them.
 
 Calls on traced values (under `grad`, `vmap`) keep JAX's function; `jit` is switched off so that
 a compiled function's calls see concrete values too. Functions that make or convert arrays rather
@@ -23,9 +23,15 @@ import importlib
 
 #: the statement, run before a program's first, that puts the twins in place in its process
 LINE = "from reducer.faults.numpy_twins import install as _reducer_numpy_twins; _reducer_numpy_twins()"
+#: SciPy's distributions JAX implements (`jax.scipy.stats.norm.isf` is `scipy.stats.norm.isf`)
+DISTRIBUTIONS = ("bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "expon", "gamma", "gennorm", "geom",
+                 "gumbel_l", "gumbel_r", "laplace", "logistic", "nbinom", "norm", "pareto", "poisson", "t",
+                 "truncnorm", "uniform", "vonmises", "wrapcauchy")
 #: JAX's namespaces and the ones they document they implement
 NAMESPACES = (("jax.numpy", "numpy"), ("jax.numpy.linalg", "numpy.linalg"), ("jax.numpy.fft", "numpy.fft"),
-              ("jax.scipy.special", "scipy.special"))
+              ("jax.scipy.special", "scipy.special"), ("jax.scipy.linalg", "scipy.linalg"),
+              ("jax.scipy.stats", "scipy.stats"),
+              *((f"jax.scipy.stats.{name}", f"scipy.stats.{name}") for name in DISTRIBUTIONS))
 #: functions that make, convert or describe arrays: nothing of JAX's to check against NumPy
 NOT_COMPUTED = frozenset((
     "array", "asarray", "asanyarray", "ascontiguousarray", "astype", "copy", "frombuffer", "fromfunction",
@@ -54,17 +60,29 @@ def named_in(program: str) -> list[str]:
     return list(dict.fromkeys(name for *_, name in sorted(found)))
 
 
-def namesakes(name: str) -> tuple[str, str] | None:
+def namesakes(name: str, program: str = "") -> tuple[str, str] | None:
     """JAX's function of this name and the one it documents it implements, qualified
-    (`("jax.numpy.modf", "numpy.modf")`); None where no namespace has both."""
+    (`("jax.numpy.modf", "numpy.modf")`), of the namespace `program` names where several have it
+    (`norm.isf`); None where no namespace has both."""
+    found = []
     for ours_name, theirs_name in NAMESPACES:
         try:
-            ours, theirs = importlib.import_module(ours_name), importlib.import_module(theirs_name)
-        except ImportError:
+            ours, theirs = importlib.import_module(ours_name), _resolve(theirs_name)
+        except (ImportError, AttributeError):
             continue
         if _twins(getattr(ours, name, None), getattr(theirs, name, None)):
-            return f"{ours_name}.{name}", f"{theirs_name}.{name}"
-    return None
+            found.append((f"{ours_name}.{name}", f"{theirs_name}.{name}"))
+    named = set(named_in(program)) if program and len(found) > 1 else set()
+    return next((pair for pair in found if pair[0].rsplit(".", 2)[-2] in named), found[0] if found else None)
+
+
+def _resolve(path: str):
+    """A module, or an object a module holds (`scipy.stats.norm`, a distribution)."""
+    try:
+        return importlib.import_module(path)
+    except ImportError:
+        parent, _, name = path.rpartition(".")
+        return getattr(importlib.import_module(parent), name)
 
 
 def _twins(mine, twin) -> bool:
@@ -80,8 +98,8 @@ def install(names: tuple[str, ...] = ()) -> None:
     jax.config.update("jax_disable_jit", True)
     for ours_name, theirs_name in NAMESPACES:
         try:
-            ours, theirs = importlib.import_module(ours_name), importlib.import_module(theirs_name)
-        except ImportError:
+            ours, theirs = importlib.import_module(ours_name), _resolve(theirs_name)
+        except (ImportError, AttributeError):
             continue
         for name in names or dir(ours):
             mine, twin = getattr(ours, name, None), getattr(theirs, name, None)

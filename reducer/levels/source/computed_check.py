@@ -239,9 +239,30 @@ def holds(wanted: Signature, source: str, output: str, script_name: str, finite:
     whether it is finite; any other failure holds."""
     if not kinds.program_checks(wanted):
         return True
-    where = frames(output, script_name)
-    if not where:
-        return True
     finite = kinds.on_nonfinite(wanted) if finite is None else finite
+    where = frames(output, script_name)
+    if not where:  # an exit with a message prints no traceback
+        return wanted.get("check") != "exit" or exits_hold(source, finite)
     return reads_computed_value(source, where[-1][0], finite)
+
+
+def exits_hold(source: str, finite: bool = False) -> bool:
+    """For a program that stopped by an exit no traceback places (`raise SystemExit("…")`,
+    `sys.exit("…")`): whether none of its exits stops unconditionally, and one of them reads a value the
+    program computes (`reads_computed_value`); a program without an exit of its own holds."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    stops = [node for node in ast.walk(tree) if _exits(node) or isinstance(node, ast.Raise)
+             and node.exc is not None and _callee_name(node.exc) == "SystemExit"]
+    if any(check_at(tree, stop.lineno) == [] for stop in stops):
+        return False
+    return not stops or any(reads_computed_value(source, stop.lineno, finite) for stop in stops)
+
+
+def _callee_name(node: ast.expr) -> str:
+    """`SystemExit` of `SystemExit`, `SystemExit(…)` and `builtins.SystemExit(…)`."""
+    node = node.func if isinstance(node, ast.Call) else node
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
 
