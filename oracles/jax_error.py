@@ -23,7 +23,7 @@ import re
 
 from oracles.base import (Oracle, Signature, entered_library_call, excerpt, final_exception, first_clause,
                           innermost_library_frame, normalize_message)
-from oracles.kinds import ADDED_LATER, jax_value_check, located_value
+from oracles.kinds import held_fields, jax_value_check, located_value
 from oracles.library_check import library_check
 from oracles.nonfinite import made_where
 from oracles.outcome import RunResult
@@ -61,11 +61,8 @@ class JaxError(Oracle):
 
     def same(self, wanted: Signature, seen: Signature) -> bool:
         named = {k for k, _ in wanted.fields}
-        return wanted.family == seen.family and self._identity(wanted, named) == self._identity(seen, named)
-
-    def _identity(self, sig: Signature, named: set[str]) -> tuple:
-        later = ADDED_LATER[self.name]
-        return tuple((k, v) for k, v in sig.fields if k not in self.loose and (k in named or k not in later))
+        return wanted.family == seen.family and \
+            held_fields(wanted, named, self.loose) == held_fields(seen, named, self.loose)
 
     def classify(self, run: RunResult) -> Signature | None:
         if run.returncode in (0, None) or run.timed_out:

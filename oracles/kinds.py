@@ -108,13 +108,17 @@ def same_family(a: Signature, b: Signature) -> bool:
 ADDED_LATER = {"jax-error": ("entered",)}
 
 
+def held_fields(sig: Signature, named: set[str], loose: tuple[str, ...] = ()) -> tuple:
+    """The fields of `sig` two signatures are compared on: not its family's `loose` ones, nor one it
+    gained later (`ADDED_LATER`) that the other does not name (`named`: the other's field names)."""
+    later = ADDED_LATER.get(sig.family, ())
+    return tuple((k, v) for k, v in sig.fields if k not in loose and (k in named or k not in later))
+
+
 def identical(a: Signature, b: Signature) -> bool:
     """The same family with the same fields: one bug, however its title reads. A program's own check
     failing (`own_check`: `assert_allclose`'s "Not equal to tolerance") names no bug: two are never one."""
     if a.family != b.family or own_check(a):
         return False
-    later = ADDED_LATER.get(a.family, ())
     names = {k for k, _ in a.fields} & {k for k, _ in b.fields}
-    def kept(sig: Signature) -> tuple:
-        return tuple((k, v) for k, v in sig.fields if k in names or k not in later)
-    return kept(a) == kept(b)
+    return held_fields(a, names) == held_fields(b, names)

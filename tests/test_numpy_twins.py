@@ -22,6 +22,9 @@ LOOPHOLES = {
     "another input": ("import jax.numpy as jnp, numpy as np\n"
                       "assert np.array_equal(jnp.modf(jnp.inf)[0], np.modf(2.5)[0])\n"),
     "numpy alone": "import numpy as np\nassert np.modf(np.inf)[0] == 1.0\n",
+    # NumPy sums int8 in int64, JAX wraps: a documented difference of promotion, not a wrong value
+    "numpy's promotion": ("import jax.numpy as jnp, numpy as np\nx = np.full(3, 100, np.int8)\n"
+                          "np.testing.assert_array_equal(jnp.cumsum(x), np.cumsum(x.astype(np.int64)))\n"),
     "a constant": "import jax.numpy as jnp, numpy as np\nfrac = jnp.modf(jnp.inf)[0]\nassert np.isclose(jnp.sin(0.0), np.log(2.0))\n",
 }
 

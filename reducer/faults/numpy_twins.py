@@ -11,7 +11,9 @@ is JAX's. Every candidate must then run through with it too (`reducer.counterfac
 itself, with another input, or with a constant fails with the twins as much as without them.
 
 Calls on traced values (under `grad`, `vmap`) keep JAX's function; `jit` is switched off so that
-a compiled function's calls see concrete values too. Functions that make or convert arrays rather
+a compiled function's calls see concrete values too. The namesake's result is given in the dtype
+JAX's function gives (NumPy sums int8 in int64, and that is no fix of JAX's); a result of another
+structure than JAX's is not taken. Functions that make or convert arrays rather
 than compute (`array`, `zeros`, `arange`, dtypes) are left alone, and so is a call the namesake
 refuses (an argument only JAX takes).
 """
@@ -64,16 +66,19 @@ def namesakes(name: str, program: str = "") -> tuple[str, str] | None:
     """JAX's function of this name and the one it documents it implements, qualified
     (`("jax.numpy.modf", "numpy.modf")`), of the namespace `program` names where several have it
     (`norm.isf`); None where no namespace has both."""
-    found = []
-    for ours_name, theirs_name in NAMESPACES:
-        try:
-            ours, theirs = importlib.import_module(ours_name), _resolve(theirs_name)
-        except (ImportError, AttributeError):
-            continue
-        if _twins(getattr(ours, name, None), getattr(theirs, name, None)):
-            found.append((f"{ours_name}.{name}", f"{theirs_name}.{name}"))
+    found = [(f"{ours_name}.{name}", f"{theirs_name}.{name}") for ours_name, ours, theirs_name, theirs in _namespaces()
+             if _twins(getattr(ours, name, None), getattr(theirs, name, None))]
     named = set(named_in(program)) if program and len(found) > 1 else set()
     return next((pair for pair in found if pair[0].rsplit(".", 2)[-2] in named), found[0] if found else None)
+
+
+def _namespaces():
+    """(name, module) of each of JAX's namespaces and of the one it implements, where both import."""
+    for ours_name, theirs_name in NAMESPACES:
+        try:
+            yield ours_name, importlib.import_module(ours_name), theirs_name, _resolve(theirs_name)
+        except (ImportError, AttributeError):
+            continue
 
 
 def _resolve(path: str):
@@ -96,11 +101,7 @@ def install(names: tuple[str, ...] = ()) -> None:
     import jax
 
     jax.config.update("jax_disable_jit", True)
-    for ours_name, theirs_name in NAMESPACES:
-        try:
-            ours, theirs = importlib.import_module(ours_name), _resolve(theirs_name)
-        except (ImportError, AttributeError):
-            continue
+    for _, ours, _, theirs in _namespaces():
         for name in names or dir(ours):
             mine, twin = getattr(ours, name, None), getattr(theirs, name, None)
             if not name.startswith("_") and name not in NOT_COMPUTED and _twins(mine, twin):
@@ -133,7 +134,8 @@ class Twin:
             return value
         try:
             out = self._twin(*jax.tree_util.tree_map(concrete, args), **jax.tree_util.tree_map(concrete, kwargs))
+            shapes = jax.eval_shape(self._mine, *args, **kwargs)
+            # in the dtype JAX's function gives: NumPy's promotion (an int8 sum in int64) is no fix of JAX's
+            return jax.tree_util.tree_map(lambda o, s: jnp.asarray(np.asarray(o).astype(s.dtype)), out, shapes)
         except Exception:
             return self._mine(*args, **kwargs)
-        return jax.tree_util.tree_map(lambda o: jnp.asarray(o) if isinstance(o, (np.ndarray, np.generic)) else o,
-                                      out)
