@@ -12,7 +12,8 @@ ends cleanly:
 - a wrong `jit` result: `jax_disable_jit`, so every compiled function runs op by op; one wrong against
   the CPU alone (`--platform gpu`, `reference=cpu`): op by op on the CPU (`jax_default_device`);
 - a value of JAX's NumPy or SciPy function that the program compares with NumPy's or SciPy's: each
-  function computed by its namesake (`reducer.faults.numpy_twins`);
+  function computed by its namesake (`reducer.faults.numpy_twins`), where `jit` op by op alone does
+  not make the candidate run through too (`EACH_CANDIDATE`);
 - a NaN the program counts on JAX's check to stop (`jax_debug_nans` on, `except FloatingPointError`):
   JAX's check kept in place as it documents (`reducer.faults.nan_check`);
 - a loss that rises (a check of an ordering or a value, in a program that trains with an optimizer
@@ -136,6 +137,11 @@ WHY = {"nan-check": "the program counts on it, and fails with the values alone, 
 #: check (a `jit` that computes other values runs through so, and is not the check's miss); float64 for
 #: NumPy's twins of a finite value (a check too tight for float32's rounding passes so: the program's)
 CONTROLS = {"nan-check": "values", "numpy": "float64"}
+#: what each interesting candidate must not run through with either, where it can be given it
+#: (`own_check.can_be_given`): NumPy's twins run compiled functions op by op, so a candidate whose check
+#: now fails on a `jit` that computes other values (XLA's bug, not JAX's function's) would run through
+#: with them; the starting program was held to `jit` first (`own_check.REFERENCES`)
+EACH_CANDIDATE = {"numpy": ("jit",)}
 
 
 def fixes_the_failure(job, program: str, how: str, sig: Signature | None = None) -> bool:
@@ -144,6 +150,14 @@ def fixes_the_failure(job, program: str, how: str, sig: Signature | None = None)
     overflow inside JAX's function, which is still JAX's)."""
     control = None if how == "numpy" and sig is not None and kinds.nonfinite(sig) else CONTROLS.get(how)
     return runs_clean(job, program, how) and (control is None or not runs_clean(job, program, control))
+
+
+def survives(job, source: str, how: str, cancel: threading.Event | None = None) -> bool:
+    """Whether a candidate holds to the fix of `how`: it runs through with it, and with none of the
+    controls `EACH_CANDIDATE` holds it to that it can be given."""
+    return runs_clean(job, source, how, cancel) and not any(
+        own_check.can_be_given(control, source) and runs_clean(job, source, control, cancel)
+        for control in EACH_CANDIDATE.get(how, ()))
 
 
 def missed_nan_check(job, program: str, sig: Signature) -> bool:

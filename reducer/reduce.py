@@ -271,8 +271,8 @@ class Reduction(ChainJob):
                 ok, seen = self.judge(oracle, wanted, run)
                 if ok and run.reused and confirm:
                     run, (ok, seen) = second_look.confirm(self, source, oracle, wanted, cancel)
-                if ok and fix and not counterfactual.runs_clean(self, source, fix, cancel):
-                    return False  # it stops whether or not the value is wrong
+                if ok and fix and not counterfactual.survives(self, source, fix, cancel):
+                    return False  # it stops whether or not the value is wrong, or for another part's fault
                 if ok and guard and not guard(source, run.output):
                     return False  # its own check reads constants now, or fails for another reason (check_values)
                 if ok:

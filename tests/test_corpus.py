@@ -314,6 +314,17 @@ def test_add_refuses_a_duplicate_signature_unless_forced(tmp_path):
     assert corpus.load_case(root / f"{case.id}-2").signature == case.signature
 
 
+def test_add_refuses_a_title_of_several_lines_and_writes_nothing(tmp_path):
+    """A title is the reproducer's first comment line: a second line would be code, and break it."""
+    case = while_loop_case()
+    out = reduce_output_from(case, tmp_path / "reduced")
+    root = tmp_path / "corpus"
+    done = reducer_cli("corpus", "add", out, "--corpus", root, "--title", "While loops\nfail under grad")
+    assert done.returncode == errors.USAGE and "--title must be one line" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not root.exists() or not any(root.iterdir())
+
+
 def test_add_needs_a_reduce_output_folder(tmp_path):
     (tmp_path / "empty").mkdir()
     done = reducer_cli("corpus", "add", tmp_path / "empty", "--corpus", tmp_path / "corpus")

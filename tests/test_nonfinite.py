@@ -145,11 +145,22 @@ def test_reading_a_recorded_check():
             '    g = jax.grad(loss)(w)\n  File "/home/u/fit.py", line 4, in loss\n    return jnp.sum(jnp.sqrt(w))\n'
             '  File "/usr/lib/python3.11/site-packages/jax/_src/numpy/ufuncs.py", line 1165, in sqrt\n'
             "    out = lax.sqrt(*promote_args_inexact('sqrt', x))\n"
+            '  File "/usr/lib/python3.11/site-packages/jax/_src/interpreters/ad.py", line 1116, in standard_jvp2\n'
+            '    tangents_out = list(tangents_out)\n'
+            '  File "/usr/lib/python3.11/site-packages/jax/_src/lax/lax.py", line 1270, in div\n'
+            '    return div_p.bind(x, y)\n'
             'FloatingPointError: invalid value (inf) encountered in div\n')
     found = read(text)
     assert (found["op"], found["prim"], found["in"], found["from"], found["kind"]) == ("sqrt", "div", "grad", "sqrt", "inf")
     assert found["within"] == ["/home/u/fit.py:9", "/home/u/fit.py:4"]
     assert read("no check fired\n") is None
+    no_ad = text.replace("interpreters/ad.py", "interpreters/batching.py")  # no derivative's rule made it
+    assert (read(no_ad)["op"], read(no_ad)["in"]) == ("sqrt", "forward")
+    # JAX's frames filtered out (JAX_TRACEBACK_FILTERING's default): a derivative only where the program takes one
+    filtered = no_ad + "\nFor simplicity, JAX has removed its internal frames from the traceback of the following exception."
+    assert read(filtered, "g = jax.grad(loss)(w)\n")["in"] == "grad"
+    assert read(filtered, "g = eqx.filter_grad(loss)(w)\n")["in"] == "grad"
+    assert read(filtered, "g = loss(w)\n")["in"] == "forward"
 
 
 def checked_output(frames: list[tuple[int, str, str]], library: str, value: str) -> str:
@@ -160,6 +171,19 @@ def checked_output(frames: list[tuple[int, str, str]], library: str, value: str)
         text += f'  File "/home/u/sac.py", line {line}, in {function}\n    {source}\n'
     text += f'  File "/usr/lib/python3.11/site-packages/jax/_src/numpy/lib.py", line 1, in f\n    {library}\n'
     return text + f"FloatingPointError: invalid value {value}\n"
+
+
+#: real outputs of programs in tests/programs/own_checks run with JAX's NaN and Inf checks on (paths
+#: shortened): `norm.isf`'s forward Inf in a program that takes a gradient elsewhere, and the Inf of
+#: `sqrt`'s derivative rule under Equinox's `filter_value_and_grad`, a decorator no line of the program names
+NAN_CHECKS = Path(__file__).parent / "data" / "nan_checks"
+
+
+def test_a_value_a_library_function_makes_is_forward_and_a_derivative_rule_s_is_not():
+    isf = read((NAN_CHECKS / "norm_isf_threshold.txt").read_text(), (OWN / "norm_isf_threshold.py").read_text())
+    assert (isf["op"], isf["in"], isf["from"]) == ("ndtri", "forward", "isf")  # not `assert_allclose`, called first
+    eqx = read((NAN_CHECKS / "eqx_sqrt_grad.txt").read_text(), (OWN / "eqx_sqrt_grad.py").read_text())
+    assert (eqx["op"], eqx["in"], eqx["from"]) == ("sqrt", "grad", "sqrt")
 
 
 def test_a_nan_that_only_spread_an_inf_goes_back_to_the_operation_that_made_it():

@@ -285,6 +285,23 @@ def test_the_written_back_script_ends_in_the_programs_kind_of_check(fields, endi
     assert done.returncode == 1 and dict(fields)["type"] in done.stderr.splitlines()[-1], done.stderr[-800:]
 
 
+def test_an_exit_with_a_message_is_written_back_as_one(tmp_path):
+    """A program that stops with `raise SystemExit(msg)` prints the message alone, no traceback: its
+    written-back script exits with that message, not by an `assert` (a failure of another kind)."""
+    spec = spec_of(masked_sqrt, np.float32(0.0), transforms=[{"t": "grad", "argnums": [0]}])
+    fields = (("type", "SystemExit"), ("check", "exit"), ("in", "grad"), ("op", "sqrt"))
+    wanted = Signature("nonfinite", fields, "", "step 1\nnon-finite gradients at step 1 (loss=0.7161)\n")
+    from reducer.levels.jaxpr.as_script import emit
+
+    model = jp.parse(jp.dumps(spec))
+    text = value_checks.finish_script(emit(model)[0], model, wanted)
+    assert text.rstrip("\n").splitlines()[-2:] == [
+        "if not jnp.isfinite(g):", "    raise SystemExit('non-finite gradients at step 1 (loss=0.7161)')"]
+    (tmp_path / "repro.py").write_text(text)
+    done = subprocess.run([sys.executable, "repro.py"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == "non-finite gradients at step 1 (loss=0.7161)"
+
+
 def test_a_gradient_nan_read_beside_a_finite_value_is_written_back_as_the_gradient_alone(tmp_path):
     """`value_and_grad` written back as `jax.grad` where the value was made in the gradient alone: the
     check reads what the program's did, in fewer tokens; a value made forward keeps both."""

@@ -80,6 +80,13 @@ EITHER = ("import jax, jax.numpy as jnp\n"
           "assert jax.config.jax_enable_x64 or type(jnp.sin).__name__ == 'Twin'\n")
 
 
+#: a check that fails now on XLA's simplification of `(a / b) / b` under `jit` (to `a / (b * b)`, which
+#: overflows and underflows), not on JAX's function: the twins, which run `jit` op by op, take it away too
+ON_JIT = ("import jax, numpy as np\n"
+          "a, b = np.array([1e30, 1e-30], np.float32), np.array([1e20, 1e-20], np.float32)\n"
+          "np.testing.assert_allclose(jax.jit(lambda a, b: (a / b) / b)(a, b), a / b / b, rtol=1e-5)\n")
+
+
 @contextlib.contextmanager
 def job_for(tmp_path, program: str):
     """A reduction's job for `program`, whose sandbox runs the fixes."""
@@ -110,3 +117,11 @@ def test_the_function_at_fault_is_named_by_halving(tmp_path):
     with job_for(tmp_path, ORIGINAL) as job:
         assert fixes.twin_at_fault(job, ORIGINAL, 2.0) == ("jax.numpy.modf", "numpy.modf")
         assert fixes.twin_at_fault(job, LOOPHOLES["numpy alone"], 2.0) is None
+
+
+def test_a_check_that_fails_on_xla_s_jit_instead_is_not_held_to_the_twins(tmp_path):
+    assert run_text(ON_JIT, tmp_path).returncode == 1
+    with job_for(tmp_path, ORIGINAL) as job:
+        assert counterfactual.runs_clean(job, ON_JIT, "numpy")  # the loophole: op by op, XLA's rewrite is gone
+        assert not counterfactual.survives(job, ON_JIT, "numpy")  # and op by op alone takes it away as well
+        assert counterfactual.survives(job, ORIGINAL, "numpy")  # JAX's `modf` is wrong with or without `jit`

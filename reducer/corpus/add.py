@@ -13,7 +13,7 @@ from oracles.base import Signature
 from reducer.corpus.cases import (EXTRA_FILES, MAX_ORIGINAL_CHARS, MAX_ORIGINAL_LINES, REPRODUCES, Case, case_id,
                                   load_corpus, oracle_spec)
 from reducer.corpus.facts import reduction_facts, strip_header
-from reducer.errors import BAD_CASE, DUPLICATE_CASE, NOT_FOUND, ReducerError
+from reducer.errors import BAD_CASE, DUPLICATE_CASE, NOT_FOUND, USAGE, ReducerError
 from reducer.levels.source.representation import tokens
 
 _REDUCING = re.compile(r"\] reducing (?P<path>.+?) \(\d+ tokens\), output in ")
@@ -147,6 +147,8 @@ def add(out: Path, root: Path, force: bool = False, original: Path | None = None
         expected: str = REPRODUCES) -> Case:
     """Take a `reducer reduce` output folder (or a `reducer hunt` finding) into the corpus at `root`."""
     out, root = Path(out), Path(root)
+    if title is not None and (not title.strip() or "\n" in title or "\r" in title):
+        raise ReducerError(f"--title must be one line of text, not {title!r}", USAGE)
     sig, spec, fix = _read_signature(out)
     root.mkdir(parents=True, exist_ok=True)
     ident = _new_id(sig, root, force)

@@ -11,8 +11,9 @@ a gradient too). From the traceback:
   library frame calls (`sqrt` for `jnp.linalg.norm`); where that only spreads a value (a `mul`
   in `p * jnp.log(p)`, `SPREADING`), the function of the program's line whose derivative is infinite
   somewhere (`log`); else the primitive itself;
-- `in`: `forward` when that primitive made it (`log` of 0), else the mode of the derivative that
-  did (`grad` for reverse mode, `jvp` for forward mode, from the innermost transformation the
+- `in`: `forward` when that primitive made it (`log` of 0, or a primitive of the `lax` function's own
+  making: `ndtri`'s `sub`), else the mode of the derivative that did, where JAX's AD frames stand
+  between (`grad` for reverse mode, `jvp` for forward mode, from the innermost transformation the
   program's own frames call: the `div` of `sqrt`'s derivative rule gives inf at 0);
 - `from`: the public function the program called at its innermost frame (`norm`).
 
@@ -43,7 +44,13 @@ BIND = re.compile(r"\b(?P<name>[a-z]\w*)_p\.bind\(")
 CALL = re.compile(r"(?P<callee>[A-Za-z_][\w.]*)\s*\(")
 #: the function a transformation is given: `norm` in `jax.grad(jnp.linalg.norm)`
 GIVEN = re.compile(r"\b(?:value_and_grad|grad|vjp|jvp|jacrev|jacfwd|hessian|vmap|jit)\(\s*([A-Za-z_][\w.]*)\s*[,)]")
-TRANSFORMS = re.compile(r"\b(value_and_grad|grad|vjp|jvp|jacrev|jacfwd|hessian|linearize)\b")
+#: a transformation that takes a derivative, as JAX names it or a library wraps it (`eqx.filter_grad`)
+TRANSFORMS = re.compile(r"(?<![A-Za-z0-9])(value_and_grad|grad|vjp|jvp|jacrev|jacfwd|hessian|linearize)\b")
+#: JAX's automatic differentiation, in a frame between the program's call and the operation at fault:
+#: the operation ran inside a derivative's rule (a `lax` function built of others makes a value itself)
+AD_FRAME = re.compile(r"jax/_src/interpreters/ad\.py$")
+#: what JAX prints where it filtered its own frames out of a traceback (`JAX_TRACEBACK_FILTERING`)
+FILTERED = "JAX has removed its internal frames"
 #: a derivative's mode, by the transformation that takes it: reverse (`grad`) or forward (`jvp`)
 MODES = {"value_and_grad": "grad", "grad": "grad", "vjp": "grad", "jacrev": "grad", "hessian": "grad",
          "jvp": "jvp", "jacfwd": "jvp", "linearize": "jvp"}
@@ -139,17 +146,19 @@ def _made_by(source: str, at: int, line: str) -> str:
 DIVISION = re.compile(r"(?<![/*])/(?![/=])")
 
 
-def _callee(line: str, op: str) -> str:
+def _callee(line: str, op: str, entered: tuple[str, ...] = ()) -> str:
     """The public function of a line of the program that made the value: `op` itself when the line
     calls it (`jnp.log` in `jnp.sum(jnp.log(p))`) or gives it to a transformation, else the first
     with an infinite derivative somewhere (`norm` in `jax.grad(jnp.linalg.norm)(x)`), else the
+    first the traceback shows it `entered` (`isf` in `assert_allclose(norm.isf(q), …)`), else the
     first it calls."""
     names = [m.group("callee").split(".")[-1] for m in CALL.finditer(line)]
     names += [m.group(1).split(".")[-1] for m in GIVEN.finditer(line)]
     names = [n for n in names if n not in ("jit", "vmap", "lambda") and not TRANSFORMS.fullmatch(n)]
     if op == "div" and DIVISION.search(line):  # `z / jnp.linalg.norm(z)`: the division, not the call it reads
         return op
-    return op if op in names else next((n for n in names if n in SINGULAR), names[0] if names else "")
+    into = next((n for n in entered if n in names), None)
+    return op if op in names else next((n for n in names if n in SINGULAR), into or (names[0] if names else ""))
 
 
 def read(output: str, source: str = "") -> dict | None:
@@ -169,21 +178,34 @@ def read(output: str, source: str = "") -> dict | None:
         return None
     inner = ours[-1]
     below = [f for f in frames[inner + 1:] if not f.own]
-    lax = next((m.group("name") for f in reversed(below) for m in [LAX_CALL.search(f.source)] if m), "")
+    prim = last.group("prim")
+    # a library function of the primitive's name, not `lax`'s own, made it (`special.ndtri` for `ndtri`),
+    # else the `lax` function the innermost library frame calls
+    lax = prim if any(f.func.lstrip("_") == prim and "/jax/_src/lax/" not in f.file for f in below) else \
+        next((m.group("name") for f in reversed(below) for m in [LAX_CALL.search(f.source)] if m), "")
     if not lax and LAX_CALL.search(frames[inner].source):  # the program calls `lax` itself
         lax = LAX_CALL.search(frames[inner].source).group("name")
     if not lax:  # the outermost primitive bound below: the `lax` function the transformation was given
         lax = next((m.group("name") for f in below for m in [BIND.search(f.source)] if m), "")
-    prim = last.group("prim")
     line = frames[inner].source
     op = lax if lax and lax not in SPREADING else (_singular(line) or _made_by(source, frames[inner].line, line)
                                                   or lax or prim)
-    differentiated = "backward pass" in output or bool(lax) and lax != prim and prim not in SPREADING
+    differentiated = "backward pass" in output or bool(lax) and lax != prim and prim not in SPREADING \
+        and _through_ad(output, below, source)
     named = [m.group(1) for f in frames if f.own for m in [TRANSFORMS.search(f.source)] if m]
     transform = MODES.get(named[-1] if named else "grad", "grad")  # the innermost, in the program's own frames
     return {"kind": last.group("kind"), "prim": prim, "op": op, "in": transform if differentiated else "forward",
-            "from": _callee(frames[inner].source, op) or op, "at": f"{frames[inner].file}:{frames[inner].line}",
+            "from": _callee(frames[inner].source, op, tuple(f.func for f in below)) or op,
+            "at": f"{frames[inner].file}:{frames[inner].line}",
             "within": [f"{frames[k].file}:{frames[k].line}" for k in ours]}
+
+
+def _through_ad(output: str, below: list, source: str) -> bool:
+    """Whether JAX's AD frames stand between the program's call and the operation that made the value;
+    where JAX filtered its frames out of the traceback, whether the program takes a derivative at all."""
+    if FILTERED in output:
+        return not source or bool(TRANSFORMS.search(source))
+    return any(AD_FRAME.search(f.file) for f in below)
 
 
 def evidence(found: dict) -> str:

@@ -11,11 +11,12 @@ is JAX's. Every candidate must then run through with it too (`reducer.counterfac
 itself, with another input, or with a constant fails with the twins as much as without them.
 
 Calls on traced values (under `grad`, `vmap`) keep JAX's function; `jit` is switched off so that
-a compiled function's calls see concrete values too. The namesake's result is given in the dtype
-JAX's function gives (NumPy sums int8 in int64, and that is no fix of JAX's); a result of another
-structure than JAX's is not taken. Functions that make or convert arrays rather
-than compute (`array`, `zeros`, `arange`, dtypes) are left alone, and so is a call the namesake
-refuses (an argument only JAX takes).
+a compiled function's calls see concrete values too (so a candidate is also held not to run through
+with `jit` op by op alone: `reducer.counterfactual.EACH_CANDIDATE`). The namesake's result is given
+in the dtype JAX's function gives (NumPy sums int8 in int64, and that is no fix of JAX's); a result
+of another structure than JAX's is not taken. Functions that make or convert arrays rather than
+compute (`array`, `zeros`, `arange`, dtypes) are left alone, and so is a call the namesake refuses
+(an argument only JAX takes).
 """
 from __future__ import annotations
 

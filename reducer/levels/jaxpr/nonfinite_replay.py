@@ -213,7 +213,8 @@ def fault_line(run) -> str:
 # -- the written-back script ----------------------------------------------------------------------
 def finish(lines: list[str], got: str, spec, wanted: Signature) -> str:
     """The written-back script `lines`, whose last line printed the call `got`, made to end in the
-    program's kind of check: `assert jnp.isfinite(g).all()`, or `raise TYPE(…)` for one that raised."""
+    program's kind of check: `assert jnp.isfinite(g).all()`, `raise TYPE(…)` for one that raised, or
+    `raise SystemExit(…)` with the program's message for one that exited with it (no traceback)."""
     import builtins
 
     kind, check = wanted.get("type") or "AssertionError", wanted.get("check")
@@ -223,6 +224,10 @@ def finish(lines: list[str], got: str, spec, wanted: Signature) -> str:
         "all(jnp.isfinite(x).all() for x in jax.tree_util.tree_leaves(g))"
     if jp.one_result(spec) and all(not a.shape for a in spec.args):
         finite_all = "jnp.isfinite(g)"  # a scalar's, as users write it
+    if check == "exit":
+        said = [line.strip() for line in (wanted.excerpt or "").splitlines() if line.strip()]
+        return "\n".join(body + [f"if not {finite_all}:",
+                                 f"    raise SystemExit({(said[-1] if said else 'non-finite value')!r})"]) + "\n"
     if check == "raise" and kind != "AssertionError":
         if not hasattr(builtins, kind):  # the program's own exception class
             body = [f"class {kind}(Exception):", "    pass", ""] + body

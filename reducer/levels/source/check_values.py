@@ -31,6 +31,7 @@ the script) is not held to it: nothing to judge by.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -287,6 +288,7 @@ class Guard:
     wanted: Signature
     script_name: str
     computed: bool = False  # its failing check must read a computed value
+    own: bool = False  # … one the program's own computation makes (not NumPy's on inputs alone)
     finite: bool | None = None  # … and ask whether it is finite (None: where the signature is of a non-finite value)
     original_mismatch: dict | None = None  # reads=close: what the original's helper printed
     close_computed: int = 0  # reads=close: how many of the values it compares are computed
@@ -298,7 +300,7 @@ class Guard:
                 or bool(self.tolerance))
 
     def __call__(self, source: str, output: str) -> bool:
-        if self.computed and not holds(self.wanted, source, output, self.script_name, self.finite):
+        if self.computed and not holds(self.wanted, source, output, self.script_name, self.finite, self.own):
             return False  # its own check reads constants now, not what the program computes
         if self.original_mismatch and not close_holds(self.original_mismatch, output):
             return False  # it fails the comparison by another order of difference, or without one
@@ -317,12 +319,16 @@ def guard_for(wanted: Signature, program: str | None, run, script_name: str, log
     computed, finite = holds(wanted, program, run.output, script_name), None
     if not computed and kinds.on_nonfinite(wanted) and holds(wanted, program, run.output, script_name, False):
         computed, finite = True, False  # a comparison a non-finite value fails (`np.isclose(g, expected)`)
-    if computed:
+    own = computed and holds(wanted, program, run.output, script_name, finite, own=True)
+    if own:
+        log("each candidate's failing check must still read what the program's own computation makes (not "
+            "constants, nor NumPy's draws)")
+    elif computed:
         log("each candidate's failing check must still read what the program computes (not constants)")
     else:
         log("the program's failing check reads no value this reading follows to a computation: candidates are "
             "judged on the check's failure alone")
-    guard = Guard(wanted, script_name, computed, finite)
+    guard = Guard(wanted, script_name, computed, own, finite)
     reads = kinds.reads(wanted)
     if kinds.nonfinite(wanted) and (failed_check(run, wanted) not in ("assert", "raise", "exit") or finite is False):
         reads = "close"  # a comparison (`assert_allclose`, `assert np.isclose(…)`) failing on a NaN or an Inf
@@ -348,8 +354,7 @@ def _close_part(guard: Guard, program: str, output: str, script_name: str, log) 
     held = tolerance(output)
     if held:
         log(f"each candidate's comparison must keep the program's tolerance ({held})")
-    return Guard(guard.wanted, guard.script_name, guard.computed, guard.finite, original_mismatch=original or None,
-                 close_computed=computed, tolerance=held)
+    return dataclasses.replace(guard, original_mismatch=original or None, close_computed=computed, tolerance=held)
 
 
 def _order_part(guard: Guard, program: str, output: str, script_name: str, log) -> Guard:
@@ -362,4 +367,4 @@ def _order_part(guard: Guard, program: str, output: str, script_name: str, log) 
     log("each candidate's ordering must compare two values, not one with itself"
         + (" nor with a constant" if ordering.computed == 2 else "")
         + (f" (its message shows {sides[0]} and {sides[1]}: a candidate's must show two)" if shown_by else ""))
-    return Guard(guard.wanted, guard.script_name, guard.computed, guard.finite, ordering=ordering)
+    return dataclasses.replace(guard, ordering=ordering)

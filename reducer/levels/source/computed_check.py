@@ -27,6 +27,9 @@ from oracles.outcome import Signature
 from reducer.levels.source.ast_tools import imported
 from reducer.levels.source.passes._failure_site import frames
 
+#: libraries a program makes its inputs and references with: with `own`, a value one of them makes counts
+#: only where it is made of one the program computes (`np.asarray(params)`), not of a draw or a constant
+REFERENCE_LIBRARIES = {"numpy", "scipy", "math", "cmath", "random", "statistics"}
 #: names read at most, before a check whose reading goes on longer is taken to read a computed value
 MAX_STEPS = 20_000
 #: what a check applies to the values it reads: never the computation it checks
@@ -59,13 +62,21 @@ def _filled(target: ast.expr) -> str | None:
 
 
 class _Reader:
-    def __init__(self, tree: ast.Module):
+    def __init__(self, tree: ast.Module, own: bool = False):
         self.modules: set[str] = set()
+        self.references: set[str] = set()  # with `own`, the names of REFERENCE_LIBRARIES' modules and functions
+        fills: list[tuple[str, list[ast.expr]]] = []
         self.bindings: dict[str, list[ast.AST]] = {}
         self.opaque: set[str] = set()  # names bound where this reading does not follow
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.modules |= imported(node)
+                if own and (node.module if isinstance(node, ast.ImportFrom) else "").split(".")[0] \
+                        in REFERENCE_LIBRARIES:
+                    self.references |= {a.asname or a.name for a in node.names}
+                elif own and isinstance(node, ast.Import):
+                    self.references |= {(a.asname or a.name).split(".")[0] for a in node.names
+                                        if a.name.split(".")[0] in REFERENCE_LIBRARIES}
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.bindings.setdefault(node.name, []).append(node)
             elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor,
@@ -82,8 +93,10 @@ class _Reader:
                 self.opaque |= set(node.names)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _filled(node.func.value):
                 # `losses.append(loss)` fills `losses`, `history["loss"].append(loss)` fills `history`
-                self.bindings.setdefault(_filled(node.func.value), []).extend(
-                    [*node.args, *(k.value for k in node.keywords)])
+                fills.append((_filled(node.func.value), [*node.args, *(k.value for k in node.keywords)]))
+        for name, values in fills:
+            if name not in self.modules:  # `np.asarray(x)` calls a module's function, fills nothing
+                self.bindings.setdefault(name, []).extend(values)
         self._parameters(tree)
         self.computed: set[str] = set()
         self.reading: set[str] = set()
@@ -138,7 +151,8 @@ class _Reader:
             if isinstance(sub, ast.Call):
                 root, last = _callee(sub)
                 predicate = last in PREDICATES or last in SCALAR_TYPES or last.startswith("assert")
-                if not predicate and (root in self.modules or root in self.bindings and self.name(root)):
+                if not predicate and (root in self.modules and root not in self.references
+                                      or root in self.bindings and self.name(root)):
                     return True  # a library's call, or one of the script's functions that computes
             elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
                 if sub.id not in self.modules and not hasattr(builtins, sub.id) and self.name(sub.id):
@@ -195,9 +209,10 @@ def _exits(stmt: ast.stmt) -> bool:
             and _callee(stmt.value)[1] in ("exit", "quit"))
 
 
-def reads_computed_value(source: str, line: int, finite: bool = False) -> bool:
-    """Whether the check failing at `line` of `source` reads a value the program computes (and, with
-    `finite`, whether it still asks if that value is finite: `isfinite`, `isnan`, `isinf`)."""
+def reads_computed_value(source: str, line: int, finite: bool = False, own: bool = False) -> bool:
+    """Whether the check failing at `line` of `source` reads a value the program computes (with `own`,
+    one its own computation makes, not NumPy's or the standard library's on inputs: `rng.normal()` is
+    none), and, with `finite`, whether it still asks if that value is finite (`isfinite`, `isnan`, `isinf`)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -205,7 +220,7 @@ def reads_computed_value(source: str, line: int, finite: bool = False) -> bool:
     parts = check_at(tree, line)
     if parts is None:
         return True  # no statement there to read: nothing to judge by
-    reader = _Reader(tree)
+    reader = _Reader(tree, own)
     if finite and not any(_asks_finite(part) for part in parts):
         return False
     if any(_uncalled_method(part) for part in parts):
@@ -232,21 +247,22 @@ def _asks_finite(node: ast.AST) -> bool:
     return bool(names & {"isfinite", "isnan", "isinf", "nan_to_num", "nan", "inf"})
 
 
-def holds(wanted: Signature, source: str, output: str, script_name: str, finite: bool | None = None) -> bool:
+def holds(wanted: Signature, source: str, output: str, script_name: str, finite: bool | None = None,
+          own: bool = False) -> bool:
     """For a check of the program's own (`own-check`, `nonfinite`), whether the candidate `source`'s
     failing check still reads a computed value (at the line its run's traceback names in the
-    script), and for a check on a non-finite value (`finite`: as the signature says) still asks
-    whether it is finite; any other failure holds."""
+    script; with `own`, one the program's own computation makes), and for a check on a non-finite
+    value (`finite`: as the signature says) still asks whether it is finite; any other failure holds."""
     if not kinds.program_checks(wanted):
         return True
     finite = kinds.on_nonfinite(wanted) if finite is None else finite
     where = frames(output, script_name)
     if not where:  # an exit with a message prints no traceback
-        return wanted.get("check") != "exit" or exits_hold(source, finite)
-    return reads_computed_value(source, where[-1][0], finite)
+        return wanted.get("check") != "exit" or exits_hold(source, finite, own)
+    return reads_computed_value(source, where[-1][0], finite, own)
 
 
-def exits_hold(source: str, finite: bool = False) -> bool:
+def exits_hold(source: str, finite: bool = False, own: bool = False) -> bool:
     """For a program that stopped by an exit no traceback places (`raise SystemExit("…")`,
     `sys.exit("…")`): whether none of its exits stops unconditionally, and one of them reads a value the
     program computes (`reads_computed_value`); a program without an exit of its own holds."""
@@ -258,7 +274,7 @@ def exits_hold(source: str, finite: bool = False) -> bool:
              and node.exc is not None and _callee_name(node.exc) == "SystemExit"]
     if any(check_at(tree, stop.lineno) == [] for stop in stops):
         return False
-    return not stops or any(reads_computed_value(source, stop.lineno, finite) for stop in stops)
+    return not stops or any(reads_computed_value(source, stop.lineno, finite, own) for stop in stops)
 
 
 def _callee_name(node: ast.expr) -> str:
