@@ -224,11 +224,7 @@ def finish(lines: list[str], got: str, spec, wanted: Signature) -> str:
         "all(jnp.isfinite(x).all() for x in jax.tree_util.tree_leaves(g))"
     if jp.one_result(spec) and all(not a.shape for a in spec.args):
         finite_all = "jnp.isfinite(g)"  # a scalar's, as users write it
-    if check == "exit":
-        said = [line.strip() for line in (wanted.excerpt or "").splitlines() if line.strip()]
-        return "\n".join(body + [f"if not {finite_all}:",
-                                 f"    raise SystemExit({(said[-1] if said else 'non-finite value')!r})"]) + "\n"
-    if check == "raise" and kind != "AssertionError":
+    if check in ("raise", "exit") and kind != "AssertionError":
         if not hasattr(builtins, kind):  # the program's own exception class
             body = [f"class {kind}(Exception):", "    pass", ""] + body
         return "\n".join(body + [f"if not {finite_all}:", f"    raise {kind}({_message(wanted, kind)!r})"]) + "\n"
@@ -237,8 +233,10 @@ def finish(lines: list[str], got: str, spec, wanted: Signature) -> str:
 
 def _message(wanted: Signature, kind: str) -> str:
     """The message the program raised `kind` with, as its output showed it (the user's words, not
-    ours), or "non-finite value" when its output does not show one."""
-    said = [line[len(kind) + 1:].strip() for line in (wanted.excerpt or "").splitlines() if line.startswith(f"{kind}:")]
+    ours; an exit prints it alone, as its last line), or "non-finite value" when its output does not show one."""
+    lines = (wanted.excerpt or "").splitlines()
+    said = [line.strip() for line in lines if line.strip()][-1:] if wanted.get("check") == "exit" else \
+        [line[len(kind) + 1:].strip() for line in lines if line.startswith(f"{kind}:")]
     return said[-1] if said and said[-1] else "non-finite value"
 
 

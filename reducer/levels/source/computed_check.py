@@ -61,6 +61,13 @@ def _filled(target: ast.expr) -> str | None:
     return target.id if isinstance(target, ast.Name) else None
 
 
+def _references(stmt: ast.Import | ast.ImportFrom) -> set[str]:
+    """The names an import binds to REFERENCE_LIBRARIES' modules and functions (`np`, `default_rng`)."""
+    if isinstance(stmt, ast.ImportFrom):
+        return imported(stmt) if (stmt.module or "").split(".")[0] in REFERENCE_LIBRARIES else set()
+    return imported(ast.Import([a for a in stmt.names if a.name.split(".")[0] in REFERENCE_LIBRARIES]))
+
+
 class _Reader:
     def __init__(self, tree: ast.Module, own: bool = False):
         self.modules: set[str] = set()
@@ -71,12 +78,7 @@ class _Reader:
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.modules |= imported(node)
-                if own and (node.module if isinstance(node, ast.ImportFrom) else "").split(".")[0] \
-                        in REFERENCE_LIBRARIES:
-                    self.references |= {a.asname or a.name for a in node.names}
-                elif own and isinstance(node, ast.Import):
-                    self.references |= {(a.asname or a.name).split(".")[0] for a in node.names
-                                        if a.name.split(".")[0] in REFERENCE_LIBRARIES}
+                self.references |= _references(node) if own else set()
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.bindings.setdefault(node.name, []).append(node)
             elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor,
