@@ -2,7 +2,8 @@
 signature (`signature`), and what makes a run or a replay show the same failure: the kind of value
 the check read (`covers`), where and by what it was made (`in`, `op`), the stable formula whose form
 fixes it, a cause the origin names, and the class of point a fix had to clear (`held_fields`,
-`same_point`, `same_replay`). Scripts are judged by `oracles.own_check.OwnCheck`, replays of a traced
+`same_point`, `same_replay`); whether the value is made inside a public call the program made, whose
+owner's it then is (`inside_call`). Scripts are judged by `oracles.own_check.OwnCheck`, replays of a traced
 call by `same_replay`; both read these.
 """
 from __future__ import annotations
@@ -41,6 +42,29 @@ def covers(seen: str, wanted: str) -> bool:
     have = set(filter(None, seen.split(",")))
     have |= {"inf"} if have & {"+inf", "-inf"} else set()
     return bool(wanted) and set(wanted.split(",")) <= have
+
+
+def inside_call(at) -> bool:
+    """Whether a non-finite value (`at`, a mapping with `get`) is made inside a public call the program
+    made (`from`: `bessel_jn`, whose `scan` makes the NaN) and no fix of the program's takes it away
+    (`fix` none): the call is then where the failure is, and a candidate must still make that call,
+    not its body written out (a recurrence of the program's own that overflows is another failure, and
+    the program's: `reducer.faults.origin`). `from` is read from a traceback, and how it is read may
+    change: it names the call, and is no part of the failure's identity."""
+    return at.get("fix") == NO_CAUSE and at.get("from") not in (None, "", NO_CAUSE, at.get("op"))
+
+
+def inside_call_words(at) -> str:
+    """Why a value made inside a public call that no fix of the program's takes away is the call's
+    (`inside_call`), in words for the report."""
+    call, op = at.get("from"), at.get("op")
+    value = made_where((("value", at.get("value")), ("op", op), ("from", op)))
+    where = "forward computation" if at.get("in") == "forward" else f"derivative under `{at.get('in')}`"
+    return (f"{value} is made inside `{call}`, on the values the program gives `{call}`, in the {where}; "
+            f"no fix of the program's own code (an inner `where`, float64, a stable formula) takes it away, and the "
+            f"reproducer keeps calling `{call}` itself. This is JAX's to answer where these inputs are inside "
+            f"`{call}`'s domain (finite, and where its documentation says it is defined); outside it, keep them in "
+            f"(`jnp.clip`) before the call.")
 
 
 def named(cause: str) -> bool:

@@ -25,6 +25,7 @@ from typing import NamedTuple
 from oracles.base import TOOL_FRAME, Oracle, Signature, library_path, normalize_message
 from oracles.kinds import decided_by_program, nonfinite
 from oracles.library_check import library_check
+from oracles.nonfinite import inside_call
 from oracles.nonfinite import signature as nonfinite_signature
 from oracles.outcome import RunResult
 
@@ -116,8 +117,10 @@ class OwnCheck(Oracle):
     def owner(self, sig: Signature) -> str:
         """The program's: a NaN made where an operation's value or derivative is not finite, or a check
         no library raised, is most often the code's own (a comparison's fix may say otherwise:
-        `reducer.counterfactual.OWNERS`)."""
-        return "program"
+        `reducer.counterfactual.OWNERS`); JAX's where the value is made inside a public call from
+        inputs its documentation does not rule out and no fix of the program's takes it away
+        (`oracles.nonfinite.inside_call`)."""
+        return "jax" if nonfinite(sig) and inside_call(sig) and not sig.get("contract") else "program"
 
     def why_own(self, sig: Signature) -> str:
         by = {"error_if": "Equinox raised it only for the program's own `eqx.error_if`",

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import oracles
 from oracles import kinds
 from oracles.base import Signature
+from oracles.nonfinite import inside_call, inside_call_words
 from oracles.wrong_result import SAID
 from reducer import env as envmod, filing
 from reducer.files import scrub
@@ -321,6 +322,8 @@ def _value_words(sig: Signature) -> str:
         return _overflow(sig)
     if sig.get("fix") == ROUNDED or sig.get("fix") == "inner-where" and is_rounding(sig.get("cause") or ""):
         return _rounding(sig)
+    if inside_call(sig):
+        return inside_call_words(sig)
     return (nonfinite_evidence({k: sig.get(k) for k in ("op", "from", "in")}) + " This is most often the program's "
             "own code (JAX documents the derivative of `where` this way), not a bug of JAX: file it with JAX only if "
             "the operation's value or derivative should be finite there.")

@@ -8,7 +8,8 @@ from reducer.errors import NO_RESUME, FailsAfterEarlierTests, ReducerError
 from reducer.workers.sandbox import RunResult
 
 
-def _sha1(program: str) -> str:
+def program_hash(program: str) -> str:
+    """The hash a resumable run records of the program it reduced (`check_resumed` reads it)."""
     return hashlib.sha1(program.encode()).hexdigest()
 
 
@@ -24,8 +25,8 @@ def check_alone(job, alone: RunResult) -> None:
 def check_resumed(job, made_from: str | None) -> None:
     """Raise where the interrupted run (whose program's hash is `made_from`) reduced the test after the
     tests before it (FailsAfterEarlierTests: the job is made again with them), or another version."""
-    if made_from == _sha1(job.source):
+    if made_from == program_hash(job.source):
         return
-    if job.with_earlier not in (None, job.source) and made_from == _sha1(job.with_earlier):
+    if job.with_earlier not in (None, job.source) and made_from == program_hash(job.with_earlier):
         raise FailsAfterEarlierTests(f"{job.script.name}: it was reduced after the tests before it in its module")
     raise ReducerError(f"{job.out}: was made from another version of {job.script.name}", NO_RESUME)

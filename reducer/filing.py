@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 import oracles
 from oracles import owners
 from oracles.base import Signature
+from oracles.nonfinite import inside_call
 
 MAX_URL = 8000
 #: the signature's fields that name what failed, the search's key words first
@@ -42,9 +43,10 @@ class Filing:
 
 
 def keywords(sig: Signature) -> str:
-    """The operation's name and the error's key words, as one would search the tracker for them."""
+    """The operation's name and the error's key words, as one would search the tracker for them (a
+    value made inside a public call: that call's name and the value first, `bessel_jn nan`)."""
     words: list[str] = []
-    for name in KEYWORD_FIELDS:
+    for name in (("from", "value") if inside_call(sig) else ()) + KEYWORD_FIELDS:
         value = MASKS.sub(" ", sig.get(name) or "")
         if name == "op" and value == "function":  # no one operation: a whole function's
             continue

@@ -6,15 +6,13 @@ times, to measure how reliably it fails) and fixes what the reduction keeps in a
 (`JaxprLevel` when it applies, then `reducer.levels.source.level.SourceLevel`, which gets the job's
 test and lets `reducer.second_look.restart` look again at its result), each keeping its best program
 so far for --resume, which goes on from the level that was running (`resume_from`); `finish` returns
-`repro.py` and `report.md` (the job writes them and the rest). After a failure in the Enzyme
-pipeline, the IR level follows on the module Enzyme-JAX ran for the result (`follow_levels`:
-`reducer.levels.mlir.ir_level.IrLevel`).
+`repro.py` and `report.md` (the job writes them and the rest). After a failure in the Enzyme pipeline,
+the IR level follows on the module Enzyme-JAX ran for the result (`follow_levels`: `IrLevel`).
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import json
 import threading
 import time
@@ -57,6 +55,7 @@ class Reduction(ChainJob):
         self.notebook = Path(str(script)).suffix == ".ipynb"
         self.latest_seconds: float | None = None  # the latest interesting candidate's run (the final checks' size)
         self.fix: str | None = None  # the counterfactual every candidate survived (`reducer.counterfactual`)
+        self.fixes_found: dict[tuple, str | None] = {}  # `counterfactual.fix_to_survive`'s, asked once each
         super().__init__(Path(out) if out else Path.cwd() / f"reduced-{path.stem}", options, on_event, log, resume)
         # the arguments given after `--`, baked in as `sys.argv = [...]`; the files they name go next to candidates
         args, arg_files = argument_files(args, stage=self.scratch / "arguments")
@@ -174,6 +173,8 @@ class Reduction(ChainJob):
 
     def begin(self) -> tuple[EstablishedFailure, str]:
         established = self.establish()
+        if established.fix is None and (fix := counterfactual.twins_first(self, self.source, established.signature)):
+            self.established = established = dataclasses.replace(established, fix=fix)
         self.log(f"reducing {self.script} ({self.rep.size(self.source)} tokens), output in {self.out}")
         self.log(f"failure: {established.signature} (seen in {established.rate:.0%} of {self.options.runs} runs, "
                  f"slowest {established.seconds:.1f} s; candidate timeout {self.limits.timeout:.0f} s)")
@@ -219,7 +220,7 @@ class Reduction(ChainJob):
 
     def state(self, established: EstablishedFailure) -> dict:
         """What --resume needs to know the failure again without establishing it."""
-        return {"script": str(self.script.resolve()), "script_sha1": hashlib.sha1(self.source.encode()).hexdigest(),
+        return {"script": str(self.script.resolve()), "script_sha1": earlier_tests.program_hash(self.source),
                 "oracle": self.options.oracle if self.requested is not None else established.oracle.name,
                 "platform": self.options.platform, "signature": established.signature.to_dict(),
                 "timeout": self.limits.timeout, "votes": established.votes, "rate": established.rate}

@@ -56,6 +56,20 @@ def test_a_value_made_forward_inside_an_inner_jit_is_found_there():
     assert [a.values for a in first.args] == [[0.0]]
 
 
+def test_a_value_made_inside_a_public_call_no_fix_takes_away_starts_from_that_call_alone():
+    """`bessel_jn(1.0, v=0)` is NaN in float32, made by the `scan` of its recurrence: the start is the
+    call alone on the value it got, not the `scan` taken out of it (a recurrence of the program's own)."""
+    spec = spec_of(lambda z: jax.scipy.special.bessel_jn(z * 2.0, v=0)[0] + 1.0, np.float32(0.5))
+    fault = {"value": "nan", "in": "forward", "op": "scan", "fix": "none", "from": "bessel_jn"}
+    found = list(fault_alone.candidates(spec, fault, nr.finite))
+    assert len(found) == 1 and [(e.primitive, e.params.get("name")) for e in found[0].jaxpr.eqns] == [("jit", "bessel_jn")]
+    assert [a.values for a in found[0].args] == [[1.0]]
+    assert not np.isfinite(jp.build(found[0])[0](*jp.build(found[0])[1])).all()
+    # a fix of the program's was found (or the operation is the call): its operation alone, as before
+    assert [e.primitive for e in next(fault_alone.candidates(spec, {**fault, "fix": "inner-where"}, nr.finite))
+            .jaxpr.eqns] == ["scan"]
+
+
 def test_a_finite_operation_has_no_point_and_is_tried_whole():
     spec = spec_of(layer_scale, np.ones((2, 2), np.float32), transforms=[{"t": "grad", "argnums": [0]}])
     found = list(fault_alone.candidates(spec, {"op": "sqrt", "in": "grad"}, nr.finite))

@@ -30,3 +30,38 @@ def test_what_is_held_follows_what_the_origin_names():
 def test_the_stable_formulas_the_family_holds_are_those_the_level_writes():
     assert set(nonfinite.STABLE_FORMULAS) == set(stable_fix.FORMULAS)
     assert isinstance(WANTED, Signature) and WANTED.title == "A +Inf from `log` fails the program's `assert`"
+
+
+
+#: `bessel_jn`'s recurrence (a `scan` in its body) makes the NaN, and no fix of the program's takes it away
+INSIDE = nonfinite.signature("AssertionError", "assert_allclose", (("value", "nan"), ("in", "forward"), ("op", "scan"),
+                                                                   ("fix", "none"), ("from", "bessel_jn")), "")
+
+
+def test_a_value_made_inside_a_public_call_no_fix_takes_away_is_that_calls():
+    """The call is named, for the guard that holds candidates to it (`reducer.faults.origin`, tested on
+    real runs in test_value_origin_loopholes.py) and for whose the report says it is; `from` stays
+    out of the failure's identity (how it is read from a traceback may change, and the corpus keeps it)."""
+    from oracles.own_check import OwnCheck
+
+    assert nonfinite.inside_call(INSIDE)
+    for at in ({"fix": "none", "op": "log", "from": "log"}, {"fix": "inner-where", "op": "sqrt", "from": "norm"},
+               {"fix": "none", "op": "scan", "from": ""}, {"op": "scan", "from": "bessel_jn"}):
+        assert not nonfinite.inside_call(at), at
+    oracle = OwnCheck()
+    assert oracle.owner(INSIDE) == "jax" and oracle.owner(WANTED) == "program"
+    broken = Signature("nonfinite", INSIDE.fields + (("contract", "broken"),), "")
+    assert oracle.owner(broken) == "program"  # the program gave the call an input its documentation rules out
+    elsewhere = Signature("nonfinite", tuple((k, "jn" if k == "from" else v) for k, v in INSIDE.fields), "")
+    assert oracle.same(INSIDE, elsewhere)
+
+
+def test_the_report_sends_a_value_made_inside_a_public_call_to_jax():
+    from reducer import bug_report
+
+    from reducer import filing
+
+    assert filing.keywords(INSIDE).startswith("bessel_jn nan scan")
+    words = bug_report._value_words(INSIDE)
+    assert "inside `bessel_jn`" in words and "JAX's to answer" in words and "most often the program's" not in words
+    assert "most often the program's" in bug_report._value_words(WANTED)

@@ -125,3 +125,53 @@ def test_a_check_that_fails_on_xla_s_jit_instead_is_not_held_to_the_twins(tmp_pa
         assert counterfactual.runs_clean(job, ON_JIT, "numpy")  # the loophole: op by op, XLA's rewrite is gone
         assert not counterfactual.survives(job, ON_JIT, "numpy")  # and op by op alone takes it away as well
         assert counterfactual.survives(job, ORIGINAL, "numpy")  # JAX's `modf` is wrong with or without `jit`
+
+
+#: JAX's `chi2.logpdf(0, 2)` is `0 * log(0)`, NaN, where SciPy's is log(1/2): the inner `where` on `log`
+#: (patched into JAX's primitive, inside `logpdf`) takes it away too, but no program can write it there
+INSIDE_LOGPDF = ("import numpy as np, scipy.stats\nimport jax.scipy.stats as jst\n"
+                 "np.testing.assert_allclose(jst.chi2.logpdf(0.0, 2.0), scipy.stats.chi2.logpdf(0.0, 2.0))\n")
+
+
+@pytest.mark.slow
+def test_twins_that_fix_the_original_are_found_before_the_traced_level_which_is_then_not_run(tmp_path):
+    """An unseen Flax program's chi2 calibration check: the traced level took `log` alone out of
+    `logpdf` and called the reproducer the program's `0.0 * jnp.log(0.0)`."""
+    from reducer.levels.jaxpr.level import JaxprLevel
+
+    with job_for(tmp_path, INSIDE_LOGPDF) as job:
+        established, _ = job.begin()
+        assert established.fix == numpy_twins.FIX
+        assert "NumPy or SciPy function it implements" in JaxprLevel(("jaxpr", "source"), job.rep).why_not(
+            established, INSIDE_LOGPDF)
+
+
+def test_the_traced_level_is_out_of_reach_only_of_the_twins_fix():
+    from reducer.levels.jaxpr.traceable import out_of_reach
+
+    sig = Signature("nonfinite", (("check", "assert_allclose"), ("value", "nan"), ("op", "log")))
+    assert out_of_reach(INSIDE_LOGPDF, sig, numpy_twins.FIX) and not out_of_reach(INSIDE_LOGPDF, sig, "jit")
+    assert not out_of_reach(INSIDE_LOGPDF, sig)
+
+
+#: a program that fails compiled and passes op by op, slower op by op than its timeout allows a candidate
+SLOWER_OP_BY_OP = ("import time, jax\n"
+                   "if jax.config.jax_disable_jit:\n    time.sleep(4)\n"
+                   "assert jax.config.jax_disable_jit\n")
+
+
+@pytest.mark.slow
+def test_a_fix_that_runs_op_by_op_gets_more_time_than_a_candidate(tmp_path):
+    """An unseen Flax program's 400 training steps ran 52 s op by op, 6 s compiled: within its
+    candidates' timeout (24 s) the twins seemed not to fix it, and its NaN went to the program."""
+    from reducer.reduce import Options, Reduction
+
+    script = tmp_path / "program.py"
+    script.write_text(SLOWER_OP_BY_OP)
+    job = Reduction(script, None, Options(oracle="auto", jobs=1, runs=1, timeout=3.0))
+    try:
+        assert job.candidate_limits().timeout == 3.0
+        assert counterfactual.runs_clean(job, SLOWER_OP_BY_OP, "jit")  # 4 s of its 12
+        assert not counterfactual.runs_clean(job, SLOWER_OP_BY_OP, "float64")  # compiled: it fails
+    finally:
+        job.close()

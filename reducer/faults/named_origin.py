@@ -14,6 +14,7 @@ from reducer.faults import cause as causes
 NAN, INF = "nan", "inf"
 NO_FIX = "unfixed"  # the `op` of a candidate that the original's fix does not make run through
 INVALID = "invalid-input"  # the `op` of a candidate that gives a call an input its documentation rules out
+NO_CALL = "call-not-made"  # the `op` of a candidate that no longer makes the public call the value is made inside
 FIX = "inner-where"  # the signature's `fix`: the origin was found by it ("none": as JAX's checks name it)
 WIDE = float64_fix.WIDE  # the signature's `fix` of an overflow: the origin in float64 (`float64_fix`)
 #: the signature's `fix` of a value float32's rounding put outside the domain (`rounding_fix`)

@@ -24,6 +24,8 @@ import ast
 import functools
 import importlib
 
+#: the name of the fix the twins are (`reducer.counterfactual`), which a reduction records
+FIX = "numpy"
 #: the statement, run before a program's first, that puts the twins in place in its process
 LINE = "from reducer.faults.numpy_twins import install as _reducer_numpy_twins; _reducer_numpy_twins()"
 #: SciPy's distributions JAX implements (`jax.scipy.stats.norm.isf` is `scipy.stats.norm.isf`)

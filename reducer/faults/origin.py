@@ -43,10 +43,12 @@ Every candidate is then held to that origin (`reducer.faults.hold`).
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
+from oracles import nonfinite as nonfinite_kinds
 from oracles.outcome import RunResult, Signature
 from reducer.faults import (CutShort, Fault, checked_value, contracts, float64_fix, forward_share, nonfinite,
                             rounding_fix, safe_ops, saturated, stable_fix, suspects)
@@ -54,8 +56,8 @@ from reducer.faults import cause as causes
 from reducer.faults import hold
 from reducer.faults.ahead import Ahead
 from reducer.faults.forward_share import made_in, taken_away
-from reducer.faults.named_origin import (FIX, INF, INVALID, NAN, ROUNDED, WATCH, WIDE, Origin, derivative_mode,
-                                         fixed)
+from reducer.faults.named_origin import (FIX, INF, INVALID, NAN, NO_CALL, ROUNDED, WATCH, WIDE, Origin,
+                                         derivative_mode, fixed)
 
 
 class ValueOrigin:
@@ -73,8 +75,9 @@ class ValueOrigin:
     #: domain, `sqrt(0)`, is not its outside, `sqrt(-1)`); for an overflow that float64 fixes
     #: (`float64_fix`), it fails again with the operation alone in float32 (`precision`); for a value
     #: float32's rounding put outside the domain (`rounding_fix`), JAX's checks meet its first NaN made
-    #: by the same operation (`operation`)
-    GUARDS = ("fix", "kind", "transformation", "cause", "contract", "domain", "precision", "operation")
+    #: by the same operation (`operation`); for a value made inside a public call that no fix of the
+    #: program's takes away (`oracles.nonfinite.inside_call`), it still makes that call (`call`)
+    GUARDS = ("fix", "kind", "transformation", "cause", "contract", "domain", "precision", "operation", "call")
 
     def __init__(self, run: Callable[[str], RunResult], log: Callable[[str], None] = lambda line: None,
                  guards: tuple[str, ...] = GUARDS):
@@ -88,8 +91,10 @@ class ValueOrigin:
         # JAX's checks met the original's value only op by op (a check inside a compiled call stopped it
         # first: Equinox's `error_if`); None where not known (a resumed reduction's)
         self.eager_checks: bool | None = None
+        self.call = ""  # the public call the value is made inside, which every candidate must still make
 
     def expect(self, sig: Signature) -> None:
+        self._held_to_call(dict(sig.fields))
         self.origin = Origin.of(sig)
         self.unfixed = self.origin is None
         self.later = True  # not known from a signature: a candidate may get past its check the way the original did
@@ -169,12 +174,22 @@ class ValueOrigin:
         if self.origin is None and not self.unfixed:
             fault = self._establish(program)
             self.contracts = "contract" in self.guards and not self.breaks
+            self._held_to_call(dict(fault.fields) if fault else {})
             return fault
+        if self.call and not _reads(program, self.call):
+            fields = (("value", ""), ("in", ""), ("op", NO_CALL), ("fix", "none"), ("from", ""))
+            return Fault(NO_CALL, fields, f"The candidate no longer calls `{self.call}`, where the value is made")
         try:
             return self._as_checks_name_it(program) if self.unfixed else hold.held(self, program)
         except _Invalid as broken:
             fields = (("value", ""), ("in", ""), ("op", INVALID), ("fix", "none"), ("from", ""))
             return Fault(INVALID, fields, f"A call was given an input its documentation rules out: {broken}")
+
+    def _held_to_call(self, at: dict) -> None:
+        self.call = at["from"] if "call" in self.guards and nonfinite_kinds.inside_call(at) else ""
+        if self.call:
+            self.log(f"the value is made inside `{self.call}` and no fix of the program's takes it away: each "
+                     f"candidate must still call `{self.call}`")
 
     def _establish(self, program: str) -> Fault | None:
         """The origin of the original's failing value; its first runs side by side (nothing else runs
@@ -336,3 +351,15 @@ def _nan_or_inf(nan_checked: str, program: str) -> str:
     """The kind by whether JAX's NaN checks met a NaN (`nan_checked`: the output of that run)."""
     found = nonfinite.read(nan_checked, program)
     return NAN if found and found["kind"] == NAN else INF
+
+
+def _reads(program: str, name: str) -> bool:
+    """Whether `program` reads a function of this name (`jsp.bessel_jn(z, v=2)`, `jax.grad(norm)`), or
+    cannot be read."""
+    try:
+        tree = ast.parse(program)
+    except SyntaxError:
+        return True
+    return any(isinstance(node, ast.Attribute) and node.attr == name or isinstance(node, ast.Name) and node.id == name
+               or isinstance(node, ast.alias) and (node.asname or node.name).rsplit(".", 1)[-1] == name
+               for node in ast.walk(tree))

@@ -17,7 +17,9 @@ A value made forward may be of another kind than the one the program checks: `ar
 failure, and the start is the operation with the equations its non-finite values flow through, up
 to the first that makes the checked kind (`flow`), each other input fed its recorded value. Where
 the 0 the operation turned non-finite has a cause (a softmax's `exp` that underflowed, under the
-`log`), the operation on a recorded 0 shows none: the start is the flow from that `exp` on.
+`log`), the operation on a recorded 0 shows none: the start is the flow from that `exp` on. A value
+no fix of the program's takes away, made inside a public call (`bessel_jn`'s `scan`), is that call's:
+the start is the call alone, on the values it got (`oracles.nonfinite.inside_call`).
 """
 from __future__ import annotations
 
@@ -57,13 +59,14 @@ def _forward(j: Jaxpr, path: tuple, args: list, found: dict) -> list:
     return [env[a] if isinstance(a, str) else jp.make_value((), a.dtype, [a.value]) for a in j.outputs]
 
 
-def _equations(j: Jaxpr, op: str, path: tuple = ()) -> Iterator[tuple[tuple, Equation]]:
-    """The equations of primitive `op` in `j` and in the bodies of its inner `jit` calls, in order."""
+def _equations(j: Jaxpr, wanted: Callable[[Equation], bool], path: tuple = ()) -> Iterator[tuple[tuple, Equation]]:
+    """The `wanted` equations of `j` (of one primitive, or calls of one function) and of the bodies of
+    its other inner `jit` calls, in order."""
     for i, e in enumerate(j.eqns):
-        if e.primitive == op:
+        if wanted(e):
             yield path, e
         elif e.primitive == "jit":
-            yield from _equations(e.subs[0], op, path + ((i, 0),))
+            yield from _equations(e.subs[0], wanted, path + ((i, 0),))
 
 
 def _mode(spec: Spec, where: str) -> list[Transform]:
@@ -153,9 +156,16 @@ def candidates(spec: Spec, fault: dict, finite: Callable) -> Iterator[Spec]:
     if any(t.kind == "vmap" for t in spec.transforms):
         return
     values, where = intermediate_values(spec), fault["in"]
+    if nonfinite_kinds.inside_call(fault):  # the public call is where it is: not its body's operation
+        called = lambda e: e.primitive == "jit" and e.params.get("name") == fault["from"]  # noqa: E731
+        for path, e in list(_equations(spec.jaxpr, called))[:MAX_EQUATIONS]:
+            made = alone(spec, path, e, where, values)
+            if made is not None:
+                yield made
+        return
     cause = fault.get("cause") or ""
     held = causes.named(cause)  # the operation on a recorded 0 shows no cause: its ways from the cause only
-    for path, e in list(_equations(spec.jaxpr, fault["op"]))[:MAX_EQUATIONS]:
+    for path, e in list(_equations(spec.jaxpr, lambda e: e.primitive == fault["op"]))[:MAX_EQUATIONS]:
         whole = alone(spec, path, e, where, values)
         if whole is None:
             continue

@@ -358,8 +358,8 @@ class JaxprLevel:
         # an activity mismatch JAX raises (custom_vjp structure …) shows in a traced program's own output
         if want and established.oracle.runs_candidates:
             want, why = False, f"the {established.oracle.name} oracle needs the script itself"
-        if want and out_of_reach(program, established.signature):
-            want, why = False, out_of_reach(program, established.signature)
+        if want and out_of_reach(program, established.signature, established.fix):
+            want, why = False, out_of_reach(program, established.signature, established.fix)
         if want:
             return None
         worth = self.chosen is not None or size > AUTO_MIN_TOKENS or _has_classes(program)
