@@ -184,6 +184,9 @@ LOOPHOLES = [
      "assert jnp.isfinite(jnp.log(jnp.sum(jnp.exp(jnp.array([1000.0])))))\n", "cause"),
     # the call's body written out: its NaN is now the program's own arithmetic (the unseen program's cut)
     ("bessel", "its-recurrence-written-out", OWN_RECURRENCE, "call"),
+    # the name kept beside it: JAX's checks place the value in the program's `scan`, not in the call
+    ("bessel", "its-name-imported-beside-its-recurrence", "from jax.scipy.special import bessel_jn\n" + OWN_RECURRENCE,
+     "call"),
 ]
 FAITHFUL = [
     ("where-log", "def h(p):\n    return jnp.sum(jnp.where(p > 0, p * jnp.log(p), 0.0))\n"

@@ -43,7 +43,6 @@ Every candidate is then held to that origin (`reducer.faults.hold`).
 """
 from __future__ import annotations
 
-import ast
 import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
@@ -175,21 +174,25 @@ class ValueOrigin:
             fault = self._establish(program)
             self.contracts = "contract" in self.guards and not self.breaks
             self._held_to_call(dict(fault.fields) if fault else {})
+            if self.call:
+                self.log(f"the value is made inside `{self.call}` and no fix of the program's takes it away: "
+                         f"JAX's checks must place each candidate's there too")
             return fault
-        if self.call and not _reads(program, self.call):
-            fields = (("value", ""), ("in", ""), ("op", NO_CALL), ("fix", "none"), ("from", ""))
-            return Fault(NO_CALL, fields, f"The candidate no longer calls `{self.call}`, where the value is made")
         try:
-            return self._as_checks_name_it(program) if self.unfixed else hold.held(self, program)
+            fault = self._as_checks_name_it(program) if self.unfixed else hold.held(self, program)
         except _Invalid as broken:
             fields = (("value", ""), ("in", ""), ("op", INVALID), ("fix", "none"), ("from", ""))
             return Fault(INVALID, fields, f"A call was given an input its documentation rules out: {broken}")
+        if self.call and fault is not None and dict(fault.fields).get("from") != self.call:
+            fields = (("value", ""), ("in", ""), ("op", NO_CALL), ("fix", "none"), ("from", ""))
+            return Fault(NO_CALL, fields, f"The candidate's value is no longer made inside `{self.call}`")
+        return fault
 
     def _held_to_call(self, at: dict) -> None:
+        """Hold candidates to the public call the value is made inside (`oracles.nonfinite.inside_call`):
+        JAX's checks must place a candidate's value in that call too, as they place it in this run (a
+        name alone, `from jax.scipy.special import bessel_jn` beside a recurrence of its own, is not)."""
         self.call = at["from"] if "call" in self.guards and nonfinite_kinds.inside_call(at) else ""
-        if self.call:
-            self.log(f"the value is made inside `{self.call}` and no fix of the program's takes it away: each "
-                     f"candidate must still call `{self.call}`")
 
     def _establish(self, program: str) -> Fault | None:
         """The origin of the original's failing value; its first runs side by side (nothing else runs
@@ -352,14 +355,3 @@ def _nan_or_inf(nan_checked: str, program: str) -> str:
     found = nonfinite.read(nan_checked, program)
     return NAN if found and found["kind"] == NAN else INF
 
-
-def _reads(program: str, name: str) -> bool:
-    """Whether `program` reads a function of this name (`jsp.bessel_jn(z, v=2)`, `jax.grad(norm)`), or
-    cannot be read."""
-    try:
-        tree = ast.parse(program)
-    except SyntaxError:
-        return True
-    return any(isinstance(node, ast.Attribute) and node.attr == name or isinstance(node, ast.Name) and node.id == name
-               or isinstance(node, ast.alias) and (node.asname or node.name).rsplit(".", 1)[-1] == name
-               for node in ast.walk(tree))
