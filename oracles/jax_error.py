@@ -25,7 +25,7 @@ from oracles.base import (Oracle, Signature, entered_library_call, excerpt, fina
                           innermost_library_frame, normalize_message)
 from oracles.kinds import held_fields, jax_value_check, located_value
 from oracles.library_check import library_check
-from oracles.nonfinite import made_where
+from oracles.nonfinite import made_where, programs_fix
 from oracles.outcome import RunResult
 from oracles.owners import of_package
 
@@ -51,7 +51,7 @@ class JaxError(Oracle):
     def owner(self, sig: Signature) -> str:
         """The library's; the program's for a non-finite value its own arithmetic made (its origin's fix
         is the program's: an inner `where`, float64, a stable formula)."""
-        fixed = located_value(sig) and sig.get("fix") != "none"
+        fixed = located_value(sig) and programs_fix(sig)
         return "program" if fixed else of_package(sig.get("library") or "jax")
 
     def why_own(self, sig: Signature) -> str:

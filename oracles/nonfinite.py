@@ -13,6 +13,9 @@ from oracles.base import Signature
 NAN = "nan"
 #: the `cause` of a value whose origin names none (as the origin writes it)
 NO_CAUSE = "none"
+#: the `fix` of a value made inside a public call that the call computed right takes away, in float64 (its
+#: result given back in float32) or by its NumPy or SciPy namesake (`reducer.faults.call_fix`)
+IN_FLOAT64, BY_NAMESAKE = "call-in-float64", "call-by-namesake"
 #: the formulas whose stable form is the fix a reproducer must show (`reducer.faults.stable_fix`)
 STABLE_FORMULAS = ("softplus", "logaddexp", "logsumexp", "softmax", "log_sigmoid", "log_softmax")
 
@@ -47,11 +50,19 @@ def covers(seen: str, wanted: str) -> bool:
 def inside_call(at) -> bool:
     """Whether a non-finite value (`at`, a mapping with `get`) is made inside a public call the program
     made (`from`: `bessel_jn`, whose `scan` makes the NaN) and no fix of the program's takes it away
-    (`fix` none): the call is then where the failure is, and a candidate must still make that call,
-    not its body written out (a recurrence of the program's own that overflows is another failure, and
-    the program's: `reducer.faults.origin`). `from` is read from a traceback, and how it is read may
-    change: it names the call, and is no part of the failure's identity."""
-    return at.get("fix") == NO_CAUSE and at.get("from") not in (None, "", NO_CAUSE, at.get("op"))
+    (`fix` none, or the call computed right: in float64, or by its namesake): the call is then where the
+    failure is, and a candidate must still make that call, not its body written out (a recurrence of
+    the program's own that overflows is another failure, and the program's: `reducer.faults.origin`).
+    `from` is read from a traceback, and how it is read may change: it names the call, and is no part
+    of the failure's identity."""
+    return at.get("fix") in (NO_CAUSE, IN_FLOAT64, BY_NAMESAKE) and \
+        at.get("from") not in (None, "", NO_CAUSE, at.get("op"))
+
+
+def programs_fix(at) -> bool:
+    """Whether the fix that took a located value away (`at`, a mapping with `get`) is one of the program's
+    own code (an inner `where`, float64, a stable formula): not none, nor a call computed right."""
+    return at.get("fix") not in (NO_CAUSE, IN_FLOAT64, BY_NAMESAKE)
 
 
 def inside_call_words(at) -> str:
@@ -60,9 +71,13 @@ def inside_call_words(at) -> str:
     call, op = at.get("from"), at.get("op")
     value = made_where((("value", at.get("value")), ("op", op), ("from", op)))
     where = "forward computation" if at.get("in") == "forward" else f"derivative under `{at.get('in')}`"
+    right = {IN_FLOAT64: f" With `{call}` alone computed in float64 (its result given back in float32), the "
+                         f"program's check passes: the value `{call}` should give is finite in float32.",
+             BY_NAMESAKE: f" With `{call}` computed by its NumPy or SciPy namesake, on the same values, the program's "
+                          f"check passes: the namesake gives a finite value there."}.get(at.get("fix"), "")
     return (f"{value} is made inside `{call}`, on the values the program gives `{call}`, in the {where}; "
             f"no fix of the program's own code (an inner `where`, float64, a stable formula) takes it away, and the "
-            f"reproducer keeps calling `{call}` itself. This is JAX's to answer where these inputs are inside "
+            f"reproducer keeps calling `{call}` itself.{right} This is JAX's to answer where these inputs are inside "
             f"`{call}`'s domain (finite, and where its documentation says it is defined); outside it, keep them in "
             f"(`jnp.clip`) before the call.")
 

@@ -25,7 +25,7 @@ from typing import NamedTuple
 from oracles.base import TOOL_FRAME, Oracle, Signature, library_path, normalize_message
 from oracles.kinds import decided_by_program, nonfinite
 from oracles.library_check import library_check
-from oracles.nonfinite import inside_call
+from oracles.nonfinite import inside_call, programs_fix
 from oracles.nonfinite import signature as nonfinite_signature
 from oracles.outcome import RunResult
 
@@ -236,7 +236,7 @@ def references(sig: Signature, program: str) -> list[str]:
     (that fix is the one: `oracles.nonfinite`), on a NaN or an Inf read alone only JAX's NaN check, where
     the program turns it on; none for another family."""
     if not decided_by_program(sig) or nonfinite(sig) and sig.get("check") in ("assert", "raise", "exit") \
-            and sig.get("fix") != "none":
+            and programs_fix(sig):
         return []
     compares = nonfinite(sig) or sig.get("reads") == "close"
     tried = [how for how, _ in REFERENCES if can_be_given(how, program) and (compares or how not in ON_COMPARISONS)]

@@ -100,8 +100,9 @@ def fixed(source: str, how: str) -> str:
     return with_prologue(source, PROLOGUES[how])
 
 
-#: the fixes that run compiled functions op by op, and how many times a candidate's timeout they get:
-#: an unseen Flax program's 400 training steps took 52 s so, 6 s compiled (its timeout: 24 s)
+#: the fixes that run compiled functions op by op (and the twins, whose compiled calls are NumPy's, on the
+#: host), and how many times a candidate's timeout they get: an unseen Flax program's 400 training steps
+#: took 52 s op by op, 6 s compiled (its timeout: 24 s)
 OP_BY_OP, SLOWER = ("jit", "cpu", "numpy"), 4.0
 
 
@@ -148,9 +149,10 @@ WHY = {"nan-check": "the program counts on it, and fails with the values alone, 
 #: NumPy's twins of a finite value (a check too tight for float32's rounding passes so: the program's)
 CONTROLS = {"nan-check": "values", "numpy": "float64"}
 #: what each interesting candidate must not run through with either, where it can be given it
-#: (`own_check.can_be_given`): NumPy's twins run compiled functions op by op, so a candidate whose check
-#: now fails on a `jit` that computes other values (XLA's bug, not JAX's function's) would run through
-#: with them; the starting program was held to `jit` first (`own_check.REFERENCES`)
+#: (`own_check.can_be_given`): NumPy's twins replace JAX's function inside compiled ones too, so a
+#: candidate whose check now fails on XLA's compilation of that function (XLA's bug, not JAX's
+#: function's) would run through with them; the starting program was held to `jit` first
+#: (`own_check.REFERENCES`)
 EACH_CANDIDATE = {"numpy": ("jit",)}
 
 

@@ -16,7 +16,7 @@ from reducer import env as envmod
 from reducer import errors
 from reducer.data_literals import DATA_NPZ, LITERAL_ELEMENTS
 from reducer.data_literals.writeback import rewrite
-from reducer.readers.inputs import argument_files, needs_input, with_arguments
+from reducer.readers.inputs import argument_files, data_files, needs_input, with_arguments
 
 FORMS = PROGRAMS / "forms"
 REPO = Path(__file__).resolve().parent.parent
@@ -51,6 +51,29 @@ def test_files_named_in_arguments_go_beside_candidates(tmp_path):
     assert args[:5] == ["--lr", "0.1", "--config", "cfg.yaml", "--data=data/train/x.npz"]
     assert args[5] == str((tmp_path / "big" / "y.npz").resolve())
     assert args[6:] == ["../outside", "missing.txt", "-v"]
+
+
+def test_files_beside_the_script_go_with_it_where_it_names_them_not_where_their_name_is_in_its_text(tmp_path):
+    """A folder `p` next to the script (where a reduction's output folder was: copying it beside the
+    reproducer copied the output into itself) is not the program's because `p` is a letter of its text."""
+    for name in ("p", "train.csv", "weights.npz", "helpers.py", "data", "unused.txt"):
+        (tmp_path / name).mkdir() if "." not in name else (tmp_path / name).write_text("1")
+    (tmp_path / "data" / "x.npy").write_text("1")
+    source = ('import numpy as np\nimport helpers\np = np.loadtxt("train.csv")\nw = np.load("weights" + ".npz")\n'
+              'x = np.load(f"{ROOT}/data/x.npy")  # unused.txt is only in a comment\n')
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    assert [p.name for p in data_files(script, source)] == ["data", "helpers.py", "train.csv", "weights.npz"]
+
+
+def test_a_data_folder_that_holds_the_output_folder_is_copied_without_it(tmp_path):
+    from reducer.data_literals.standalone import Standalone
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.npy").write_text("1")
+    out = tmp_path / "data" / "reduced-train"
+    assert Standalone("x = 1\n", beside=(tmp_path / "data",)).write(out) == ["data"]
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == ["data", "data/x.npy"]
 
 
 def test_needs_input_hints_at_arguments_after_the_double_dash():

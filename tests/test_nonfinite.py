@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PROGRAMS, run_text
+from oracles import nonfinite as nonfinite_kinds
 from oracles.outcome import Signature
 from oracles.own_check import OwnCheck
 from reducer.faults.attach import Attached
@@ -50,6 +51,26 @@ def test_the_origin_is_where_the_fix_takes_the_value_away(name, origin, tmp_path
     fault = ValueOrigin(lambda text: run_text(text, Path(tempfile.mkdtemp(dir=tmp_path)))).locate((OWN / f"{name}.py").read_text(), None, None)
     assert {k: v for k, v in fault.fields if k in origin} == origin
     assert "runs through with" in fault.evidence
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, origin, calls", [
+    # float64 fixes it, but only inside `bessel_jn` (its recurrence), whose value fits float32: the call's
+    ("bessel_recurrence_float32", {"in": "forward", "op": "scan", "fix": "call-in-float64", "from": "bessel_jn"},
+     True),
+    # an inner `where` fixes it, but only inside `chi2.logpdf`, and SciPy's value is finite: the call's
+    ("chi2_logpdf_at_zero", {"in": "forward", "fix": "call-by-namesake", "from": "logpdf"}, True),
+    # its overflow is inside `gamma` too, but gamma(40) does not fit float32: the program's
+    ("gamma_overflow_float32", {"in": "forward", "op": "exp", "fix": "float64"}, False),
+])
+def test_a_fix_that_acts_only_inside_a_call_whose_value_is_finite_is_the_calls(name, origin, calls, tmp_path):
+    """A fix found for an operation inside a public call (JAX's checks place the value in `bessel_jn`,
+    `logpdf`, `gamma`) is the program's only where it acts outside the call too, or the value the call
+    should give is not finite either (`reducer.faults.call_fix`)."""
+    fault = ValueOrigin(lambda text: run_text(text, Path(tempfile.mkdtemp(dir=tmp_path)))).locate(
+        (OWN / f"{name}.py").read_text(), None, None)
+    assert {k: v for k, v in fault.fields if k in origin} == origin
+    assert nonfinite_kinds.inside_call(dict(fault.fields)) == calls
 
 
 @pytest.mark.slow

@@ -122,9 +122,25 @@ def test_the_function_at_fault_is_named_by_halving(tmp_path):
 def test_a_check_that_fails_on_xla_s_jit_instead_is_not_held_to_the_twins(tmp_path):
     assert run_text(ON_JIT, tmp_path).returncode == 1
     with job_for(tmp_path, ORIGINAL) as job:
-        assert counterfactual.runs_clean(job, ON_JIT, "numpy")  # the loophole: op by op, XLA's rewrite is gone
-        assert not counterfactual.survives(job, ON_JIT, "numpy")  # and op by op alone takes it away as well
+        assert not counterfactual.runs_clean(job, ON_JIT, "numpy")  # the twins keep `jit`: XLA's rewrite stays
+        assert not counterfactual.survives(job, ON_JIT, "numpy")  # and op by op alone takes it away
         assert counterfactual.survives(job, ORIGINAL, "numpy")  # JAX's `modf` is wrong with or without `jit`
+
+
+def test_inside_a_compiled_function_the_twin_is_called_back_and_its_derivative_is_jax_s(tmp_path):
+    """`jit` stays on: a call inside a compiled function gets the namesake's value (`chi2.logpdf(0, 2)`
+    is log(1/2), not JAX's NaN; `jnp.sum`'s static `axis` is given to NumPy as it is), its derivative
+    JAX's function's; a call on values being differentiated or batched keeps JAX's function, and so
+    does one whose value is Python's, not traced (`jnp.isrealobj`, which Optax's `if` reads)."""
+    program = (numpy_twins.LINE + "\nimport jax, jax.numpy as jnp, jax.scipy.stats as jst\n"
+               "f = jax.jit(lambda x: jst.chi2.logpdf(x, 2.0))\n"
+               "g = jax.grad(lambda x: jax.jit(lambda x: jst.chi2.logpdf(x, 2.0).sum())(x))(jnp.array([0.5, 1.0]))\n"
+               "print(f(jnp.zeros(1))[0], g[0], jax.jit(lambda x: jnp.sum(x, axis=0))(jnp.ones((2, 3)))[0],\n"
+               "      jax.vmap(lambda x: jst.chi2.logpdf(x, 2.0))(jnp.zeros(1))[0], jax.config.jax_disable_jit,\n"
+               "      jax.jit(lambda x: x * 3 if jnp.isrealobj(x) else x)(jnp.ones(1))[0])\n")  # Python's bool, as it is
+    run = run_text(program, tmp_path)
+    assert run.returncode == 0 and run.stdout.split() == ["-0.6931472", "-0.5", "2.0", "nan", "False", "3.0"], \
+        run.output
 
 
 #: JAX's `chi2.logpdf(0, 2)` is `0 * log(0)`, NaN, where SciPy's is log(1/2): the inner `where` on `log`

@@ -22,8 +22,8 @@ def log_softmax_by_hand():
 def fix():
     undo = []
 
-    def made_safe(op, how):
-        undo.append(safe_ops.make_safe(op, how))
+    def made_safe(op, how, outside=""):
+        undo.append(safe_ops.make_safe(op, how, outside))
         jax.clear_caches()  # functions traced before the fix would not see it
 
     yield made_safe
@@ -45,6 +45,29 @@ def test_a_fix_reaches_the_operation_inside_a_library_call_under_jit(fix):
     assert jnp.isnan(norm_grad(jnp.zeros(2))).all()
     fix("norm", safe_ops.DERIVATIVE)
     assert jnp.isfinite(norm_grad(jnp.zeros(2))).all()
+
+
+def test_a_fix_left_out_of_a_public_call_acts_on_the_programs_own_operations_alone(fix):
+    """`outside="norm"`: `sqrt` made safe where the program binds it, not inside JAX's `norm` (a function
+    of the program's of that name is the program's own)."""
+    def norm(x):  # the program's own, of the same name
+        return jnp.sqrt(jnp.sum(x ** 2))
+
+    fix("sqrt", safe_ops.DERIVATIVE, outside="norm")  # before the program reads `jnp.linalg.norm`, as a prologue
+    own, jaxs = jax.grad(norm), jax.grad(jnp.linalg.norm)
+    assert jnp.isfinite(own(jnp.zeros(2))).all()  # `jnp.sqrt`'s trace, made here, is not reused inside `norm`
+    assert jnp.isnan(jaxs(jnp.zeros(2))).all()
+    fix("sqrt", safe_ops.DERIVATIVE)
+    assert jnp.isfinite(jaxs(jnp.zeros(2))).all()
+
+
+def test_a_call_given_the_programs_own_function_is_not_left_out(fix):
+    """`lax.scan(step, …)` runs the program's own `step`: a fix left out of `scan` still acts there."""
+    def total(x):
+        return jax.lax.scan(lambda c, v: (c + jnp.sqrt(v), None), 0.0, x)[0]
+
+    fix("sqrt", safe_ops.DERIVATIVE, outside="scan")
+    assert jnp.isfinite(jax.grad(total)(jnp.zeros(2))).all()
 
 
 def test_an_underflow_fix_names_what_made_the_zero_that_log_turned_into_minus_inf(fix):

@@ -45,8 +45,9 @@ class Standalone:
             names.append(DATA_NPZ)
         for path in self.beside:
             target = out / path.name
-            if path.is_dir():
-                shutil.copytree(path, target, dirs_exist_ok=True)
+            if path.is_dir():  # never the output folder into itself, where it lies inside the data folder
+                shutil.copytree(path, target, dirs_exist_ok=True, ignore=lambda folder, names: [
+                    n for n in names if (Path(folder) / n).resolve() == out.resolve()])
             else:
                 write_atomic(target, path.read_bytes())
             names.append(path.name)

@@ -37,11 +37,11 @@ X64 = "import jax as _reducer_jax; _reducer_jax.config.update('jax_enable_x64', 
 ELSEWHERE = "elsewhere"
 
 
-def widened(program: str, op: str | tuple[str, ...] = "", how: str = safe_ops.WIDEN) -> str:
+def widened(program: str, op: str | tuple[str, ...] = "", how: str = safe_ops.WIDEN, outside: str = "") -> str:
     """`program` made float64 before it runs, `op` (when named; or each of several) evaluated in
-    float64 (`how` WIDEN) or in float32 (NARROW)."""
+    float64 (`how` WIDEN) or in float32 (NARROW), but inside JAX's public function named `outside`."""
     ops = [o for o in ((op,) if isinstance(op, str) else op) if o]
-    return nonfinite.first_of(program, "; ".join([X64, *(safe_ops.line(o, how) for o in ops)]))
+    return nonfinite.first_of(program, "; ".join([X64, *(safe_ops.line(o, how, outside) for o in ops)]))
 
 
 def origin_op(judge, program: str, named: list[str], kind: str, reached: tuple | None) -> str:
@@ -76,11 +76,12 @@ def first_in_order(items: list, test, jobs: int = 2) -> tuple:
     return "", None
 
 
-def brought_back(judge, program: str, op: str, kind: str, reached: tuple | None) -> bool:
-    """Whether `program`, made float64 with `op`'s own overflow of float32 alone (`safe_ops.NARROW`),
-    fails its check where it did (`reached`) on a value of `kind` (or on one the process cannot see):
-    not elsewhere (a float64 product meeting a float32 parameter in `lax.max` raises a TypeError)."""
-    done = judge.watched(widened(program, op, safe_ops.NARROW))
+def brought_back(judge, program: str, op: str, kind: str, reached: tuple | None, outside: str = "") -> bool:
+    """Whether `program`, made float64 with `op`'s own overflow of float32 alone (`safe_ops.NARROW`;
+    but inside JAX's public function named `outside`), fails its check where it did (`reached`) on a
+    value of `kind` (or on one the process cannot see): not elsewhere (a float64 product meeting a
+    float32 parameter in `lax.max` raises a TypeError)."""
+    done = judge.watched(widened(program, op, safe_ops.NARROW, outside))
     seen, stop = checked_value.kind_in(done.output), checked_value.stopped_at(done.output)
     elsewhere = reached is not None and (stop is None or stop[0] != reached[0])  # a TypeError of mixed types
     return done.returncode != 0 and not elsewhere and not checked_value.got_past(done.output, reached) and \

@@ -57,17 +57,19 @@ class Origin:
                    sig.get("contract") == contracts.BROKEN, sig.get("fix"))
 
 
-def fixed(program: str, op: str | tuple[str, ...], how: str) -> str:
+def fixed(program: str, op: str | tuple[str, ...], how: str, outside: str = "") -> str:
     """`program` with `op` (or each of several) made safe before it runs (its lines where they were);
     with `how` WIDE, the program made float64, `op` (when named) evaluated in float64 (`float64_fix`);
     with `how` one of `stable_fix.FORMULAS`, that formula computed by JAX's function (`program` itself
-    where it writes none, but for a sigmoid's `log`, followed as the program runs: `saturated`)."""
+    where it writes none, but for a sigmoid's `log`, followed as the program runs: `saturated`); `op`'s
+    fix left out of JAX's public function named `outside`, where one is named (`safe_ops.make_safe`)."""
     if how in stable_fix.FORMULAS:  # where no expression writes it, a sigmoid's log followed as it runs
         dynamic = nonfinite.first_of(program, saturated.LINE) if how == saturated.FIX else program
         return stable_fix.rewritten(program, how) or dynamic
     if how == WIDE:
-        return float64_fix.widened(program, op)
-    return nonfinite.first_of(program, "; ".join(safe_ops.line(o, how) for o in ((op,) if isinstance(op, str) else op)))
+        return float64_fix.widened(program, op, outside=outside)
+    ops = (op,) if isinstance(op, str) else op
+    return nonfinite.first_of(program, "; ".join(safe_ops.line(o, how, outside) for o in ops))
 
 
 def remedy(origin: Origin, point: str = "") -> tuple[str | tuple[str, ...], str]:

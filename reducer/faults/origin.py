@@ -49,13 +49,13 @@ from typing import Callable
 
 from oracles import nonfinite as nonfinite_kinds
 from oracles.outcome import RunResult, Signature
-from reducer.faults import (CutShort, Fault, checked_value, contracts, float64_fix, forward_share, nonfinite,
-                            rounding_fix, safe_ops, saturated, stable_fix, suspects)
+from reducer.faults import (CutShort, Fault, call_fix, checked_value, contracts, float64_fix, forward_share,
+                            nonfinite, rounding_fix, safe_ops, saturated, stable_fix, suspects)
 from reducer.faults import cause as causes
 from reducer.faults import hold
 from reducer.faults.ahead import Ahead
 from reducer.faults.forward_share import made_in, taken_away
-from reducer.faults.named_origin import (FIX, INF, INVALID, NAN, NO_CALL, ROUNDED, WATCH, WIDE, Origin,
+from reducer.faults.named_origin import (FIX, INF, INVALID, NAN, NO_CALL, NO_FIX, ROUNDED, WATCH, WIDE, Origin,
                                          derivative_mode, fixed)
 
 
@@ -90,9 +90,13 @@ class ValueOrigin:
         # JAX's checks met the original's value only op by op (a check inside a compiled call stopped it
         # first: Equinox's `error_if`); None where not known (a resumed reduction's)
         self.eager_checks: bool | None = None
-        self.call = ""  # the public call the value is made inside, which every candidate must still make
+        self.called = ""  # the public call the value is made inside, where no fix of the program's takes it away
+        self.call = ""  # that call, where every candidate must still make it (the guard `call`)
+        self.right = ""  # how that call computed right takes the value away (`call_fix`), which every candidate
+        # must run through with (the guard `fix`)
 
     def expect(self, sig: Signature) -> None:
+        self.right = sig.get("fix") if sig.get("fix") in call_fix.RIGHT else ""
         self._held_to_call(dict(sig.fields))
         self.origin = Origin.of(sig)
         self.unfixed = self.origin is None
@@ -118,12 +122,13 @@ class ValueOrigin:
         self.later = self.later if later is None else later
         return ok
 
-    def passing(self, program: str, op: str, how: str, reached: tuple | None = None) -> tuple[bool, bool | None]:
+    def passing(self, program: str, op: str, how: str, reached: tuple | None = None,
+                outside: str = "") -> tuple[bool, bool | None]:
         """`passes`, and what it sets `later` to (None: left as it is), without setting it: runs of
-        several fixes side by side."""
+        several fixes side by side; the fix left out of JAX's public function `outside` where named."""
         if reached is None:
-            return self.ran(fixed(program, op, how)).returncode == 0, None
-        done = self.watched(fixed(program, op, how))
+            return self.ran(fixed(program, op, how, outside)).returncode == 0, None
+        done = self.watched(fixed(program, op, how, outside))
         later = done.returncode != 0 and checked_value.got_past(done.output, reached)
         return done.returncode == 0 or later, later
 
@@ -186,13 +191,20 @@ class ValueOrigin:
         if self.call and fault is not None and dict(fault.fields).get("from") != self.call:
             fields = (("value", ""), ("in", ""), ("op", NO_CALL), ("fix", "none"), ("from", ""))
             return Fault(NO_CALL, fields, f"The candidate's value is no longer made inside `{self.call}`")
+        if self.right and fault is not None and "fix" in self.guards and \
+                not call_fix.runs_right(self, program, self.called, self.right):
+            fields = (("value", ""), ("in", ""), ("op", NO_FIX), ("fix", "none"), ("from", ""))
+            return Fault(NO_FIX, fields, f"The candidate does not run through with `{self.called}` computed "
+                                         f"{call_fix.WORDS[self.right]}")
         return fault
 
     def _held_to_call(self, at: dict) -> None:
         """Hold candidates to the public call the value is made inside (`oracles.nonfinite.inside_call`):
         JAX's checks must place a candidate's value in that call too, as they place it in this run (a
-        name alone, `from jax.scipy.special import bessel_jn` beside a recurrence of its own, is not)."""
-        self.call = at["from"] if "call" in self.guards and nonfinite_kinds.inside_call(at) else ""
+        name alone, `from jax.scipy.special import bessel_jn` beside a recurrence of its own, is not),
+        and it must run through with the call computed right, where that took the original's away."""
+        self.called = at["from"] if nonfinite_kinds.inside_call(at) else ""
+        self.call = self.called if "call" in self.guards else ""
 
     def _establish(self, program: str) -> Fault | None:
         """The origin of the original's failing value; its first runs side by side (nothing else runs
@@ -214,11 +226,16 @@ class ValueOrigin:
         mode = nans["in"] if nans and nans["in"] != "forward" else derivative_mode(program)
         named = suspects.candidates(guessed, both, nans)
         vias = suspects.vias(named, guessed, program)
+        call = lambda op: call_fix.call_of(guessed, op)  # noqa: E731
         for op, via in vias.items():
             with ThreadPoolExecutor(max_workers=2) as pool:
                 share = pool.submit(self.forward_share_of, program, op, kind, count, reached)
                 if not self.passes(program, op, safe_ops.DERIVATIVE, reached):
                     continue
+                right = call_fix.the_calls(self, program, call(op), op, safe_ops.DERIVATIVE, kind, reached)
+                if right:
+                    return self._as_unfixed(program, outputs, call_fix.evidence(call(op), safe_ops.DERIVATIVE, right),
+                                            right)
                 share = share.result()
                 where = made_in(share, mode)
                 forward = pool.submit(self._forward_kind, program, op) if where == "forward" else None
@@ -237,15 +254,18 @@ class ValueOrigin:
         def made(op: str) -> str:
             return made_in(self.forward_share_of(program, op, kind, count, reached), mode)
 
-        widened = self._widened(program, overflowing, kind, reached, vias, made)
+        op = float64_fix.origin_op(self, program, overflowing, kind, reached)
+        right = call_fix.the_calls(self, program, call(op), op, WIDE, kind, reached) if op else ""
+        if right:
+            return self._as_unfixed(program, outputs, call_fix.evidence(call(op), WIDE, right), right)
+        widened = self._widened(program, op, kind, reached, vias, made)
         return widened or self._rounded(program, guessed, kind, reached) or self._as_unfixed(program, outputs)
 
-    def _widened(self, program: str, ops: list[str], kind: str, reached: tuple | None, vias: dict, made):
-        """The origin of a value float32 cannot hold (`float64_fix`), or float64 neither, that a formula
-        written by hand makes (`stable_fix`); None when it is neither. `made(op)`: the transformation
-        the checked value was made in, by how much of it `op`'s forward fix takes away (not where JAX's
-        checks first meet one: a training step's Inf that never reaches the check)."""
-        op = float64_fix.origin_op(self, program, ops, kind, reached)
+    def _widened(self, program: str, op: str, kind: str, reached: tuple | None, vias: dict, made):
+        """The origin of a value float32 cannot hold (`float64_fix`: `op`, found so), or float64 neither,
+        that a formula written by hand makes (`stable_fix`); None when it is neither. `made(op)`: the
+        transformation the checked value was made in, by how much of it `op`'s forward fix takes away
+        (not where JAX's checks first meet one: a training step's Inf that never reaches the check)."""
         formula = "" if op else self._formula(program, reached)
         if not op and not formula:
             return None
@@ -283,10 +303,19 @@ class ValueOrigin:
         tried = [f for f in found if saturating is None or (f in stable_fix.SATURATING) == saturating]
         return next((f for f in tried if self.passes(program, "", f, reached)), "")
 
-    def _as_unfixed(self, program: str, outputs: dict) -> Fault | None:
+    def _as_unfixed(self, program: str, outputs: dict, why: str = "", right: str = "") -> Fault | None:
+        """Held where JAX's checks place the value, and, where that is inside a public call, to running
+        through with the call computed right (`right`, or the first way of `call_fix` that does)."""
         self.unfixed = True
-        self.log("no fix of a single operation, nor float64, nor a stable formula makes the program run through: "
-                 "the non-finite value is held where JAX's checks first meet it, and to its kind")
+        self.log(why or "no fix of a single operation, nor float64, nor a stable formula makes the program run "
+                 "through: the non-finite value is held where JAX's checks first meet it, and to its kind")
+        found = nonfinite.located(outputs.__getitem__, program) or {}
+        if not right and nonfinite_kinds.inside_call({**found, "fix": nonfinite_kinds.NO_CAUSE}):
+            right = call_fix.right_way(self, program, found["from"], forward=found.get("in") == "forward")
+            call = found["from"]
+            self.log(f"with `{call}` computed {call_fix.WORDS[right]}, the program runs through: each candidate must "
+                     f"too" if right else f"no way of computing `{call}` right makes the program run through")
+        self.right = right
         return self._as_checks_name_it(program, outputs)
 
     def _point(self, program: str, op: str, reached: tuple | None) -> str:
@@ -320,8 +349,10 @@ class ValueOrigin:
         if found is None:
             return None
         fields = (("value", self.kind_of(program, outputs[False])[0]), ("in", found["in"]), ("op", found["op"]),
-                  ("fix", "none"), ("from", found["from"]), *contracts.field(self.breaks))
-        return Fault(found["op"], fields, nonfinite.evidence(found))
+                  ("fix", self.right or "none"), ("from", found["from"]), *contracts.field(self.breaks))
+        inside = nonfinite_kinds.inside_call(dict(fields))
+        return Fault(found["op"], fields, nonfinite_kinds.inside_call_words(dict(fields)) if inside else
+                     nonfinite.evidence(found))
 
     def _cause(self, program: str, kind: str, where: str, op: str, point: str, reached: tuple | None) -> str:
         """What made the 0 that `op` made the value from (`reducer.faults.cause`: `exp-underflow` in a

@@ -43,6 +43,8 @@ import functools
 import sys
 import threading
 
+from reducer.faults import within_call
+
 #: primitive names by the names a program or a traceback uses for them
 ALIASES = {"arccos": ("acos",), "arcsin": ("asin",), "arctanh": ("atanh",), "arccosh": ("acosh",),
            "divide": ("div",), "true_divide": ("div",), "reciprocal": ("div", "integer_pow"),
@@ -103,32 +105,37 @@ def known(name: str) -> bool:
     return all(_primitive(p) is not None for p in primitives(name))
 
 
-def make_safe(name: str, how: str):
+def make_safe(name: str, how: str, outside: str = ""):
     """Patch the primitives of `name` (see the module docstring); `how`: FORWARD, DERIVATIVE, UNDERFLOW,
-    VALUE_ONLY, NARROW or WIDEN, or DERIVATIVE kept to one class of point of `POINTS` (`derivative@edge`).
+    VALUE_ONLY, NARROW or WIDEN, or DERIVATIVE kept to one class of point of `POINTS` (`derivative@edge`);
+    with `outside`, the name of a public function of JAX's, not where that function binds them (its
+    body: `bessel_jn`'s recurrence), so that a fix can be asked whether it acts only inside the call.
     Returns what undoes it, for a process that goes on (a worker replaying calls)."""
     if how.partition("@")[2] not in ("", *POINTS):
         raise ValueError(f"no class of point named {how.partition('@')[2]!r}")
-    patched = []
+    patched, unscoped = [], within_call.scoped(outside) if outside else (lambda: None)
     for prim_name in primitives(name):
         prim = _primitive(prim_name)
         if prim is None:
             raise ValueError(f"no JAX primitive named {prim_name!r}")
         patched.append(prim)
-        prim.bind = _patched(prim, prim.bind, SAFE_POINT.get(prim_name, 1.0), how)
+        prim.bind = _patched(prim, prim.bind, SAFE_POINT.get(prim_name, 1.0), how, outside)
 
     def undo() -> None:
         for prim in patched:
             prim.__dict__.pop("bind", None)
+        unscoped()
 
     return undo
 
 
-def where_bound(prim, bind, instead):
+def where_bound(prim, bind, instead, outside: str = ""):
     """`prim`'s `bind`, with `instead(args, params)` run in its place where the program binds it: not
-    inside JAX's own rules (`_inside_rule`), nor inside the work of another operation patched so."""
+    inside JAX's own rules (`_inside_rule`), nor inside the work of another operation patched so, nor
+    inside JAX's public function named `outside` (where one is named)."""
     def patched(*args, **params):
-        if getattr(_busy, "on", False) or prim.multiple_results or _inside_rule():
+        if getattr(_busy, "on", False) or prim.multiple_results or _inside_rule() or \
+                outside and within_call.inside():
             return bind(*args, **params)
         _busy.on = True
         try:
@@ -139,7 +146,7 @@ def where_bound(prim, bind, instead):
     return patched
 
 
-def _patched(prim, bind, safe: float, how: str):
+def _patched(prim, bind, safe: float, how: str, outside: str = ""):
     def instead(args, params):
         if how == UNDERFLOW and prim.name in PRODUCTS:
             return _product_underflow(prim.name, bind, args, params)
@@ -149,7 +156,7 @@ def _patched(prim, bind, safe: float, how: str):
             return _evaluated_in(prim.name, bind, args, params, how)
         return _safe(bind, args, params, safe, how, prim.name in NO_OUTSIDE)
 
-    return where_bound(prim, bind, instead)
+    return where_bound(prim, bind, instead, outside)
 
 
 def say_widened() -> None:
@@ -176,9 +183,11 @@ def widened_in(output: str) -> set[str] | None:
     return set(said[-1][len(WIDENED):].split()) if said else None
 
 
-def line(name: str, how: str) -> str:
-    """The statement, run before a program's first, that makes `name` safe (`make_safe`) in its process."""
-    return f"from reducer.faults.safe_ops import make_safe as _reducer_safe; _reducer_safe({name!r}, {how!r})"
+def line(name: str, how: str, outside: str = "") -> str:
+    """The statement, run before a program's first, that makes `name` safe (`make_safe`) in its process
+    (`outside` the public function of that name, where one is named)."""
+    scope = f", outside={outside!r}" if outside else ""
+    return f"from reducer.faults.safe_ops import make_safe as _reducer_safe; _reducer_safe({name!r}, {how!r}{scope})"
 
 
 def _evaluated_in(name: str, bind, args, params, how: str):

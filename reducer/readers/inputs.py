@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -52,8 +53,10 @@ def data_files(script: Path, source: str, limit_bytes: int = 200 * 1024 * 1024) 
         entries = sorted(folder.iterdir())
     except OSError:
         return ()
+    components, imported = _named(source)
     for entry in entries:
-        named = entry.name in source or (entry.suffix == ".py" and entry.stem in source)
+        named = entry.name in components or entry.is_file() and entry.stem in components \
+            or entry.stem in imported and (entry.suffix == ".py" or entry.is_dir())
         if entry.name == Path(script).name or entry.name.startswith(".") or not named:
             continue
         try:
@@ -66,6 +69,27 @@ def data_files(script: Path, source: str, limit_bytes: int = 200 * 1024 * 1024) 
         total += size
         picked.append(entry)
     return tuple(picked)
+
+
+def _named(source: str) -> tuple[set[str], set[str]]:
+    """The path components of the string literals `source` writes (`"data/train.csv"`: `data`,
+    `train.csv`), and the modules it imports (their first name): a file or folder next to the script
+    is the program's where it is named so, not where its name is a substring of the text (a folder `p`)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set(), set()
+    components, imported = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            components.update(part for part in re.split(r"[/\\]", node.value) if part)
+        elif isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imported.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level:  # `from . import helpers`
+            imported.update([node.module.split(".")[0]] if node.module else [a.name for a in node.names])
+    return components, imported
 
 
 def read_input(path: Path, after_earlier: bool = False) -> tuple[Path, str]:
@@ -91,8 +115,6 @@ def read_input(path: Path, after_earlier: bool = False) -> tuple[Path, str]:
     elif "::" not in text:
         script, source = Path(path), read_script(Path(path))
     else:
-        import re
-
         from reducer.readers.testcase import standalone_source
 
         file, *names = text.split("::")
