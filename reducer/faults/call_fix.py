@@ -51,7 +51,7 @@ def the_calls(judge, program: str, call: str, op: str, how: str, kind: str, reac
     try:
         return right_way(judge, program, call) if call and only_inside(judge, program, call, op, how, kind, reached) \
             else ""
-    except CutShort:  # not known (a namesake runs op by op): the fix stays the program's, as it was found
+    except CutShort:  # not known (a run timed out): the fix stays the program's, as it was found
         return ""
 
 

@@ -180,16 +180,15 @@ def compiled_twin(mine, twin, args, kwargs, out):
         return function(*a, **kw)
 
     shapes = jax.tree_util.tree_map(lambda leaf: jax.ShapeDtypeStruct(leaf.shape, leaf.dtype), out)
-
     wanted, structure = jax.tree_util.tree_flatten(shapes)
 
     def on_host(*values):  # a namedtuple of NumPy's (`EighResult`) for JAX's of the same name: leaf by leaf
         with np.errstate(all="ignore"):
-            out = jax.tree_util.tree_leaves(called(twin, [np.asarray(v) for v in values]))
-        if len(out) != len(wanted):
-            raise TypeError(f"{len(out)} results, not {len(wanted)}")
+            got = jax.tree_util.tree_leaves(called(twin, [np.asarray(v) for v in values]))
+        if len(got) != len(wanted):
+            raise TypeError(f"{len(got)} results, not {len(wanted)}")
         return jax.tree_util.tree_unflatten(
-            structure, [np.asarray(o).astype(s.dtype).reshape(s.shape) for o, s in zip(out, wanted)])
+            structure, [np.asarray(o).astype(s.dtype).reshape(s.shape) for o, s in zip(got, wanted)])
 
     try:
         on_host(*(np.zeros(flat[k].shape, flat[k].dtype) for k in dynamic))

@@ -1,6 +1,6 @@
 """JAX's public functions found by name and replaced in a candidate's process (`replace`), and whether
 the process now runs inside one of them (`scoped`, `inside`): so that a fix can be left out of a call
-(`reducer.faults.safe_ops`) and a call's result narrowed (`reducer.faults.call_fix`).
+(`reducer.faults.safe_ops`) and a call computed in float64 (`reducer.faults.call_fix`).
 
 Where the program runs is told by a flag the call sets while it runs, not by the frames on the stack:
 `jnp.log` and `jnp.sqrt` are compiled functions whose traces JAX caches, so a trace made inside
