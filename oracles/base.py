@@ -132,7 +132,8 @@ _MACHINERY = re.compile(r"jax/_src/(?:traceback_util|pjit|api|api_util|linear_ut
 
 
 #: frames of reducer's own code around a candidate: never the place a program failed
-TOOL_FRAME = re.compile(r"/reducer/(?:harness\.py$|cross_checks/|workers/|levels/)|^<frozen runpy>$|/threading\.py$")
+TOOL_FRAME = re.compile(r"/reducer/(?:harness\.py$|cross_checks/|workers/|levels/|faults/)"
+                        r"|^<frozen runpy>$|/threading\.py$")
 _FAULT_BLOCK = re.compile(r"^(?P<head>Current thread|Thread|Stack)(?: 0x[0-9a-fA-F]+)? \(most recent call first\):\n"
                           r"(?P<body>(?:[ \t]+.*\n?)*)", re.M)
 NATIVE_THREAD = "<native thread>"

@@ -16,6 +16,10 @@ NO_CAUSE = "none"
 #: the `fix` of a value made inside a public call that the call computed right takes away, in float64 (its
 #: result given back in float32) or by its NumPy or SciPy namesake (`reducer.faults.call_fix`)
 IN_FLOAT64, BY_NAMESAKE = "call-in-float64", "call-by-namesake"
+#: the ways of computing a call right, in the order they are tried
+CALL_RIGHT = (IN_FLOAT64, BY_NAMESAKE)
+#: the fixes that are none of the program's own code: none found, or a call of JAX's computed right
+NOT_THE_PROGRAMS = (NO_CAUSE, *CALL_RIGHT)
 #: the formulas whose stable form is the fix a reproducer must show (`reducer.faults.stable_fix`)
 STABLE_FORMULAS = ("softplus", "logaddexp", "logsumexp", "softmax", "log_sigmoid", "log_softmax")
 
@@ -55,14 +59,14 @@ def inside_call(at) -> bool:
     the program's own that overflows is another failure, and the program's: `reducer.faults.origin`).
     `from` is read from a traceback, and how it is read may change: it names the call, and is no part
     of the failure's identity."""
-    return at.get("fix") in (NO_CAUSE, IN_FLOAT64, BY_NAMESAKE) and \
+    return at.get("fix") in NOT_THE_PROGRAMS and \
         at.get("from") not in (None, "", NO_CAUSE, at.get("op"))
 
 
 def programs_fix(at) -> bool:
     """Whether the fix that took a located value away (`at`, a mapping with `get`) is one of the program's
     own code (an inner `where`, float64, a stable formula): not none, nor a call computed right."""
-    return at.get("fix") not in (NO_CAUSE, IN_FLOAT64, BY_NAMESAKE)
+    return at.get("fix") not in NOT_THE_PROGRAMS
 
 
 def inside_call_words(at) -> str:

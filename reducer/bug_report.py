@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import oracles
 from oracles import kinds
 from oracles.base import Signature
-from oracles.nonfinite import BY_NAMESAKE, IN_FLOAT64, inside_call, inside_call_words
+from oracles.nonfinite import CALL_RIGHT, IN_FLOAT64, inside_call, inside_call_words
 from oracles.wrong_result import SAID
 from reducer import env as envmod, filing
 from reducer.files import scrub
@@ -349,7 +349,7 @@ def _origin_fix(sig: Signature) -> str:
         ops = "`, `".join(cause_fix(sig.get("cause") or "rounding")[0])
         return (f"`{ops}` computed in float64" if ops else "the program's data in float64") + \
             " (the program made float64 by `jax.config.update(\"jax_enable_x64\", True)`)"
-    if located and sig.get("fix") in (IN_FLOAT64, BY_NAMESAKE):
+    if located and sig.get("fix") in CALL_RIGHT:
         return (f"`{sig.get('from')}` alone computed in float64, its result given back in float32" if
                 sig.get("fix") == IN_FLOAT64 else f"`{sig.get('from')}` computed by its NumPy or SciPy namesake")
     if not located or sig.get("fix") != "inner-where":

@@ -112,9 +112,13 @@ def test_the_checks_go_after_the_docstring_and_future_imports_and_keep_the_lines
     source = '"""doc"""\nfrom __future__ import annotations\nx = 1\nassert x\n'
     checked = with_checks(source, infs=True)
     assert checked.splitlines()[:2] == source.splitlines()[:2] and len(checked.splitlines()) == 4
-    assert "jax_debug_infs" in checked.splitlines()[2] and checked.splitlines()[2].endswith("x = 1")
-    assert "jax_debug_infs" not in with_checks(source, infs=False)
-    assert "jax_disable_jit" in with_checks(source, infs=True, eager=True) and "jax_disable_jit" not in checked
+    assert "infs=True" in checked.splitlines()[2] and checked.splitlines()[2].endswith("x = 1")
+    assert "infs=True" not in with_checks(source, infs=False)
+    assert "eager=True" in with_checks(source, infs=True, eager=True) and "eager=True" not in checked
+
+
+#: what the checks' line says of a run op by op
+EAGER = "eager=True"
 
 
 def test_checks_that_meet_nothing_run_once_more_op_by_op_and_checks_that_meet_it_do_not(tmp_path):
@@ -137,7 +141,7 @@ def test_checks_that_meet_nothing_run_once_more_op_by_op_and_checks_that_meet_it
         assert len(seen) == runs, eager_checks  # a candidate held to the origin
         seen.clear()
     ValueOrigin(run).checked("import numpy as np\nassert np.isfinite(np.log(np.float32(0)))\n", True, again=True)
-    assert len(seen) == 2 and "jax_disable_jit" in seen[1] and "jax_disable_jit" not in seen[0]
+    assert len(seen) == 2 and EAGER in seen[1] and EAGER not in seen[0]
     seen.clear()
     output = ValueOrigin(run).checked("import jax.numpy as jnp\nassert jnp.isfinite(jnp.log(0.0))\n", True, again=True)
     assert len(seen) == 1 and "FloatingPointError" in output
@@ -147,7 +151,7 @@ def test_an_op_by_op_run_past_its_timeout_leaves_what_the_checks_met_under_jit(t
     """Op by op is slower by nature (a test that trains first): when that run times out, the output of
     the checks under `jit` stands, and the origin is not cut short by it."""
     def run(text):
-        return run_text(text, tmp_path, timeout=0.05 if "jax_disable_jit" in text else 120)
+        return run_text(text, tmp_path, timeout=0.05 if EAGER in text else 120)
 
     output = ValueOrigin(run).checked("import numpy as np\nassert np.isfinite(np.log(np.float32(0)))\n", True,
                                       again=True)

@@ -602,3 +602,19 @@ def test_a_standardisation_by_a_one_pass_variance_names_the_rounding_that_put_it
     assert nr.same(wanted, RunResult(1, "", "", 1.0, harness=report))[0]
     cut = spec_of(lambda v: jnp.ones(3) / jnp.sqrt(v), np.float32(-4.0), transforms=[{"t": "jit"}])
     assert not nr.same(wanted, RunResult(1, "", "", 1.0, harness=replay(cut, tmp_path, monkeypatch)[1]))[0]
+
+
+def test_a_nan_constant_a_library_chooses_inside_a_compiled_gradient_is_met_where_chosen(tmp_path, monkeypatch):
+    """`vonmises.logpdf(mu, 0.0)` chooses its NaN constant; under `jit` ∘ `value_and_grad` JAX's checks
+    let it through and stopped at `0.01 * prior`'s conversion: the replay is met op by op, at the
+    `where` inside `logpdf` (as the program's own run is, `reducer.faults.origin`)."""
+    from jax.scipy.stats import vonmises
+
+    def loss(mu):
+        return -vonmises.logpdf(mu, 4.0).mean() + 0.01 * -vonmises.logpdf(mu, 0.0).mean()
+
+    spec = spec_of(loss, np.zeros(3, np.float32), transforms=[{"t": "jit"}, {"t": "value_and_grad", "argnums": [0]}])
+    raised, report = replay(spec, tmp_path, monkeypatch)
+    assert raised is not None
+    found = report["nonfinite"]
+    assert (found["in"], found["op"], found["prim"]) == ("forward", "select_n", "select_n"), found

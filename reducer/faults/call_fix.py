@@ -20,11 +20,11 @@ overflow is inside the call but whose value, 2e46, float32 cannot hold.
 """
 from __future__ import annotations
 
-from oracles.nonfinite import BY_NAMESAKE, IN_FLOAT64
+from oracles.nonfinite import BY_NAMESAKE, CALL_RIGHT, IN_FLOAT64
 from reducer.faults import CutShort, float64_fix, nonfinite, numpy_twins, within_call
 
 #: the ways of computing a call right, in the order they are tried
-RIGHT = (IN_FLOAT64, BY_NAMESAKE)
+RIGHT = CALL_RIGHT
 #: what each way is, in words
 WORDS = {IN_FLOAT64: "in float64, its result given back in float32", BY_NAMESAKE: "by its NumPy or SciPy namesake"}
 

@@ -26,18 +26,24 @@ when the other finds nothing.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from typing import Callable
 
 from oracles import kinds
 from oracles.own_check import own_frames
 from oracles.outcome import RunResult, Signature
 from reducer.faults import CutShort, Fault
+from reducer.faults.jax_checks import PASSED_ON
 
 FLOATING = re.compile(r"^(?:\S*JaxStackTraceBeforeTransformation: )?FloatingPointError: invalid value "
                       r"\((?P<kind>nan|inf)\) encountered in (?P<prim>\w+)", re.M)
 #: a public `lax` function called (not a private helper: `lax._convert_element_type` in `jnp.asarray`)
 LAX_CALL = re.compile(r"\blax\.(?P<name>[a-z]\w*)\(")
+#: a `lax` function by the primitive it binds, where their names differ: the name a written-back
+#: script's `lax.select_n` and the program's `jnp.where` (`lax.select`) share
+PRIMITIVE_OF = {"select": "select_n"}
 #: a primitive bound by the `lax` function itself (`sqrt_p.bind(x)`): what a frame shows of a `lax`
 #: function the program handed to a transformation (`f = lax.sqrt; jax.grad(f)(a)`)
 BIND = re.compile(r"\b(?P<name>[a-z]\w*)_p\.bind\(")
@@ -54,7 +60,6 @@ FILTERED = "JAX has removed its internal frames"
 #: a derivative's mode, by the transformation that takes it: reverse (`grad`) or forward (`jvp`)
 MODES = {"value_and_grad": "grad", "grad": "grad", "vjp": "grad", "jacrev": "grad", "hessian": "grad",
          "jvp": "jvp", "jacfwd": "jvp", "linearize": "jvp"}
-CHECKS = ("jax_debug_nans", "jax_debug_infs")
 #: a value inside the domain of a function whose derivative is infinite somewhere, for the remedy's
 #: inner `where` (1.0, the default, is the singular point of these)
 SAFE = {"acos": 0.0, "asin": 0.0, "arccos": 0.0, "arcsin": 0.0, "atanh": 0.0, "arctanh": 0.0}
@@ -88,10 +93,10 @@ def singular_calls(source: str) -> list[str]:
 def with_checks(source: str, infs: bool, eager: bool = False) -> str:
     """`source` with JAX's NaN (and Inf) checks switched on before its first statement (after its
     docstring and `__future__` imports), its other lines where they were; with `eager`, `jit` off too,
-    so that every operation's result is checked as it is made."""
-    flags = (CHECKS if infs else CHECKS[:1]) + (("jax_disable_jit",) if eager else ())
-    return first_of(source, "import jax as _jax_checks; "
-                    + "; ".join(f"_jax_checks.config.update({f!r}, True)" for f in flags))
+    so that every operation's result is checked as it is made. An operation that only moves a value
+    already NaN or Inf is not taken for its maker (`jax_checks`)."""
+    return first_of(source, "from reducer.faults.jax_checks import switch_on as _reducer_checks; "
+                    f"_reducer_checks(infs={infs}, eager={eager})")
 
 
 def first_of(source: str, statements: str) -> str:
@@ -113,10 +118,22 @@ def first_of(source: str, statements: str) -> str:
     return "".join(lines)
 
 
+def _code(line: str) -> str:
+    """A line of the program without its comment: `# uniform, log-density -log(2 pi)` calls nothing."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(line).readline):
+            if token.type == tokenize.COMMENT:
+                return line[:token.start[1]].rstrip()
+    except (tokenize.TokenError, SyntaxError):  # a line of a statement that goes on: its tokens so far
+        pass
+    return line
+
+
 def _singular(line: str) -> str:
     """The first function a line calls whose derivative is infinite somewhere in its domain, for a
     value JAX's checks met only where it spread (`p * jnp.log(p)` stopped at `mul`: `log`)."""
-    return next((n for m in CALL.finditer(line) for n in [m.group("callee").split(".")[-1]] if n in SINGULAR), "")
+    return next((n for m in CALL.finditer(_code(line)) for n in [m.group("callee").split(".")[-1]]
+                 if n in SINGULAR), "")
 
 
 ASSIGNED = re.compile(r"^(?P<indent>\s*)(?P<name>[A-Za-z_]\w*)\s*=(?!=)")
@@ -129,7 +146,7 @@ def _made_by(source: str, at: int, line: str) -> str:
     infinite derivative somewhere that made one of its operands on an earlier line of the same
     function (`c = jnp.log(b)`); "" when none does or `source` is not the program the line is in."""
     lines = source.splitlines()
-    if not 0 < at <= len(lines) or lines[at - 1].strip() != line.strip():
+    if not 0 < at <= len(lines) or _code(lines[at - 1]).strip() != _code(line).strip():
         return ""
     wanted = set(NAME.findall(line.split("=", 1)[-1]))
     depth = len(lines[at - 1]) - len(lines[at - 1].lstrip())
@@ -152,6 +169,7 @@ def _callee(line: str, op: str, entered: tuple[str, ...] = ()) -> str:
     with an infinite derivative somewhere (`norm` in `jax.grad(jnp.linalg.norm)(x)`), else the
     first the traceback shows it `entered` (`isf` in `assert_allclose(norm.isf(q), …)`), else the
     first it calls."""
+    line = _code(line)
     names = [m.group("callee").split(".")[-1] for m in CALL.finditer(line)]
     names += [m.group(1).split(".")[-1] for m in GIVEN.finditer(line)]
     names = [n for n in names if n not in ("jit", "vmap", "lambda") and not TRANSFORMS.fullmatch(n)]
@@ -164,8 +182,9 @@ def _callee(line: str, op: str, entered: tuple[str, ...] = ()) -> str:
 def read(output: str, source: str = "") -> dict | None:
     """What a run with JAX's checks on says: the kind of value, the primitive that made it, the
     operation, where in the program (file:line of its innermost frame, and of every frame of the
-    program's own around it) and through which call. `source`, the program's text, lets a value
-    that only spread on its line be traced to the line that made it (`_made_by`)."""
+    program's own around it) and through which call; whether the primitive's inputs already held
+    the value (`passed_on`: JAX's checks missed where it was made). `source`, the program's text,
+    lets a value that only spread on its line be traced to the line that made it (`_made_by`)."""
     found = list(FLOATING.finditer(output))
     if not found:
         return None
@@ -183,19 +202,22 @@ def read(output: str, source: str = "") -> dict | None:
     # else the `lax` function the innermost library frame calls
     lax = prim if any(f.func.lstrip("_") == prim and "/jax/_src/lax/" not in f.file for f in below) else \
         next((m.group("name") for f in reversed(below) for m in [LAX_CALL.search(f.source)] if m), "")
-    if not lax and LAX_CALL.search(frames[inner].source):  # the program calls `lax` itself
-        lax = LAX_CALL.search(frames[inner].source).group("name")
+    line = _code(frames[inner].source)
+    if not lax and LAX_CALL.search(line):  # the program calls `lax` itself
+        lax = LAX_CALL.search(line).group("name")
     if not lax:  # the outermost primitive bound below: the `lax` function the transformation was given
         lax = next((m.group("name") for f in below for m in [BIND.search(f.source)] if m), "")
-    line = frames[inner].source
     op = lax if lax and lax not in SPREADING else (_singular(line) or _made_by(source, frames[inner].line, line)
                                                   or lax or prim)
+    op = PRIMITIVE_OF.get(op, op)
     differentiated = "backward pass" in output or bool(lax) and lax != prim and prim not in SPREADING \
         and _through_ad(output, below, source)
-    named = [m.group(1) for f in frames if f.own for m in [TRANSFORMS.search(f.source)] if m]
+    named = [m.group(1) for f in frames if f.own for m in [TRANSFORMS.search(_code(f.source))] if m]
     transform = MODES.get(named[-1] if named else "grad", "grad")  # the innermost, in the program's own frames
+    passed_on = PASSED_ON.format(prim=prim, kind=last.group("kind")) in output[:last.start()]
     return {"kind": last.group("kind"), "prim": prim, "op": op, "in": transform if differentiated else "forward",
-            "from": _callee(frames[inner].source, op, tuple(f.func for f in below)) or op,
+            "passed_on": passed_on,
+            "from": _callee(line, op, tuple(f.func for f in below)) or op,
             "at": f"{frames[inner].file}:{frames[inner].line}",
             "within": [f"{frames[k].file}:{frames[k].line}" for k in ours]}
 

@@ -143,20 +143,24 @@ class ValueOrigin:
 
     def checked(self, program: str, infs: bool, again: bool | None = None) -> str:
         """What `program` prints under JAX's NaN checks (and its Inf checks too, with `infs`); with
-        `again` (the original's origin being established), where they meet nothing, once more op by op
-        (a compiled call's result can escape them: a Flax NNX test's `nnx.jit` loss made NaN by an
-        overflow ran through them unchecked; Equinox's `error_if` stops the call before they see its
-        result), unless that run, slower by nature, runs past its timeout. A candidate's runs are so
-        where only that met the original's value (`eager_checks`), or where that is not known."""
+        `again` (the original's origin being established), where they meet nothing or only where the
+        value is passed on, once more op by op (a compiled call's result can escape them: a Flax NNX
+        test's `nnx.jit` loss made NaN by an overflow ran through them unchecked; Equinox's `error_if`
+        stops the call before they see its result), unless that run, slower by nature, runs past its
+        timeout. A candidate's runs are so where only that met the original's value (`eager_checks`),
+        or where that is not known."""
         again = self.eager_checks is not False if again is None else again
         output = self.ran(nonfinite.with_checks(program, infs=infs)).output
-        establishing, met = again and self.origin is None, nonfinite.read(output, program) is not None
+        found = nonfinite.read(output, program)
+        establishing, met = again and self.origin is None, found is not None and not found["passed_on"]
         if establishing and met and self.eager_checks is None:
             self.eager_checks = False
         if again and not met:
             with contextlib.suppress(CutShort):
-                output = self.ran(nonfinite.with_checks(program, infs=infs, eager=True)).output
-                if establishing and nonfinite.read(output, program) is not None:
+                eager = self.ran(nonfinite.with_checks(program, infs=infs, eager=True)).output
+                met = nonfinite.read(eager, program) is not None
+                output = eager if met or found is None else output
+                if establishing and met:
                     self.eager_checks = True
         return output
 
@@ -316,7 +320,7 @@ class ValueOrigin:
             self.log(f"with `{call}` computed {call_fix.WORDS[right]}, the program runs through: each candidate must "
                      f"too" if right else f"no way of computing `{call}` right makes the program run through")
         self.right = right
-        return self._as_checks_name_it(program, outputs)
+        return self._as_checks_name_it(program, outputs, found or None)
 
     def _point(self, program: str, op: str, reached: tuple | None) -> str:
         """The one class of point (`safe_ops.POINTS`) whose fix alone makes the program run through (or
@@ -342,10 +346,11 @@ class ValueOrigin:
             self.log(f"the program gives a call an input its documentation rules out ({broken}): candidates may too")
         return bool(broken)
 
-    def _as_checks_name_it(self, program: str, outputs: dict | None = None) -> Fault | None:
-        """The value's kind, and where JAX's checks place it (`nonfinite.located`)."""
+    def _as_checks_name_it(self, program: str, outputs: dict | None = None, found: dict | None = None) -> Fault | None:
+        """The value's kind, and where JAX's checks place it (`nonfinite.located`, as `found` says where
+        it is read from `outputs` already)."""
         outputs = outputs or {infs: self.checked(program, infs) for infs in (False, True)}
-        found = nonfinite.located(outputs.__getitem__, program)
+        found = found or nonfinite.located(outputs.__getitem__, program)
         if found is None:
             return None
         fields = (("value", self.kind_of(program, outputs[False])[0]), ("in", found["in"]), ("op", found["op"]),

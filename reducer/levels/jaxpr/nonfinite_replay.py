@@ -27,6 +27,8 @@ it is given in place (`inlined`: `jax.grad(lax.sqrt)(0.0)`).
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import json
 import os
 import tempfile
@@ -37,7 +39,7 @@ from oracles import nonfinite as nonfinite_kinds
 from oracles.outcome import Signature
 from reducer.compile_cache import every_compile_kept
 from reducer.faults import cause as causes
-from reducer.faults import nonfinite
+from reducer.faults import jax_checks, nonfinite
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr import replay_origin, spelling, tidy
 from reducer.levels.jaxpr.model import CALLED, EXPLAINED, Spec
@@ -65,22 +67,25 @@ def finite(x) -> bool:
         return True
 
 
-def _output(text: str, infs: bool) -> str:
+def _output(text: str, infs: bool, eager: bool = False) -> str:
     """What running the script `text` (in the current folder) prints when it fails, with JAX's
-    checks on; "" when it does not fail."""
+    checks on (`jit` off too, with `eager`); "" when it does not fail."""
     import jax
 
-    flags = nonfinite.CHECKS if infs else nonfinite.CHECKS[:1]
-    before = {f: getattr(jax.config, f) for f in nonfinite.CHECKS}
+    jax_checks.install()
+    flags = (jax_checks.CHECKS if infs else jax_checks.CHECKS[:1]) + (("jax_disable_jit",) if eager else ())
+    before = {f: getattr(jax.config, f) for f in (*jax_checks.CHECKS, "jax_disable_jit")}
     jax.clear_caches()  # a function compiled before without the checks would skip them
     code = compile(text, os.path.abspath(SCRIPT), "exec")
+    said = io.StringIO()  # what the checks print before the traceback (`jax_checks.PASSED_ON`)
     try:
         for f in flags:
             jax.config.update(f, True)
-        exec(code, {"__name__": "__main__", "__file__": os.path.abspath(SCRIPT)})
+        with contextlib.redirect_stderr(said):
+            exec(code, {"__name__": "__main__", "__file__": os.path.abspath(SCRIPT)})
         return ""
     except BaseException:  # what the script raises, as its own run would print it
-        return traceback.format_exc()
+        return said.getvalue() + traceback.format_exc()
     finally:
         for f, v in before.items():
             jax.config.update(f, v)
@@ -111,6 +116,10 @@ def locate(spec: Spec) -> dict | None:
             linecache.checkcache()
             outputs = {infs: _output(text, infs) for infs in (False, True)}
             found = nonfinite.located(outputs.__getitem__, text)
+            if found is None or found["passed_on"]:  # a compiled call let it through: op by op, as the origin does
+                eager = {infs: _output(text, infs, eager=True) for infs in (False, True)}
+                outputs, found = (eager, met) if (met := nonfinite.located(eager.__getitem__, text)) else \
+                    (outputs, found)
             bound = {e.primitive for _, j in users.jaxpr.walk() for e in j.eqns}
             return replay_origin.with_origin(found, text, outputs, bound, spec.cause) if found else found
         finally:
