@@ -192,14 +192,22 @@ def test_a_reproducer_that_fails_without_the_bug_is_flagged(tmp_path):
 @pytest.mark.slow
 def test_a_case_s_own_fix_is_taken_away_again(tmp_path):
     """A case whose family names no fix records the one its reduction held candidates to (`fix`):
-    `jnp.modf`'s NaN checked against NumPy on another input fails as the case does, and with
-    `jnp.modf` computed by `numpy.modf` too, so `corpus check` says it fails without the bug."""
+    `gammainc` checked against SciPy's moved by 1 fails as the case does, and with `gammainc` computed
+    by SciPy's too, so `corpus check` says it fails without the bug. Where the family names the fix
+    (`jnp.modf`'s NaN, `fix=call-by-namesake`), the same move is another failure already."""
     modf = next(case for case in CASES if case.fixed_by == "numpy" and "jnp.modf" in case.title)
     folder = tmp_path / modf.id
     shutil.copytree(modf.folder, folder)
     repro = (folder / "repro.py").read_text()
-    assert "numpy.modf(1.0)" in repro
+    assert "numpy.modf(1.0)" in repro and modf.signature.get("fix") == "call-by-namesake"
     (folder / "repro.py").write_text(repro.replace("numpy.modf(1.0)", "numpy.modf(2.5)"))
+    assert corpus.check_case(corpus.load_case(folder)).status == corpus.CHANGED
+    gammainc = next(case for case in CASES if case.fixed_by == "numpy" and "gammainc" in case.title)
+    folder = tmp_path / gammainc.id
+    shutil.copytree(gammainc.folder, folder)
+    repro = (folder / "repro.py").read_text()
+    assert "ss.gammainc(a, x), 0.001" in repro
+    (folder / "repro.py").write_text(repro.replace("ss.gammainc(a, x), 0.001", "ss.gammainc(a, x) + 1.0, 0.001"))
     case = corpus.load_case(folder)
     assert corpus.check_case(case).status == corpus.UNCONDITIONAL
     case.fixed_by = ""
