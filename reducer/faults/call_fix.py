@@ -23,8 +23,6 @@ from __future__ import annotations
 from oracles.nonfinite import BY_NAMESAKE, CALL_RIGHT, IN_FLOAT64
 from reducer.faults import CutShort, float64_fix, nonfinite, numpy_twins, within_call
 
-#: the ways of computing a call right, in the order they are tried
-RIGHT = CALL_RIGHT
 #: what each way is, in words
 WORDS = {IN_FLOAT64: "in float64, its result given back in float32", BY_NAMESAKE: "by its NumPy or SciPy namesake"}
 
@@ -65,10 +63,10 @@ def only_inside(judge, program: str, call: str, op: str, how: str, kind: str, re
 
 
 def right_way(judge, program: str, call: str, forward: bool = True) -> str:
-    """The first way of computing `call` right (`RIGHT`) with which the program runs through, "" where
+    """The first way of computing `call` right (`CALL_RIGHT`) with which the program runs through, "" where
     none does (a training loop that gets past its check so and fails later is not held to one); for a
     value made in a derivative (not `forward`), in float64 alone: a namesake has no derivative."""
-    tried = RIGHT if forward else (IN_FLOAT64,)
+    tried = CALL_RIGHT if forward else (IN_FLOAT64,)
     try:
         return next((right for right in tried if runs_right(judge, program, call, right)), "")
     except CutShort:

@@ -18,6 +18,7 @@ not produce invalid values". Here:
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 
@@ -36,7 +37,7 @@ PASSED_ON = "reducer: the inputs of {prim} already held {kind}"
 #: JAX's flags for its NaN and Inf checks
 CHECKS = ("jax_debug_nans", "jax_debug_infs")
 #: per thread: `unchecked`, the kinds the running executable's result is not checked for;
-#: `primitive`, whether that executable is one primitive's (its kinds set by `_checked`)
+#: `primitive`, whether that executable is one primitive's (its kinds set by `_checking`)
 _now = threading.local()
 
 
@@ -72,13 +73,13 @@ def install() -> None:
     def checked_posthook(fun, args, kwargs, output):
         if not dispatch.needs_check_special():
             return None
-        with _unchecked_for(_held((args, kwargs))):
+        with _checking(_held((args, kwargs)), primitive=False):
             return posthook(fun, args, kwargs, output)
 
     def checked_execute(self, *args):
         if not dispatch.needs_check_special():
             return execute(self, *args)
-        with _unchecked_for(_held(args)):
+        with _checking(_held(args), primitive=False):
             return execute(self, *args)
 
     dispatch.xla_primitive_callable = primitive_callable
@@ -89,20 +90,17 @@ def install() -> None:
     dispatch._reducer_checks = True
 
 
-class _unchecked_for:
-    """While a compiled function runs, its result unchecked for `kinds` (not inside a primitive's
-    call, whose kinds `_checked` sets)."""
-
-    def __init__(self, kinds: frozenset):
-        self.kinds = kinds
-
-    def __enter__(self):
-        self.before = getattr(_now, "unchecked", frozenset())
-        if not getattr(_now, "primitive", False):
-            _now.unchecked = self.kinds
-
-    def __exit__(self, *exc):
-        _now.unchecked = self.before
+@contextlib.contextmanager
+def _checking(unchecked: frozenset, primitive: bool):
+    """While an executable runs, its result unchecked for the kinds `unchecked`; a compiled function's
+    run inside one primitive's (`primitive`) keeps the primitive's."""
+    before = getattr(_now, "unchecked", frozenset()), getattr(_now, "primitive", False)
+    if primitive or not before[1]:
+        _now.unchecked, _now.primitive = unchecked, primitive
+    try:
+        yield
+    finally:
+        _now.unchecked, _now.primitive = before
 
 
 def _checked(name: str, fun):
@@ -113,17 +111,14 @@ def _checked(name: str, fun):
         if not dispatch.needs_check_special():
             return fun(*args)
         held = _held(args)
-        before = getattr(_now, "unchecked", frozenset()), getattr(_now, "primitive", False)
-        _now.unchecked, _now.primitive = (held if name in MOVING else frozenset()), True
         try:
-            return fun(*args)
+            with _checking(held if name in MOVING else frozenset(), primitive=True):
+                return fun(*args)
         except FloatingPointError as stopped:
             kind = next((k for k in held if f"({k})" in str(stopped)), None)
             if kind:
                 print(PASSED_ON.format(prim=name, kind=kind), file=sys.stderr, flush=True)
             raise
-        finally:
-            _now.unchecked, _now.primitive = before
 
     return run
 

@@ -222,6 +222,12 @@ def read(output: str, source: str = "") -> dict | None:
             "within": [f"{frames[k].file}:{frames[k].line}" for k in ours]}
 
 
+def met(found: dict | None) -> bool:
+    """Whether a run's checks met the value where it was made (`read`): not nowhere, nor only where
+    a primitive was passed it (a compiled call let it through: op by op is where to look)."""
+    return found is not None and not found["passed_on"]
+
+
 def _through_ad(output: str, below: list, source: str) -> bool:
     """Whether JAX's AD frames stand between the program's call and the operation that made the value;
     where JAX filtered its frames out of the traceback, whether the program takes a derivative at all."""

@@ -96,7 +96,7 @@ class ValueOrigin:
         # must run through with (the guard `fix`)
 
     def expect(self, sig: Signature) -> None:
-        self.right = sig.get("fix") if sig.get("fix") in call_fix.RIGHT else ""
+        self.right = sig.get("fix") if sig.get("fix") in nonfinite_kinds.CALL_RIGHT else ""
         self._held_to_call(dict(sig.fields))
         self.origin = Origin.of(sig)
         self.unfixed = self.origin is None
@@ -152,7 +152,7 @@ class ValueOrigin:
         again = self.eager_checks is not False if again is None else again
         output = self.ran(nonfinite.with_checks(program, infs=infs)).output
         found = nonfinite.read(output, program)
-        establishing, met = again and self.origin is None, found is not None and not found["passed_on"]
+        establishing, met = again and self.origin is None, nonfinite.met(found)
         if establishing and met and self.eager_checks is None:
             self.eager_checks = False
         if again and not met:

@@ -116,7 +116,7 @@ def locate(spec: Spec) -> dict | None:
             linecache.checkcache()
             outputs = {infs: _output(text, infs) for infs in (False, True)}
             found = nonfinite.located(outputs.__getitem__, text)
-            if found is None or found["passed_on"]:  # a compiled call let it through: op by op, as the origin does
+            if not nonfinite.met(found):  # op by op, as the origin does
                 eager = {infs: _output(text, infs, eager=True) for infs in (False, True)}
                 outputs, found = (eager, met) if (met := nonfinite.located(eager.__getitem__, text)) else \
                     (outputs, found)
