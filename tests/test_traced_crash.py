@@ -14,7 +14,8 @@ from oracles.crash import Crash
 from reducer.levels.jaxpr import calls_recorded_ahead
 from reducer.levels.jaxpr import program as jp
 from reducer.levels.jaxpr.codec import Encoder
-from reducer.levels.jaxpr.level import capture, reduce_traced
+from reducer.levels.jaxpr.failing_call import capture
+from reducer.levels.jaxpr.level import reduce_traced
 from reducer.levels.jaxpr.worker import run_spec
 from reducer.workers.sandbox import Limits, Sandbox
 

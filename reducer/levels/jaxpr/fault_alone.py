@@ -69,6 +69,18 @@ def _equations(j: Jaxpr, wanted: Callable[[Equation], bool], path: tuple = ()) -
             yield from _equations(e.subs[0], wanted, path + ((i, 0),))
 
 
+def call_not_kept(j: Jaxpr, fault) -> str:
+    """Why no script written back from the traced program `j` can show a value made inside a public
+    call (`oracles.nonfinite.inside_call`): the call is not one of its equations (a `jit` of its name)
+    but its body, inlined (`vonmises.logpdf`), so a written-back script makes its operations, not the
+    call; "" where the fault is not a call's or the call is kept."""
+    name = fault.get("from") if nonfinite_kinds.inside_call(fault) else None
+    if not name or next(_equations(j, lambda e: e.primitive == "jit" and e.params.get("name") == name), None):
+        return ""
+    return (f"the value is made inside `{name}`, whose operations the traced program holds inlined, not as a "
+            f"call: no script written back from it calls `{name}`")
+
+
 def _mode(spec: Spec, where: str) -> list[Transform]:
     """The transformation a fault `in` `where` is taken under, on a program of its own: the
     captured call's `jit` for a value made forward (compiled, it rounds as the program did)."""

@@ -3,7 +3,8 @@
 1. Capture: one sandboxed run of the script under `reducer.levels.jaxpr.capture`, which records every
    failing call through a JAX transformation as a spec (innermost first).
 2. Keep the first spec whose own run, in a warm worker (`reducer.levels.jaxpr.worker`), shows the same
-   failure signature as the script (same oracle, same judge).
+   failure signature as the script (same oracle, same judge): `reducer.levels.jaxpr.failing_call`; none
+   where no script written back from it could (a value made inside a call it holds inlined).
 3. Reduce it with the generic engine and the jaxpr passes; candidates run in warm workers, one per
    job, with no Python source written per candidate.
 4. Write it back as a standalone script (`reducer.levels.jaxpr.as_script`, public jax.numpy / jax.lax calls)
@@ -29,13 +30,14 @@ from reducer.established import EstablishedFailure
 from reducer.levels.base import LevelContext, LevelResult
 from reducer.levels import fault_finders
 from reducer.levels.jaxpr import as_script
-from reducer.levels.jaxpr import nonfinite_replay, replay_order, value_checks
+from reducer.levels.jaxpr import replay_order, value_checks
 from reducer.levels.jaxpr import program as jp
+from reducer.levels.jaxpr.failing_call import captured
 from reducer.levels.jaxpr.traceable import out_of_reach
 from reducer.levels.jaxpr.resumed_program import resumed_spec
 from reducer.levels.jaxpr.passes import jaxpr_passes
 from reducer.levels.time_share import TimeShare
-from reducer.levels.jaxpr.worker import CapturedScript, run_spec
+from reducer.levels.jaxpr.worker import run_spec
 from reducer.levels.jaxpr.write_back import plain_judge, write_back
 from reducer.timeouts import FRESH_START, AdaptiveTimeout, least_for_checks
 from reducer.workers.sandbox import Limits, Sandbox
@@ -69,23 +71,6 @@ class TracedResult:
                 f"({self.equations_before} → {self.equations_after} equations).")
 
 
-def capture(sandbox: Sandbox, source: str, limits: Limits, ahead: bool = False, values: bool = False) -> dict:
-    """Run the script once under the capturing harness; returns {"specs", "notes", "error", "ahead"}.
-    With `ahead`, every transformed call is recorded before it runs (`reducer.levels.jaxpr.calls_recorded_ahead`),
-    so a run that dies or hangs still leaves its calls; with `values`, calls made inside traced ones
-    get the values they were called with (a value failure replays them)."""
-    run = sandbox.run(CapturedScript(sandbox.script_name, source, ahead, values), limits, isolated=True)
-    if run.timed_out and not run.harness.get("ahead"):
-        return {"specs": [], "notes": ["the capturing run timed out"], "error": ""}
-    if "specs" not in run.harness:
-        tail = run.stderr.strip().splitlines()[-1:] or [""]
-        return {"specs": [], "notes": [f"the capturing run wrote nothing ({tail[0][:200]})"], "error": ""}
-    return run.harness
-
-
-#: captured programs run to find the one that shows the failure (a process that dies at exit, after
-#: its last transformed call, leaves many calls that all run fine)
-MAX_TRIED = 6
 #: the rounds of fresh runs after the traced level stops shrinking, besides the final checks': its
 #: write-back's check of the written-back script, and the source level's first run of it
 AFTER_RUNS = 2
@@ -141,24 +126,6 @@ class Replayed:
         return value_checks.same(self.oracle, wanted, run)
 
 
-def first_reproducing(found: dict, judge: Judge, sandbox: Sandbox, limits: Limits, log):
-    """The first captured spec whose own run shows the failure, and that run; (None, None) when none."""
-    for candidate in judge.candidates(found)[:MAX_TRIED]:
-        chain = " ∘ ".join(jp.parse(candidate).kinds()) or "plain"
-        timeout = max(limits.timeout, 30.0)
-        run = run_spec(sandbox, judge.request(candidate, explain=True), limits, timeout)
-        if run.timed_out:  # a loaded machine, or the first replay's extra work (the fault alone): once more, longer
-            log(f"jaxpr level: a captured {chain} call's first replay ran past {timeout:.0f} s; once more with "
-                f"{2 * timeout:.0f} s")
-            run = run_spec(sandbox, judge.request(candidate, explain=True), limits, 2 * timeout)
-        ok, seen = judge(run, candidate)
-        if ok:
-            return nonfinite_replay.start(candidate, run, log), run
-        shown = f"ran past {2 * timeout:.0f} s" if run.timed_out else f"shows {seen or 'no failure'}, not the failure"
-        log(f"jaxpr level: a captured {chain} call {shown}; skipped")
-    return None, None
-
-
 def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle, wanted: Signature, log,
                   budget: float = 300.0, jobs: int = 1,
                   stop: threading.Event | None = None, verify_runs: int = 2, on_event=None) -> TracedResult | None:
@@ -171,21 +138,6 @@ def reduce_traced(source: str, sandbox: Sandbox, limits: Limits, oracle: Oracle,
                            adopt=lambda job: None, out=Path(sandbox.root))
     established = EstablishedFailure(oracle, wanted, None, 1.0, 0.0, limits=limits)
     return traced(source, established, context, budget, verify_runs)
-
-
-def captured(source: str, judge: Judge, sandbox: Sandbox, limits: Limits, log) -> tuple:
-    """The first captured call of `source` that shows the failure on its own, and its run; (None,
-    None) and a log line saying why when there is none."""
-    found = capture(sandbox, source, limits, ahead=judge.records_ahead, values=bool(judge.check))
-    for note in found.get("notes", [])[:3]:
-        log(f"jaxpr level: not captured: {note}")
-    if not judge.candidates(found):
-        log("jaxpr level: no failing transformation was captured")
-        return None, None
-    spec, first = first_reproducing(found, judge, sandbox, limits, log)
-    if spec is None:
-        log("jaxpr level: no captured program reproduces the failure on its own")
-    return spec, first
 
 
 def traced(source: str, established: EstablishedFailure, ctx: LevelContext, budget: float,

@@ -19,6 +19,7 @@ import threading
 from typing import Callable, Iterator, Protocol
 
 from oracles.outcome import RunResult, Signature
+from reducer.levels.source.starts.call_alone import CallAlone
 from reducer.levels.source.starts.check_alone import CheckAlone
 from reducer.levels.source.starts.optimizer_alone import OptimizerAlone
 from reducer.levels.source.starts.reference_alone import ReferenceAlone
@@ -33,7 +34,7 @@ class Start(Protocol):
 
 
 #: tried in order; the first proposal that shows the failure is where the source passes start
-STARTS: list[type] = [ReferenceAlone, OptimizerAlone, CheckAlone]
+STARTS: list[type] = [ReferenceAlone, OptimizerAlone, CallAlone, CheckAlone]
 
 MAX_PROPOSALS = 6  # judged per start: each costs a candidate's run (and its votes)
 

@@ -187,8 +187,8 @@ def compose(program: str, found: dict, default_float: bool = False) -> Iterator[
     names = [next(iter(checked_as_is(side)), "") for side in sides]
     points = _points(arrays, names)
     shape = arrays[names[0]]["shape"] if points else None
-    def fed_at(leading: int, at_points: list[int], batch: bool) -> str | None:
-        at = [_at(arrays[n], leading, at_points, jnp if arrays[n]["jax"] and jnp else numpy, batch, default_float)
+    def fed_at(leading: int, chosen: list[int], batch: bool) -> str | None:
+        at = [at_points(arrays[n], leading, chosen, jnp if arrays[n]["jax"] and jnp else numpy, batch, default_float)
               for n in fed]
         fits = sum(size for _, size in at) <= MAX_WHOLE
         return "\n".join(head + [f"{n} = {text}" for n, (text, _) in zip(fed, at)] + tail) + "\n" if fits else None
@@ -196,17 +196,18 @@ def compose(program: str, found: dict, default_float: bool = False) -> Iterator[
     if shape is not None and all(arrays[n]["shape"][:len(shape)] == shape for n in fed):
         forms = [(points[:1], False)] + ([(points[:1], True), (points, True)] if shape else [])
         forms = forms[:2] if len(points) == 1 else forms
-        yield from filter(None, (fed_at(len(shape), at_points, batch) for at_points, batch in forms))
+        yield from filter(None, (fed_at(len(shape), chosen, batch) for chosen, batch in forms))
     elif not points:  # compared values with no element to part at (a mean over the batch): its extreme rows
         yield from filter(None, (fed_at(1, [row], True) for row in _extreme_rows(arrays, fed)))
     if sum(len(arrays[n]["values"]) for n in fed) <= MAX_WHOLE:
-        values = []
-        for n in fed:
-            a = arrays[n]
-            module = jnp if a["jax"] and jnp else numpy
-            values.append(f"{n} = {module}.array({_nested(a['values'], a['shape'])}, "
-                          f"{_dtype(a, module, default_float)})")
+        values = [f"{n} = {written_whole(arrays[n], jnp if arrays[n]['jax'] and jnp else numpy, default_float)}"
+                  for n in fed]
         yield "\n".join(head + values + tail) + "\n"
+
+
+def written_whole(array: dict, module: str, default_float: bool = False) -> str:
+    """An array written out whole, with `module`'s `array` (`jnp.array([[1.0, 2.0]], jnp.float32)`)."""
+    return f"{module}.array({_nested(array['values'], array['shape'])}, {_dtype(array, module, default_float)})"
 
 
 def _dtype(array: dict, module: str, default_float: bool) -> str:
@@ -234,7 +235,7 @@ def _extreme_rows(arrays: dict, fed: list[str], most: int = 4) -> list[int]:
     return rows[:most]
 
 
-def _at(array: dict, leading: int, points: list[int], module: str, batch: bool = False,
+def at_points(array: dict, leading: int, points: list[int], module: str, batch: bool = False,
         default_float: bool = False) -> tuple[str, int]:
     """An array at the compared values' elements `points`, written out, and its size: the element where
     the array is of the compared shape, else what it holds there along its `leading` dimensions (a
