@@ -81,3 +81,22 @@ def test_a_comment_on_the_line_names_no_call(tmp_path):
     run = run_text(nonfinite.with_checks(program, infs=False, eager=True), tmp_path)
     found = nonfinite.read(run.output, program)
     assert (found["op"], found["from"]) == ("select_n", "logpdf"), run.output
+
+
+def test_a_block_that_turns_the_checks_off_and_ends_leaves_the_compiled_calls_after_it_checked(tmp_path):
+    """JAX 0.10.2 turns its check of compiled calls off for the thread when a `with
+    jax.debug_nans(False)` block ends (JAX runs one inside `jnp.var`, and inside a custom rule's
+    round trip, in a training step); once no block is in effect, the flags' global values decide
+    again: a later run of a compiled `log` of 0 is met where it is made."""
+    program = ("import jax\nimport jax.numpy as jnp\n"
+               "with jax.debug_nans(False):\n    pass\n"
+               "step = jax.jit(lambda a: jnp.log(a) * 2.0)\n"
+               "step(jnp.ones(2))\n"  # a compiled call's later runs take JAX's fast path, where the bug is
+               "assert jnp.isfinite(step(jnp.zeros(2))).all()\n")
+    run = run_text(nonfinite.with_checks(program, infs=True), tmp_path)
+    found = nonfinite.read(run.output, program)
+    assert run.returncode == 1 and nonfinite.met(found), run.stderr[-800:]
+    assert (found["op"], found["in"], found["at"].split(":")[-1]) == ("log", "forward", "5")  # inside the compiled lambda
+    plain = run_text(program.replace("import jax\n", "import jax\njax.config.update('jax_debug_infs', True)\n"),
+                     tmp_path)
+    assert "FloatingPointError" not in plain.stderr and "AssertionError" in plain.stderr  # JAX's own: off

@@ -87,7 +87,25 @@ def install() -> None:
     api._nan_check_posthook = checked_posthook  # before the flags: JAX installs the hook when they change
     api._update_debug_special_global(None)
     pxla.ExecuteReplicated.__call__ = checked_execute
+    for state in (config.debug_nans, config.debug_infs):
+        state._update_thread_local_hook = _leaving_global(state._update_thread_local_hook)
     dispatch._reducer_checks = True
+
+
+def _leaving_global(hook):
+    """`hook`, JAX's update of the thread's check of compiled calls when a `with jax.debug_nans(…)`
+    block starts or ends, made to leave the check to the flags' global values once no block is in
+    effect (JAX 0.10.2 turns it off for the thread instead: a `with config.debug_nans(False)` that
+    `jnp.var` or a custom rule's round trip runs inside a training step turns off every later
+    compiled call's check)."""
+    from jax._src import api, config
+
+    def update(value):
+        hook(value)
+        if all(state.get_local() is config.config_ext.unset for state in (config.debug_nans, config.debug_infs)):
+            api._post_hook_state.set_local(config.config_ext.unset)
+
+    return update
 
 
 @contextlib.contextmanager
