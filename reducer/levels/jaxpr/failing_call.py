@@ -29,10 +29,6 @@ def capture(sandbox: Sandbox, source: str, limits: Limits, ahead: bool = False, 
     return run.harness
 
 
-#: captured programs run to find the one that shows the failure (a process that dies at exit, after
-#: its last transformed call, leaves many calls that all run fine)
-MAX_TRIED = 6
-
 def first_reproducing(found: dict, judge, sandbox: Sandbox, limits: Limits, log):
     """The first captured spec whose own run shows the failure, and that run; (None, None) when none."""
     for candidate in judge.candidates(found)[:MAX_TRIED]:

@@ -22,7 +22,6 @@ writes as a constant stays as written, and a number it computes is written as th
 from __future__ import annotations
 
 import ast
-import json
 import re
 from typing import Callable, Iterator
 
@@ -30,7 +29,8 @@ from oracles import kinds, nonfinite
 from oracles.outcome import RunResult, Signature
 from reducer.faults.nonfinite import first_of
 from reducer.levels.source.starts.call_probe import MARK
-from reducer.levels.source.starts.check_alone import MAX_WHOLE, at_points, written_whole
+from reducer.levels.source.starts.check_alone import MAX_WHOLE, at_points, module_alias, written_whole
+from reducer.levels.source.starts.check_probe import reported
 from reducer.levels.source.starts.program_slice import binds, outer_names, scope_of, slice_for
 
 PRELUDE = "import reducer.levels.source.starts.call_probe as _call_probe"
@@ -77,14 +77,7 @@ def watched(program: str, name: str, kind: str) -> str | None:
 
 def reports(output: str) -> list[dict]:
     """What the probe reported, one line per site, in the order the run reported them."""
-    found = []
-    for line in output.splitlines():
-        if line.startswith(MARK + " "):
-            try:
-                found.append(json.loads(line[len(MARK) + 1:]))
-            except ValueError:
-                continue
-    return found
+    return reported(output, MARK)
 
 
 def _statement(tree: ast.Module, call: ast.Call) -> ast.stmt | None:
@@ -176,10 +169,5 @@ class CallAlone:
         for found in reports(run(text).output)[:MAX_SITES]:
             site = found.get("site")
             if isinstance(site, int) and 0 <= site < len(sites):
-                yield from compose(tree, sites[site], found, _module_alias(tree), self.kind)
+                yield from compose(tree, sites[site], found, module_alias(tree, "jax.numpy") or "jnp", self.kind)
 
-
-def _module_alias(tree: ast.Module) -> str:
-    """How the program names `jax.numpy` (`jnp` where it does not import it)."""
-    return next((a.asname or a.name for s in tree.body if isinstance(s, ast.Import) for a in s.names
-                 if a.name == "jax.numpy"), "jnp")

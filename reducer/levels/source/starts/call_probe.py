@@ -16,7 +16,7 @@ import json
 import math
 import sys
 
-from reducer.levels.source.starts.check_probe import _array
+from reducer.levels.source.starts.check_probe import array_facts
 
 MARK = "REDUCER-CALL"
 _kind = "nan"
@@ -61,12 +61,12 @@ def _watch(site: int, args: tuple, kwargs: dict, out) -> None:
     def record(values, result):
         if site in _reported:
             return
-        result = _array(np.asarray(result))
+        result = array_facts(np.asarray(result))
         at = _first(result["values"]) if result is not None else None
         if at is None:
             return
         _reported.add(site)
-        written = {k: _array(np.asarray(v)) for k, v in zip(arrays, values)}
+        written = {k: array_facts(np.asarray(v)) for k, v in zip(arrays, values)}
         written = {k: a and {**a, "jax": isinstance(given[k], jax.Array)} for k, a in written.items()}
         described = [written.get(k) if k in written else {"number": numbers[k]} for k in range(len(given))]
         print(MARK, json.dumps({"site": site, "shape": result["shape"], "at": at, "keywords": names,

@@ -36,7 +36,6 @@ probe saw (a model, a parameter that is no array) leaves no proposal.
 from __future__ import annotations
 
 import ast
-import json
 import math
 from typing import Callable, Iterator
 
@@ -46,7 +45,7 @@ from reducer.faults import cause as causes
 from reducer.faults.nonfinite import first_of
 from reducer.levels.source.computed_check import PREDICATES, _callee
 from reducer.levels.source.starts.call_inline import take_in_calls
-from reducer.levels.source.starts.check_probe import MARK
+from reducer.levels.source.starts.check_probe import MARK, reported
 from reducer.levels.source.starts.program_slice import outer_names, scope_of, slice_for
 
 MAX_WHOLE = 256  # elements of the arrays written out whole, at most, in all
@@ -55,11 +54,8 @@ PRELUDE = "import reducer.levels.source.starts.check_probe as _check_probe"
 
 def facts(output: str) -> dict | None:
     """What the probe reported last in a run's output; None when it reported nothing."""
-    lines = [ln for ln in output.splitlines() if ln.startswith(MARK + " ")]
-    try:
-        return json.loads(lines[-1][len(MARK) + 1:]) if lines else None
-    except ValueError:
-        return None
+    found = reported(output, MARK)
+    return found[-1] if found else None
 
 
 def failing_statement(tree: ast.Module, line: int) -> ast.stmt | None:
@@ -142,7 +138,8 @@ def _points(arrays: dict, sides: list[str]) -> list[int]:
     return [max(range(len(gaps)), key=gaps.__getitem__)]
 
 
-def _module_alias(tree: ast.Module, module: str) -> str | None:
+def module_alias(tree: ast.Module, module: str) -> str | None:
+    """The name the program imports `module` as (`jnp` for `import jax.numpy as jnp`); None where it does not."""
     return next((a.asname or a.name for s in tree.body if isinstance(s, ast.Import) for a in s.names
                  if a.name == module), None)
 
@@ -178,7 +175,7 @@ def compose(program: str, found: dict, default_float: bool = False) -> Iterator[
     fed = [n for n in arrays if n in known and any(n in outer_names(s) for s in statements)]
     if not fed:
         return
-    numpy, jnp = _module_alias(tree, "numpy") or "numpy", _module_alias(tree, "jax.numpy")
+    numpy, jnp = module_alias(tree, "numpy") or "numpy", module_alias(tree, "jax.numpy")
     module = [ast.unparse(s) for s in part.module]
     spelled = [f"import {name}" + (f" as {alias}" if alias != name else "")  # what the arrays are written with
                for name, alias in (("numpy", numpy), ("jax.numpy", jnp)) if alias]

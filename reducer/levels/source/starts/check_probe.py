@@ -24,7 +24,7 @@ _seen: set[int] = set()
 _returned: dict[str, dict] = {}  # a function of the program's name: its frame's locals at its last return
 
 
-def _array(value) -> dict | None:
+def array_facts(value) -> dict | None:
     """The dtype, shape and values of a numeric NumPy or JAX array (or NumPy scalar: floating, integer
     or boolean), and whether it is JAX's; None for anything else or a larger one."""
     import numpy as np
@@ -42,6 +42,19 @@ def _array(value) -> dict | None:
             "values": (array.astype(np.float64) if floating else array).reshape(-1).tolist()}
 
 
+def reported(output: str, mark: str) -> list[dict]:
+    """What a probe reported on lines that start with `mark`, in the order it did (a line cut short is
+    left out)."""
+    found = []
+    for line in output.splitlines():
+        if line.startswith(mark + " "):
+            try:
+                found.append(json.loads(line[len(mark) + 1:]))
+            except ValueError:
+                continue
+    return found
+
+
 def _of_kind(exc: BaseException) -> bool:
     return any(t.__name__ == _kind for t in type(exc).__mro__)
 
@@ -50,7 +63,7 @@ def _arrays(names: dict) -> dict:
     arrays = {}
     for name, value in list(names.items()):
         try:
-            found = _array(value)
+            found = array_facts(value)
         except Exception:  # the instrument must never change how the program fails
             found = None
         if found is not None:
