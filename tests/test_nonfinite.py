@@ -60,6 +60,9 @@ def test_the_origin_is_where_the_fix_takes_the_value_away(name, origin, tmp_path
      True),
     # an inner `where` fixes it, but only inside `chi2.logpdf`, and SciPy's value is finite: the call's
     ("chi2_logpdf_at_zero", {"in": "forward", "fix": "call-by-namesake", "from": "logpdf"}, True),
+    # float64 fixes it, but only inside `poch` (its `gamma(36)`) on the program's float32 inputs, and
+    # poch(20, 16) = 8.5e22 fits float32: the call's
+    ("poch_log_float32", {"in": "forward", "op": "exp", "fix": "call-in-float64", "from": "poch"}, True),
     # its overflow is inside `gamma` too, but gamma(40) does not fit float32: the program's
     ("gamma_overflow_float32", {"in": "forward", "op": "exp", "fix": "float64"}, False),
 ])
@@ -200,7 +203,9 @@ def checked_output(frames: list[tuple[int, str, str]], library: str, value: str)
 
 #: real outputs of programs in tests/programs/own_checks run with JAX's NaN and Inf checks on (paths
 #: shortened): `norm.isf`'s forward Inf in a program that takes a gradient elsewhere, and the Inf of
-#: `sqrt`'s derivative rule under Equinox's `filter_value_and_grad`, a decorator no line of the program names
+#: `sqrt`'s derivative rule under Equinox's `filter_value_and_grad`, a decorator no line of the program names;
+#: the Inf of the `exp` inside `poch` that a `log` around the call then reads; the Inf of `t.logpdf`'s own
+#: division at df=inf, on a line that divides too
 NAN_CHECKS = Path(__file__).parent / "data" / "nan_checks"
 
 
@@ -209,6 +214,12 @@ def test_a_value_a_library_function_makes_is_forward_and_a_derivative_rule_s_is_
     assert (isf["op"], isf["in"], isf["from"]) == ("ndtri", "forward", "isf")  # not `assert_allclose`, called first
     eqx = read((NAN_CHECKS / "eqx_sqrt_grad.txt").read_text(), (OWN / "eqx_sqrt_grad.py").read_text())
     assert (eqx["op"], eqx["in"], eqx["from"]) == ("sqrt", "grad", "sqrt")
+    # `jnp.log(poch(r, y))`: the `exp` inside `poch` overflowed before `log` ran; not `log`, singular but not entered
+    poch = read((NAN_CHECKS / "poch_log_float32.txt").read_text(), (OWN / "poch_log_float32.py").read_text())
+    assert (poch["op"], poch["in"], poch["from"]) == ("exp", "forward", "poch")
+    # `t.logpdf(resid / scale, jnp.inf)`: the `div` the Inf run meets is `logpdf`'s (`df / 2`), not the line's `/`
+    df_inf = read((NAN_CHECKS / "student_t_df_inf.txt").read_text(), (OWN / "student_t_df_inf.py").read_text())
+    assert (df_inf["op"], df_inf["in"], df_inf["from"]) == ("div", "forward", "logpdf")
 
 
 def test_a_nan_that_only_spread_an_inf_goes_back_to_the_operation_that_made_it():

@@ -242,6 +242,26 @@ def test_an_operations_own_overflow_of_float32_comes_back_alone_in_a_float64_pro
             jax.clear_caches()
 
 
+def test_an_overflow_of_float32_brought_back_but_in_a_call_leaves_the_call_in_float64_on_float32_inputs():
+    """`poch(20, 16)` is 35!/19! = 8.5e22, but JAX computes it as `gamma(36) / gamma(20)`, whose `exp` overflows
+    float32: with `exp`'s overflow brought back everywhere but inside `poch`, the call on the program's
+    float32 inputs evaluates it in float64 (left as it is, float32 would overflow there too), and the
+    program's own `exp` still overflows."""
+    import jax.scipy.special as special
+
+    r, y = jnp.float32(20.0), jnp.float32(16.0)
+    assert jnp.isinf(special.poch(r, y))
+    with jax.enable_x64(True):
+        undo = safe_ops.make_safe("exp", safe_ops.NARROW, outside="poch")
+        jax.clear_caches()
+        try:
+            assert jnp.isclose(special.poch(r, y), 8.4945e22, rtol=1e-3)  # 35! / 19!
+            assert jnp.isinf(jnp.exp(jnp.float64(100.0)))
+        finally:
+            undo()
+            jax.clear_caches()
+
+
 def test_an_operation_widened_to_float64_holds_its_value_where_its_inputs_stay_float32():
     """A Flax layer's float32 parameters stay float32 in a float64 program: the operation evaluated in
     float64 on them keeps its result float64, so that what the program computes from it does too."""

@@ -76,6 +76,19 @@ def test_a_constant_stays_as_written_and_an_expression_gets_a_name_of_its_own():
     assert point.splitlines()[-2:] == ["arg0 = 0.25", "assert jnp.isfinite(vonmises.logpdf(arg0, 4.0))"]
 
 
+def test_a_non_finite_number_the_program_computes_is_written_so_that_python_reads_it_back():
+    """`t.logpdf(r, DF)` with `DF = jnp.inf` at module level: the number the call was given is `inf`,
+    and the check reads the call's result alone (a check reads the values its line reads: not the `inf`
+    the call is given)."""
+    program = "import jax.numpy as jnp\nfrom jax.scipy.stats import t\nDF = jnp.inf\n" \
+              "def nll(r):\n    return -t.logpdf(r, DF).mean()\n"
+    found = {"site": 0, "shape": [2], "at": 0, "value": "nan",
+             "arguments": [_array([0.5, -1.0], [2]), {"number": float("inf")}]}
+    point, _ = compose(*_site(program, "logpdf", 0), found)
+    assert point.splitlines()[-3:] == ["r = 0.5", "value = t.logpdf(r, float('inf'))", "assert jnp.isfinite(value)"]
+    assert ast.parse(point) and "DF" not in point
+
+
 def test_a_keyword_argument_and_a_numpy_array_are_written_as_the_program_gives_them():
     program = "import numpy as np\nfrom jax.scipy.stats import expon\ndef nll(t, s):\n" \
               "    return -expon.logcdf(t, scale=s).sum()\n"

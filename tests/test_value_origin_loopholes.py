@@ -96,6 +96,12 @@ ORIGINALS = {
     "vonmises": VONMISES + "def loss(mu):\n    prior = -vonmises.logpdf(mu, 0.0).mean()\n"
                 "    return -vonmises.logpdf(mu, 4.0).mean() + 0.01 * prior\n"
                 "value, _ = jax.jit(jax.value_and_grad(loss))(jnp.zeros(3))\nassert jnp.isfinite(value)\n",
+    # JAX's `t.logpdf` at df=inf (the Gaussian limit) is NaN, SciPy's the normal density: in a jitted training
+    # step the call computed by SciPy gets the first check past (the gradient, JAX's derivative, is NaN), and
+    # every candidate must get past its own so (an unseen Optax regression's baseline)
+    "student-t": "from jax.scipy.stats import t\nstep = jax.jit(jax.value_and_grad(lambda w: -t.logpdf(w, jnp.inf).mean()))\n"
+                 "w = jnp.zeros(3)\nfor _ in range(3):\n    value, g = step(w)\n    assert jnp.isfinite(value)\n"
+                 "    w = w - 0.1 * g\n",
 }
 #: a recurrence of the program's own that overflows to inf - inf in a `scan`, as `bessel_jn`'s body does
 OWN_RECURRENCE = ("c, _ = jax.lax.scan(lambda c, x: ((c[1], x * c[1] - c[0]), None), (1.0, 1.0), jnp.full(60, 1e3))\n"
@@ -203,6 +209,9 @@ LOOPHOLES = [
      "assert jnp.isfinite(x.mean())\n", "call"),
     # the call kept, at a kappa SciPy's `logpdf` rules out too: NaN with the call computed right
     ("vonmises", "a-kappa-outside-its-domain", VONMISES + "assert jnp.isfinite(vonmises.logpdf(0.0, -1.0))\n", "fix"),
+    # df cut from inf to 0 (`float()`, the search's): a NaN of `logpdf` too, but SciPy's is NaN there as well
+    ("student-t", "a-df-outside-its-domain", "from jax.scipy.stats import t\nassert jnp.isfinite(t.logpdf(0.0, float()))\n",
+     "fix"),
 ]
 #: rows that another guard rejects as well, by name: the recurrence written out does not run through with
 #: `bessel_jn` computed in float64 either (it does not call it), so `fix` rejects it beside `call`
@@ -235,6 +244,7 @@ FAITHFUL = [
     ("sigmoid-saturated", "p = jax.nn.sigmoid(50.0)\nassert jnp.isfinite(jnp.log1p(-p))\n"),
     ("bessel", "from jax.scipy.special import bessel_jn\nassert jnp.isfinite(bessel_jn(jnp.ones(2), v=1)).all()\n"),
     ("vonmises", VONMISES + "assert jnp.isfinite(vonmises.logpdf(0.5, 0.0))\n"),
+    ("student-t", "from jax.scipy.stats import t\nvalue = t.logpdf(0.0, float('inf'))\nassert jnp.isfinite(value)\n"),
 ]
 
 
@@ -323,6 +333,9 @@ def test_the_originals_have_the_origins_of_their_failures(origins):
     chosen = origins["vonmises"]  # where the call's `where` chooses the NaN constant, not a line that reads it
     assert (chosen.get("value"), chosen.get("in"), chosen.get("op"), chosen.get("fix"), chosen.get("from")) == \
         ("nan", "forward", "select_n", "call-by-namesake", "logpdf"), chosen
+    limit = origins["student-t"]  # SciPy's `logpdf` gets the jitted step's check past, not through the loop
+    assert (limit.get("value"), limit.get("in"), limit.get("fix"), limit.get("from")) == \
+        ("nan", "forward", "call-by-namesake", "logpdf"), limit
 
 
 def test_a_nan_written_in_is_no_operation_s_with_every_guard_off(origins, tmp_path):

@@ -21,7 +21,7 @@ overflow is inside the call but whose value, 2e46, float32 cannot hold.
 from __future__ import annotations
 
 from oracles.nonfinite import BY_NAMESAKE, CALL_RIGHT, IN_FLOAT64
-from reducer.faults import CutShort, float64_fix, nonfinite, numpy_twins, within_call
+from reducer.faults import CutShort, checked_value, float64_fix, nonfinite, numpy_twins, within_call
 
 #: what each way is, in words
 WORDS = {IN_FLOAT64: "in float64, its result given back in float32", BY_NAMESAKE: "by its NumPy or SciPy namesake"}
@@ -47,8 +47,8 @@ def the_calls(judge, program: str, call: str, op: str, how: str, kind: str, reac
     where it does not, or either is not known. `judge`: the `reducer.faults.origin.ValueOrigin`
     whose runs these are."""
     try:
-        return right_way(judge, program, call) if call and only_inside(judge, program, call, op, how, kind, reached) \
-            else ""
+        return right_way(judge, program, call, reached=reached) \
+            if call and only_inside(judge, program, call, op, how, kind, reached) else ""
     except CutShort:  # not known (a run timed out): the fix stays the program's, as it was found
         return ""
 
@@ -62,20 +62,30 @@ def only_inside(judge, program: str, call: str, op: str, how: str, kind: str, re
     return not judge.passing(program, op, how, reached, outside=call)[0]
 
 
-def right_way(judge, program: str, call: str, forward: bool = True) -> str:
-    """The first way of computing `call` right (`CALL_RIGHT`) with which the program runs through, "" where
-    none does (a training loop that gets past its check so and fails later is not held to one); for a
-    value made in a derivative (not `forward`), in float64 alone: a namesake has no derivative."""
+def right_way(judge, program: str, call: str, forward: bool = True, reached: tuple | None = None) -> str:
+    """The first way of computing `call` right (`CALL_RIGHT`) with which the program runs through, or
+    gets past its check where it failed (`reached`, where given: a training step whose loss the call
+    computed right is finite, but whose gradient, JAX's derivative of the call, makes the next step's
+    NaN); "" where none does. For a value made in a derivative (not `forward`), in float64 alone: a
+    namesake has no derivative."""
     tried = CALL_RIGHT if forward else (IN_FLOAT64,)
     try:
-        return next((right for right in tried if runs_right(judge, program, call, right)), "")
+        return next((right for right in tried if runs_right(judge, program, call, right, reached)), "")
     except CutShort:
         return ""
 
 
-def runs_right(judge, program: str, call: str, right: str) -> bool:
-    """Whether `program` runs through with `call` computed the way `right` says."""
-    return judge.ran(nonfinite.first_of(program, line(call, right))).returncode == 0
+def runs_right(judge, program: str, call: str, right: str, reached: tuple | None = None) -> bool:
+    """Whether `program` runs through with `call` computed the way `right` says, or, where `reached`
+    (`checked_value.stopped_at`) is given, gets past its check where it failed without it."""
+    text = nonfinite.first_of(program, line(call, right))
+    if reached is None:
+        return judge.ran(text).returncode == 0
+    done = judge.watched(text)
+    if done.returncode != 0 and checked_value.got_past(done.output, reached):
+        judge.later = True  # candidates are held to getting past their checks too
+        return True
+    return done.returncode == 0
 
 
 def in_float64(name: str):

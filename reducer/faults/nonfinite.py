@@ -165,18 +165,19 @@ DIVISION = re.compile(r"(?<![/*])/(?![/=])")
 
 def _callee(line: str, op: str, entered: tuple[str, ...] = ()) -> str:
     """The public function of a line of the program that made the value: `op` itself when the line
-    calls it (`jnp.log` in `jnp.sum(jnp.log(p))`) or gives it to a transformation, else the first
-    with an infinite derivative somewhere (`norm` in `jax.grad(jnp.linalg.norm)(x)`), else the
-    first the traceback shows it `entered` (`isf` in `assert_allclose(norm.isf(q), …)`), else the
-    first it calls."""
+    calls it (`jnp.log` in `jnp.sum(jnp.log(p))`) or gives it to a transformation, else the first the
+    traceback shows it `entered` (`isf` in `assert_allclose(norm.isf(q), …)`; `poch` in
+    `jnp.log(poch(r, y))`, whose `exp` overflowed before `log` ran; `logpdf` in `t.logpdf(r / s, df)`,
+    whose own `div` made it), else a division the line writes (`/`), else the first with an infinite
+    derivative somewhere (`norm` in `jax.grad(jnp.linalg.norm)(x)`), else the first it calls."""
     line = _code(line)
     names = [m.group("callee").split(".")[-1] for m in CALL.finditer(line)]
     names += [m.group(1).split(".")[-1] for m in GIVEN.finditer(line)]
     names = [n for n in names if n not in ("jit", "vmap", "lambda") and not TRANSFORMS.fullmatch(n)]
-    if op == "div" and DIVISION.search(line):  # `z / jnp.linalg.norm(z)`: the division, not the call it reads
-        return op
     into = next((n for n in entered if n in names), None)
-    return op if op in names else next((n for n in names if n in SINGULAR), into or (names[0] if names else ""))
+    if op in names or not into and op == "div" and DIVISION.search(line):
+        return op  # `z / jnp.linalg.norm(z)`: the division, not the call it reads, unless made inside that call
+    return into or next((n for n in names if n in SINGULAR), names[0] if names else "")
 
 
 def read(output: str, source: str = "") -> dict | None:

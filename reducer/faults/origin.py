@@ -195,12 +195,15 @@ class ValueOrigin:
         if self.call and fault is not None and dict(fault.fields).get("from") != self.call:
             fields = (("value", ""), ("in", ""), ("op", NO_CALL), ("fix", "none"), ("from", ""))
             return Fault(NO_CALL, fields, f"The candidate's value is no longer made inside `{self.call}`")
-        if self.right and fault is not None and "fix" in self.guards and \
-                not call_fix.runs_right(self, program, self.called, self.right):
+        if self.right and fault is not None and "fix" in self.guards and not call_fix.runs_right(
+                self, program, self.called, self.right, self._stopped(program) if self.later else None):
             fields = (("value", ""), ("in", ""), ("op", NO_FIX), ("fix", "none"), ("from", ""))
             return Fault(NO_FIX, fields, f"The candidate does not run through with `{self.called}` computed "
                                          f"{call_fix.WORDS[self.right]}")
         return fault
+
+    def _stopped(self, program: str) -> tuple | None:  # where it stops (`checked_value.stopped_at`)
+        return checked_value.stopped_at(self.watched(program).output)
 
     def _held_to_call(self, at: dict) -> None:
         """Hold candidates to the public call the value is made inside (`oracles.nonfinite.inside_call`):
@@ -263,7 +266,8 @@ class ValueOrigin:
         if right:
             return self._as_unfixed(program, outputs, call_fix.evidence(call(op), WIDE, right), right)
         widened = self._widened(program, op, kind, reached, vias, made)
-        return widened or self._rounded(program, guessed, kind, reached) or self._as_unfixed(program, outputs)
+        return widened or self._rounded(program, guessed, kind, reached) or self._as_unfixed(program, outputs,
+                                                                                               reached=reached)
 
     def _widened(self, program: str, op: str, kind: str, reached: tuple | None, vias: dict, made):
         """The origin of a value float32 cannot hold (`float64_fix`: `op`, found so), or float64 neither,
@@ -307,17 +311,20 @@ class ValueOrigin:
         tried = [f for f in found if saturating is None or (f in stable_fix.SATURATING) == saturating]
         return next((f for f in tried if self.passes(program, "", f, reached)), "")
 
-    def _as_unfixed(self, program: str, outputs: dict, why: str = "", right: str = "") -> Fault | None:
+    def _as_unfixed(self, program: str, outputs: dict, why: str = "", right: str = "",
+                    reached: tuple | None = None) -> Fault | None:
         """Held where JAX's checks place the value, and, where that is inside a public call, to running
-        through with the call computed right (`right`, or the first way of `call_fix` that does)."""
+        through with the call computed right (`right`, or the first way of `call_fix` that does, or gets
+        the check past where it failed, `reached`: then each candidate must get past its own)."""
         self.unfixed = True
         self.log(why or "no fix of a single operation, nor float64, nor a stable formula makes the program run "
                  "through: the non-finite value is held where JAX's checks first meet it, and to its kind")
         found = nonfinite.located(outputs.__getitem__, program) or {}
         if not right and nonfinite_kinds.inside_call({**found, "fix": nonfinite_kinds.NO_CAUSE}):
-            right = call_fix.right_way(self, program, found["from"], forward=found.get("in") == "forward")
             call = found["from"]
-            self.log(f"with `{call}` computed {call_fix.WORDS[right]}, the program runs through: each candidate must "
+            right = call_fix.right_way(self, program, call, forward=found.get("in") == "forward", reached=reached)
+            through = "gets past its check where it failed" if self.later else "runs through"
+            self.log(f"with `{call}` computed {call_fix.WORDS[right]}, the program {through}: each candidate must "
                      f"too" if right else f"no way of computing `{call}` right makes the program run through")
         self.right = right
         return self._as_checks_name_it(program, outputs, found or None)

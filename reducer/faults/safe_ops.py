@@ -129,17 +129,20 @@ def make_safe(name: str, how: str, outside: str = ""):
     return undo
 
 
-def where_bound(prim, bind, instead, outside: str = ""):
+def where_bound(prim, bind, instead, outside: str = "", within=None):
     """`prim`'s `bind`, with `instead(args, params)` run in its place where the program binds it: not
     inside JAX's own rules (`_inside_rule`), nor inside the work of another operation patched so, nor
-    inside JAX's public function named `outside` (where one is named)."""
+    inside JAX's public function named `outside` (where one is named: there `within(args, params)`
+    runs in its place where given, else `bind`)."""
     def patched(*args, **params):
-        if getattr(_busy, "on", False) or prim.multiple_results or _inside_rule() or \
-                outside and within_call.inside():
+        if getattr(_busy, "on", False) or prim.multiple_results or _inside_rule():
+            return bind(*args, **params)
+        inside = bool(outside) and within_call.inside()
+        if inside and within is None:
             return bind(*args, **params)
         _busy.on = True
         try:
-            return instead(args, params)
+            return (within if inside else instead)(args, params)
         finally:
             _busy.on = False
 
@@ -156,7 +159,10 @@ def _patched(prim, bind, safe: float, how: str, outside: str = ""):
             return _evaluated_in(prim.name, bind, args, params, how)
         return _safe(bind, args, params, safe, how, prim.name in NO_OUTSIDE)
 
-    return where_bound(prim, bind, instead, outside)
+    def kept_wide(args, params):  # float32's overflow brought back but in the call, where the operation stays
+        return _evaluated_in(prim.name, bind, args, params, WIDEN)  # float64 on float32 inputs too (`poch(r32, y)`)
+
+    return where_bound(prim, bind, instead, outside, kept_wide if how == NARROW else None)
 
 
 def say_widened() -> None:

@@ -22,6 +22,7 @@ writes as a constant stays as written, and a number it computes is written as th
 from __future__ import annotations
 
 import ast
+import math
 import re
 from typing import Callable, Iterator
 
@@ -29,7 +30,7 @@ from oracles import kinds, nonfinite
 from oracles.outcome import RunResult, Signature
 from reducer.faults.nonfinite import first_of
 from reducer.levels.source.starts.call_probe import MARK
-from reducer.levels.source.starts.check_alone import MAX_WHOLE, at_points, module_alias, written_whole
+from reducer.levels.source.starts.check_alone import MAX_WHOLE, at_points, module_alias, written_number, written_whole
 from reducer.levels.source.starts.check_probe import reported
 from reducer.levels.source.starts.program_slice import binds, outer_names, scope_of, slice_for
 
@@ -119,6 +120,11 @@ def compose(tree: ast.Module, call: ast.Call, found: dict, module: str = "jnp", 
         value = f"{ast.unparse(call.func)}({', '.join(spelled[:len(call.args)] + keywords)})"
         if wanted.startswith(("+", "-")) and found.get("value") not in (None, wanted.replace("+", "")):
             value = f"-{value}"  # the program's check reads it negated (a loss of a log-likelihood)
+        if not all(_finite(v) for v in given):  # the check reads what its line reads: the call's result alone
+            name = next((n for n in ("value", "result", "out") if n not in taken and not any(
+                line.startswith(f"{n} = ") for line in lines)), "_value")
+            lines.append(f"{name} = {value}")
+            value = name
         check = f"assert {module}.isfinite({value})" + (".all()" if whole and shape else "")
         imports = [f"import {name} as {alias}" for name, alias in (("jax.numpy", module), ("numpy", "np"))
                    if alias not in taken and re.search(rf"\b{alias}\.", "\n".join(lines + [check]))]
@@ -130,6 +136,12 @@ def compose(tree: ast.Module, call: ast.Call, found: dict, module: str = "jnp", 
             return
 
 
+def _finite(value: dict) -> bool:
+    """Whether an argument the probe wrote (a number, or an array's values) holds no NaN or Inf."""
+    numbers = [value["number"]] if "number" in value else value.get("values", [])
+    return all(not isinstance(x, float) or math.isfinite(x) for x in numbers)
+
+
 def _argument(node: ast.expr, value: dict, shape: list, at: int, whole: bool, module: str) -> str | None:
     """How one argument is written: as the program wrote a constant, a number as that number, an
     array of the result's shape at the result's element (unless `whole`), any other array whole
@@ -137,7 +149,7 @@ def _argument(node: ast.expr, value: dict, shape: list, at: int, whole: bool, mo
     if isinstance(node, ast.Constant):
         return ast.unparse(node)
     if "number" in value:
-        return repr(value["number"])
+        return written_number(value["number"])
     spelling = module if value.get("jax") else "np"
     if not whole and value["shape"] == shape:
         return at_points(value, len(shape), [at], spelling)[0]

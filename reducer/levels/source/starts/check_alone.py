@@ -106,13 +106,14 @@ def _checks(function: ast.AST) -> bool:
     return any(isinstance(n, (ast.Assert, ast.Raise)) or _compares(n) for n in ast.walk(function))
 
 
-def _number(value: float) -> str:
+def written_number(value: float) -> str:
+    """A number as Python reads it back: `float('inf')` and `float('nan')` for the non-finite ones."""
     return repr(value) if math.isfinite(value) else f"float('{value}')"
 
 
 def _nested(values: list, shape: list) -> str:
     if not shape:
-        return _number(values[0])
+        return written_number(values[0])
     step = len(values) // shape[0] if shape[0] else 0
     return "[" + ", ".join(_nested(values[k * step:(k + 1) * step], shape[1:]) for k in range(shape[0])) + "]"
 
@@ -246,7 +247,7 @@ def at_points(array: dict, leading: int, points: list[int], module: str, batch: 
     if batch:
         rest = [1] * (leading - 1) + [len(points)] + rest
     elif not rest:
-        return _number(part[0]), 1
+        return written_number(part[0]), 1
     return f"{module}.array({_nested(part, rest)}, {_dtype(array, module, default_float)})", len(part)
 
 
