@@ -21,7 +21,8 @@ overflow is inside the call but whose value, 2e46, float32 cannot hold.
 from __future__ import annotations
 
 from oracles.nonfinite import BY_NAMESAKE, CALL_RIGHT, IN_FLOAT64
-from reducer.faults import CutShort, checked_value, float64_fix, nonfinite, numpy_twins, within_call
+from reducer.faults import CutShort, Fault, float64_fix, nonfinite, numpy_twins, within_call
+from reducer.faults.named_origin import NO_CALL, NO_FIX, refused
 
 #: what each way is, in words
 WORDS = {IN_FLOAT64: "in float64, its result given back in float32", BY_NAMESAKE: "by its NumPy or SciPy namesake"}
@@ -62,6 +63,22 @@ def only_inside(judge, program: str, call: str, op: str, how: str, kind: str, re
     return not judge.passing(program, op, how, reached, outside=call)[0]
 
 
+def held(judge, program: str, fault: Fault | None) -> Fault | None:
+    """A candidate's `fault` held to the public call the original's value is made inside (`judge.call`,
+    `judge.called`): JAX's checks must place its value there too, and it must run through with the
+    call computed the way that took the original's away (`judge.right`), or get past its check so
+    where the original only got past its own; the fault of the guard it fails, else `fault`."""
+    if fault is None:
+        return None
+    if judge.call and dict(fault.fields).get("from") != judge.call:
+        return refused(NO_CALL, f"The candidate's value is no longer made inside `{judge.call}`")
+    if judge.right and "fix" in judge.guards and not runs_right(
+            judge, program, judge.called, judge.right, judge.stopped(program) if judge.later else None):
+        return refused(NO_FIX, f"The candidate does not run through with `{judge.called}` computed "
+                               f"{WORDS[judge.right]}")
+    return fault
+
+
 def right_way(judge, program: str, call: str, forward: bool = True, reached: tuple | None = None) -> str:
     """The first way of computing `call` right (`CALL_RIGHT`) with which the program runs through, or
     gets past its check where it failed (`reached`, where given: a training step whose loss the call
@@ -78,14 +95,9 @@ def right_way(judge, program: str, call: str, forward: bool = True, reached: tup
 def runs_right(judge, program: str, call: str, right: str, reached: tuple | None = None) -> bool:
     """Whether `program` runs through with `call` computed the way `right` says, or, where `reached`
     (`checked_value.stopped_at`) is given, gets past its check where it failed without it."""
-    text = nonfinite.first_of(program, line(call, right))
-    if reached is None:
-        return judge.ran(text).returncode == 0
-    done = judge.watched(text)
-    if done.returncode != 0 and checked_value.got_past(done.output, reached):
-        judge.later = True  # candidates are held to getting past their checks too
-        return True
-    return done.returncode == 0
+    ok, later = judge.through(nonfinite.first_of(program, line(call, right)), reached)
+    judge.later = judge.later or bool(later)  # then candidates are held to getting past their checks too
+    return ok
 
 
 def in_float64(name: str):

@@ -93,3 +93,9 @@ def as_fault(origin: Origin, **changed: str) -> Fault:
     """The fault of a candidate whose origin is `origin` but for the fields `changed`."""
     seen = Origin(**{**origin.__dict__, **changed})
     return Fault(seen.op, seen.fields(), "")
+
+
+def refused(op: str, why: str) -> Fault:
+    """The fault of a candidate a guard refuses before its origin is known: `op` (`NO_FIX`, `INVALID`,
+    `NO_CALL`) says which, and every other field is empty."""
+    return Fault(op, (("value", ""), ("in", ""), ("op", op), ("fix", "none"), ("from", "")), why)

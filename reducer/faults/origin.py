@@ -55,8 +55,8 @@ from reducer.faults import cause as causes
 from reducer.faults import hold
 from reducer.faults.ahead import Ahead
 from reducer.faults.forward_share import made_in, taken_away
-from reducer.faults.named_origin import (FIX, INF, INVALID, NAN, NO_CALL, NO_FIX, ROUNDED, WATCH, WIDE, Origin,
-                                         derivative_mode, fixed)
+from reducer.faults.named_origin import (FIX, INF, INVALID, NAN, ROUNDED, WATCH, WIDE, Origin, derivative_mode,
+                                         fixed, refused)
 
 
 class ValueOrigin:
@@ -86,6 +86,7 @@ class ValueOrigin:
         self.contracts = False  # candidates' runs check the public calls' inputs (once the original is known)
         self.breaks = False  # the original breaks a contract: recorded in the signature
         self.later = False  # the original's fix got its check past where it failed, not through the program
+        self._stop: tuple[str, tuple | None] = ("", None)  # the last program `kind_of` watched, where it stopped
         self.ahead = Ahead()  # a candidate's runs started before they are read (`hold.held`)
         # JAX's checks met the original's value only op by op (a check inside a compiled call stopped it
         # first: Equinox's `error_if`); None where not known (a resumed reduction's)
@@ -126,9 +127,14 @@ class ValueOrigin:
                 outside: str = "") -> tuple[bool, bool | None]:
         """`passes`, and what it sets `later` to (None: left as it is), without setting it: runs of
         several fixes side by side; the fix left out of JAX's public function `outside` where named."""
+        return self.through(fixed(program, op, how, outside), reached)
+
+    def through(self, text: str, reached: tuple | None = None) -> tuple[bool, bool | None]:
+        """Whether `text` runs through, or, with `reached`, gets its check past where it failed; and
+        whether it only got past (None where `reached` is not given)."""
         if reached is None:
-            return self.ran(fixed(program, op, how, outside)).returncode == 0, None
-        done = self.watched(fixed(program, op, how, outside))
+            return self.ran(text).returncode == 0, None
+        done = self.watched(text)
         later = done.returncode != 0 and checked_value.got_past(done.output, reached)
         return done.returncode == 0 or later, later
 
@@ -174,6 +180,7 @@ class ValueOrigin:
         shown = fixed(program, made_by, safe_ops.VALUE_ONLY) if made_by else program
         watched = self.watched(shown).output
         seen, reached = checked_value.kind_in(watched), checked_value.stopped_at(watched)
+        self._stop = (shown, reached)
         if seen:
             return seen, checked_value.count_in(watched), reached
         return _nan_or_inf(output if output is not None else self.checked(program, False), program), None, reached
@@ -190,20 +197,12 @@ class ValueOrigin:
         try:
             fault = self._as_checks_name_it(program) if self.unfixed else hold.held(self, program)
         except _Invalid as broken:
-            fields = (("value", ""), ("in", ""), ("op", INVALID), ("fix", "none"), ("from", ""))
-            return Fault(INVALID, fields, f"A call was given an input its documentation rules out: {broken}")
-        if self.call and fault is not None and dict(fault.fields).get("from") != self.call:
-            fields = (("value", ""), ("in", ""), ("op", NO_CALL), ("fix", "none"), ("from", ""))
-            return Fault(NO_CALL, fields, f"The candidate's value is no longer made inside `{self.call}`")
-        if self.right and fault is not None and "fix" in self.guards and not call_fix.runs_right(
-                self, program, self.called, self.right, self._stopped(program) if self.later else None):
-            fields = (("value", ""), ("in", ""), ("op", NO_FIX), ("fix", "none"), ("from", ""))
-            return Fault(NO_FIX, fields, f"The candidate does not run through with `{self.called}` computed "
-                                         f"{call_fix.WORDS[self.right]}")
-        return fault
+            return refused(INVALID, f"A call was given an input its documentation rules out: {broken}")
+        return call_fix.held(self, program, fault)
 
-    def _stopped(self, program: str) -> tuple | None:  # where it stops (`checked_value.stopped_at`)
-        return checked_value.stopped_at(self.watched(program).output)
+    def stopped(self, program: str) -> tuple | None:
+        """Where `program` stops (`checked_value.stopped_at`): from `kind_of`'s run of it, where it made one."""
+        return self._stop[1] if self._stop[0] == program else checked_value.stopped_at(self.watched(program).output)
 
     def _held_to_call(self, at: dict) -> None:
         """Hold candidates to the public call the value is made inside (`oracles.nonfinite.inside_call`):
